@@ -1,0 +1,141 @@
+//! What a command asks the log to append, and what it gets back.
+
+use crate::LogError;
+use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, RecordedEvent, StreamName};
+
+/// The events of one stream in an append, with the version the command expects the stream at.
+/// A stream with no events is a pure check: the append fails unless the stream is at `expected`.
+#[derive(Debug, Clone)]
+pub struct StreamAppend {
+    /// The stream written to.
+    pub stream: StreamName,
+    /// The version the command decided against.
+    pub expected: ExpectedVersion,
+    /// The events, in order.
+    pub events: Vec<NewEvent>,
+}
+
+/// One command's append: every stream it touches, written in one transaction or not at all.
+#[derive(Debug, Clone, Default)]
+pub struct AppendRequest {
+    /// The streams, each with its expected version and events.
+    pub streams: Vec<StreamAppend>,
+    /// Stored with every event; `idempotency_key` makes a retried command append nothing.
+    pub metadata: Metadata,
+}
+
+impl AppendRequest {
+    /// An empty request, to be filled with [`AppendRequest::stream`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a stream to the request.
+    pub fn stream(
+        mut self,
+        stream: StreamName,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Self {
+        self.streams.push(StreamAppend {
+            stream,
+            expected,
+            events,
+        });
+        self
+    }
+
+    /// Sets the metadata stored with every event of the request.
+    pub fn metadata(mut self, metadata: Metadata) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Checks the request's shape before it reaches the database.
+    pub(crate) fn validate(&self) -> Result<(), AppendError> {
+        if self.streams.is_empty() {
+            return Err(AppendError::Invalid("an append needs at least one stream".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut ids = std::collections::HashSet::new();
+        for s in &self.streams {
+            if !seen.insert(&s.stream) {
+                return Err(AppendError::Invalid(format!(
+                    "stream {} appears twice in one append",
+                    s.stream
+                )));
+            }
+            for e in &s.events {
+                if e.event_type.is_empty() || e.event_type.len() > 128 {
+                    return Err(AppendError::Invalid(
+                        "event type must be 1-128 characters".into(),
+                    ));
+                }
+                if !ids.insert(e.event_id) {
+                    return Err(AppendError::Invalid(format!(
+                        "event id {} appears twice in one append",
+                        e.event_id
+                    )));
+                }
+            }
+        }
+        if let Some(key) = &self.metadata.idempotency_key
+            && (key.is_empty() || key.len() > 256)
+        {
+            return Err(AppendError::Invalid(
+                "idempotency key must be 1-256 characters".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many events the request appends.
+    pub fn event_count(&self) -> usize {
+        self.streams.iter().map(|s| s.events.len()).sum()
+    }
+}
+
+/// The outcome of a successful append.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    /// The recorded events, in position order (for a replayed command: the first run's events).
+    pub events: Vec<RecordedEvent>,
+    /// The highest global position of the log when the append committed; wait for projections
+    /// to reach it to read your own write.
+    pub last_position: i64,
+    /// True when the idempotency key or the event ids had been seen: nothing new was written.
+    pub replayed: bool,
+}
+
+/// Why an append wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// A stream was not at the version the command decided against.
+    #[error("stream {stream} is at version {actual}, expected {expected:?}")]
+    WrongExpectedVersion {
+        /// The stream that moved.
+        stream: StreamName,
+        /// What the command expected.
+        expected: ExpectedVersion,
+        /// Where the stream is (0: no event).
+        actual: i64,
+    },
+    /// The request itself is malformed.
+    #[error("invalid append: {0}")]
+    Invalid(String),
+    /// The log could not be reached or failed.
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+impl From<tokio_postgres::Error> for AppendError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        AppendError::Log(LogError::Db(e))
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for AppendError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        AppendError::Log(LogError::Pool(e))
+    }
+}

@@ -1,0 +1,167 @@
+//! The event store: connecting, appending through the group-commit writer, reading.
+
+use crate::rows::{COLUMNS, to_events};
+use crate::writer::{self, WriterHandle};
+use crate::{AppendError, AppendRequest, Appended, LogError, head::HeadWatch, migrations};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use palimpsest_events::{RecordedEvent, StreamName};
+use std::sync::Arc;
+use tokio_postgres::NoTls;
+
+/// The log of every context: cheap to clone, shared by handlers, the relay and projectors.
+#[derive(Clone)]
+pub struct EventStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    writer: WriterHandle,
+    head: HeadWatch,
+}
+
+/// Builds a connection pool for `database_url` with the log's session settings: a transaction
+/// left idle is ended after a minute so it can never hold readers of the log back for long.
+pub fn pool(database_url: &str, max_size: usize) -> Result<Pool, LogError> {
+    let mut config: tokio_postgres::Config = database_url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| LogError::Config(e.to_string()))?;
+    config.options("-c idle_in_transaction_session_timeout=60000");
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(max_size)
+        .build()
+        .map_err(|e| LogError::Config(e.to_string()))
+}
+
+impl EventStore {
+    /// Connects, runs the log's migrations and starts the appender task.
+    pub async fn connect(database_url: &str) -> Result<EventStore, LogError> {
+        let pool = pool(database_url, 16)?;
+        Self::with_pool(database_url, pool).await
+    }
+
+    /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).
+    pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
+        migrations::migrate(&pool).await?;
+        let head = HeadWatch::start(database_url, pool.clone()).await?;
+        let writer = writer::spawn(pool.clone(), head.clone());
+        Ok(EventStore {
+            inner: Arc::new(Inner { pool, writer, head }),
+        })
+    }
+
+    /// The pool the store reads and writes through.
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    /// Follows the log's head position: wakes the relay and projectors when events commit.
+    pub fn head(&self) -> &HeadWatch {
+        &self.inner.head
+    }
+
+    /// Appends a command's events to all its streams in one transaction, or nothing.
+    #[tracing::instrument(skip_all, fields(streams = req.streams.len(), events = req.event_count()))]
+    pub async fn append(&self, req: AppendRequest) -> Result<Appended, AppendError> {
+        req.validate()?;
+        let started = std::time::Instant::now();
+        let result = self.inner.writer.submit(req).await;
+        metrics::histogram!("palimpsest_append_seconds").record(started.elapsed().as_secs_f64());
+        match &result {
+            Ok(a) if !a.replayed => {
+                metrics::counter!("palimpsest_events_appended_total")
+                    .increment(a.events.len() as u64);
+            }
+            Ok(_) => metrics::counter!("palimpsest_appends_replayed_total").increment(1),
+            Err(AppendError::WrongExpectedVersion { .. }) => {
+                metrics::counter!("palimpsest_append_conflicts_total").increment(1)
+            }
+            Err(_) => metrics::counter!("palimpsest_append_errors_total").increment(1),
+        }
+        result
+    }
+
+    /// The events of one stream with a version above `after_version`, oldest first.
+    pub async fn read_stream(
+        &self,
+        stream: &StreamName,
+        after_version: i64,
+        limit: i64,
+    ) -> Result<Vec<RecordedEvent>, LogError> {
+        let client = self.inner.pool.get().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM log.events WHERE context = $1 AND category = $2 \
+                     AND stream_key = $3 AND version > $4 ORDER BY version LIMIT $5"
+                ),
+                &[
+                    &stream.context,
+                    &stream.category,
+                    &stream.key,
+                    &after_version,
+                    &limit,
+                ],
+            )
+            .await?;
+        to_events(&rows)
+    }
+
+    /// The version of a stream's last event; 0 when it has none.
+    pub async fn stream_version(&self, stream: &StreamName) -> Result<i64, LogError> {
+        let client = self.inner.pool.get().await?;
+        let row = client
+            .query_opt(
+                "SELECT version FROM log.streams WHERE context = $1 AND category = $2 \
+                 AND stream_key = $3",
+                &[&stream.context, &stream.category, &stream.key],
+            )
+            .await?;
+        Ok(row.map(|r| r.get(0)).unwrap_or(0))
+    }
+
+    /// Events with a global position above `after_position`, in position order. Positions are
+    /// gapless and commit in order, so reading on from the last position seen never skips one.
+    pub async fn read_all(
+        &self,
+        after_position: i64,
+        limit: i64,
+    ) -> Result<Vec<RecordedEvent>, LogError> {
+        let client = self.inner.pool.get().await?;
+        read_all_with(&client, after_position, limit).await
+    }
+
+    /// The highest committed global position (0 for an empty log).
+    pub async fn head_position(&self) -> Result<i64, LogError> {
+        let client = self.inner.pool.get().await?;
+        let row = client
+            .query_one("SELECT position FROM log.head WHERE id = 1", &[])
+            .await?;
+        Ok(row.get(0))
+    }
+}
+
+/// [`EventStore::read_all`] on a connection or transaction the caller holds, so a projector can
+/// read and write in one transaction.
+pub async fn read_all_with(
+    client: &impl deadpool_postgres::GenericClient,
+    after_position: i64,
+    limit: i64,
+) -> Result<Vec<RecordedEvent>, LogError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM log.events WHERE position > $1 ORDER BY position LIMIT $2"
+            ),
+            &[&after_position, &limit],
+        )
+        .await?;
+    to_events(&rows)
+}

@@ -1,0 +1,241 @@
+//! The log against a real Postgres: appends, conflicts, idempotency, immutability, ordering, audit.
+
+use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, StreamName};
+use palimpsest_log::{AppendError, AppendRequest, EventStore, audit};
+use palimpsest_testkit::TestDb;
+use serde_json::json;
+
+fn stream(key: &str) -> StreamName {
+    StreamName::new("test", "thing", key).expect("stream name")
+}
+
+fn event(n: i64) -> NewEvent {
+    NewEvent::new("Happened", 1, json!({ "n": n }))
+}
+
+async fn setup() -> (TestDb, EventStore) {
+    let db = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    (db, store)
+}
+
+#[tokio::test]
+async fn appends_and_reads_back_with_chained_hashes() {
+    let (db, store) = setup().await;
+    let a = store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1), event(2)]))
+        .await
+        .expect("append");
+    assert_eq!(a.events.iter().map(|e| (e.version, e.position)).collect::<Vec<_>>(), vec![(1, 1), (2, 2)]);
+    assert_eq!(a.events[0].prev_hash, None);
+    assert_eq!(a.events[1].prev_hash.as_deref(), Some(a.events[0].hash.as_str()));
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Exact(2), vec![event(3)]))
+        .await
+        .expect("append");
+    let read = store.read_stream(&stream("a"), 1, 100).await.expect("read");
+    assert_eq!(read.iter().map(|e| e.version).collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(read[0], a.events[1], "read back exactly what was recorded");
+    assert_eq!(store.stream_version(&stream("a")).await.expect("version"), 3);
+    assert_eq!(store.read_all(0, 10).await.expect("all").len(), 3);
+    let report = audit::verify(store.pool(), None).await.expect("audit");
+    assert_eq!(report.broken, None);
+    assert_eq!((report.streams, report.events), (1, 3));
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_wrong_expected_version_names_the_stream_and_writes_nothing_in_any_stream() {
+    let (db, store) = setup().await;
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)]))
+        .await
+        .expect("append");
+    let err = store
+        .append(
+            AppendRequest::new()
+                .stream(stream("b"), ExpectedVersion::NoStream, vec![event(2)])
+                .stream(stream("a"), ExpectedVersion::Exact(5), vec![event(3)]),
+        )
+        .await
+        .expect_err("conflict");
+    match err {
+        AppendError::WrongExpectedVersion { stream: s, actual, .. } => {
+            assert_eq!(s, stream("a"));
+            assert_eq!(actual, 1);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(store.stream_version(&stream("b")).await.expect("version"), 0);
+    assert_eq!(store.read_all(0, 10).await.expect("all").len(), 1);
+    let no_stream = store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(4)]))
+        .await;
+    assert!(matches!(no_stream, Err(AppendError::WrongExpectedVersion { .. })));
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn malformed_requests_are_refused_before_the_database() {
+    let (db, store) = setup().await;
+    assert!(matches!(store.append(AppendRequest::new()).await, Err(AppendError::Invalid(_))));
+    let twice = AppendRequest::new()
+        .stream(stream("a"), ExpectedVersion::Any, vec![event(1)])
+        .stream(stream("a"), ExpectedVersion::Any, vec![event(2)]);
+    assert!(matches!(store.append(twice).await, Err(AppendError::Invalid(_))));
+    let e = event(1);
+    let same_id = AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![e.clone(), e]);
+    assert!(matches!(store.append(same_id).await, Err(AppendError::Invalid(_))));
+    assert_eq!(store.head_position().await.expect("head"), 0);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_retried_command_returns_the_first_result_and_appends_nothing() {
+    let (db, store) = setup().await;
+    let meta = Metadata {
+        idempotency_key: Some("cmd-1".into()),
+        actor: Some("ann".into()),
+        ..Default::default()
+    };
+    let req = AppendRequest::new()
+        .stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)])
+        .metadata(meta.clone());
+    let first = store.append(req.clone()).await.expect("first");
+    let again = store.append(req).await.expect("retry");
+    assert!(again.replayed);
+    assert_eq!(again.events, first.events);
+    // A retry with fresh event ids but the same key is still the same command.
+    let fresh = AppendRequest::new()
+        .stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)])
+        .metadata(meta);
+    assert_eq!(store.append(fresh).await.expect("retry").events, first.events);
+    // The same event ids without a key are recognised too.
+    let by_ids = AppendRequest::new().stream(stream("b"), ExpectedVersion::Any, vec![event(7)]);
+    let once = store.append(by_ids.clone()).await.expect("once");
+    let twice = store.append(by_ids).await.expect("twice");
+    assert!(twice.replayed);
+    assert_eq!(twice.events, once.events);
+    assert_eq!(store.head_position().await.expect("head"), 2);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn events_cannot_be_updated_deleted_truncated_or_inserted_behind_the_lock() {
+    let (db, store) = setup().await;
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![event(1)]))
+        .await
+        .expect("append");
+    let client = store.pool().get().await.expect("client");
+    for sql in [
+        "UPDATE log.events SET event_type = 'Other'",
+        "DELETE FROM log.events",
+        "TRUNCATE log.events",
+        "INSERT INTO log.events SELECT position + 1, gen_random_uuid(), context, category, \
+         stream_key, version + 1, event_type, schema_version, payload, actor, correlation_id, \
+         causation_id, idempotency_key, recorded_at, hash, hash FROM log.events",
+    ] {
+        let err = client.batch_execute(sql).await.expect_err(sql);
+        assert!(err.to_string().contains("db error"), "{sql}: {err}");
+    }
+    assert_eq!(store.read_all(0, 10).await.expect("all").len(), 1);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_reader_never_passes_over_a_lower_position_that_commits_last() {
+    let (db, store) = setup().await;
+    // Writer 1 takes the append lock and writes position 1, and does not commit yet.
+    let mut slow = store.pool().get().await.expect("client");
+    let tx = slow.transaction().await.expect("tx");
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&palimpsest_log::APPEND_LOCK_KEY])
+        .await
+        .expect("lock");
+    tx.batch_execute(
+        "INSERT INTO log.events (position, event_id, context, category, stream_key, version, \
+         event_type, schema_version, payload, recorded_at, hash) VALUES (1, gen_random_uuid(), \
+         'test', 'thing', 'slow', 1, 'Happened', 1, '{}', now(), '\\x00'); \
+         UPDATE log.head SET position = 1",
+    )
+    .await
+    .expect("insert");
+    // Writer 2 appends meanwhile: it must get the higher position, and cannot commit first.
+    let fast_store = store.clone();
+    let fast = tokio::spawn(async move {
+        fast_store
+            .append(AppendRequest::new().stream(stream("fast"), ExpectedVersion::Any, vec![event(2)]))
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!fast.is_finished(), "the second writer waits for the first");
+    assert!(store.read_all(0, 10).await.expect("read").is_empty());
+    tx.commit().await.expect("commit");
+    let appended = fast.await.expect("join").expect("append");
+    assert_eq!(appended.events[0].position, 2);
+    let seen: Vec<i64> = store.read_all(0, 10).await.expect("read").iter().map(|e| e.position).collect();
+    assert_eq!(seen, vec![1, 2]);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn concurrent_commands_share_commits_yet_each_gets_its_own_outcome() {
+    let (db, store) = setup().await;
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            // Every even writer races on one stream with NoStream: exactly one may win.
+            let (s, expected) = if i % 2 == 0 {
+                (stream("contested"), ExpectedVersion::NoStream)
+            } else {
+                (stream(&format!("own-{i}")), ExpectedVersion::NoStream)
+            };
+            store.append(AppendRequest::new().stream(s, expected, vec![event(i)])).await
+        }));
+    }
+    let mut ok = 0;
+    let mut conflicts = 0;
+    for t in tasks {
+        match t.await.expect("join") {
+            Ok(_) => ok += 1,
+            Err(AppendError::WrongExpectedVersion { .. }) => conflicts += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((ok, conflicts), (33, 31));
+    let positions: Vec<i64> = store.read_all(0, 100).await.expect("read").iter().map(|e| e.position).collect();
+    assert_eq!(positions, (1..=33).collect::<Vec<_>>());
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn audit_finds_an_edited_a_removed_and_a_reordered_event() {
+    for (tamper, broken_at) in [
+        ("UPDATE log.events SET payload = '{\"n\": 99}' WHERE version = 2", 2),
+        ("DELETE FROM log.events WHERE version = 2", 3),
+        (
+            "UPDATE log.events SET position = -position WHERE version IN (2, 3); \
+             UPDATE log.events SET position = CASE version WHEN 2 THEN 3 ELSE 2 END WHERE position < 0",
+            3,
+        ),
+    ] {
+        let (db, store) = setup().await;
+        store
+            .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![event(1), event(2), event(3)]))
+            .await
+            .expect("append");
+        let client = store.pool().get().await.expect("client");
+        client
+            .batch_execute(&format!(
+                "ALTER TABLE log.events DISABLE TRIGGER USER; {tamper}; \
+                 ALTER TABLE log.events ENABLE TRIGGER USER"
+            ))
+            .await
+            .expect("tamper");
+        let report = audit::verify(store.pool(), Some(&stream("a"))).await.expect("audit");
+        let broken = report.broken.unwrap_or_else(|| panic!("not detected: {tamper}"));
+        assert_eq!(broken.version, broken_at, "{tamper}: {}", broken.reason);
+        db.drop().await;
+    }
+}

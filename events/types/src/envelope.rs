@@ -1,0 +1,142 @@
+//! The event envelope: what an event is before it is written, and what it is once recorded.
+
+use crate::{StreamName, canonical};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// Who and what caused a command, carried by every event it appended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// The user or service that issued the command, as the context names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    /// Ties together every event caused by one request, across commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<Uuid>,
+    /// The event or message that directly caused this command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub causation_id: Option<Uuid>,
+    /// A client-chosen key: a command retried with the same key appends nothing and returns the
+    /// first result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+/// The version a command expects a stream to be at; checked in the append's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "version")]
+pub enum ExpectedVersion {
+    /// No check: append whatever the stream's version.
+    Any,
+    /// The stream must not exist yet (no event in it).
+    NoStream,
+    /// The stream must exist and its last event must have this version.
+    Exact(i64),
+}
+
+impl ExpectedVersion {
+    /// Whether a stream whose last version is `actual` (0 when it has no event) satisfies this.
+    pub fn accepts(self, actual: i64) -> bool {
+        match self {
+            ExpectedVersion::Any => true,
+            ExpectedVersion::NoStream => actual == 0,
+            ExpectedVersion::Exact(v) => v == actual,
+        }
+    }
+}
+
+/// An event a command wants to append: its type and payload, not yet placed in a stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvent {
+    /// Unique forever; uuid v7 so ids sort by creation time.
+    pub event_id: Uuid,
+    /// The payload's type name, e.g. `SectionCommitted`.
+    pub event_type: String,
+    /// The payload schema's version, raised when a payload type changes shape.
+    pub schema_version: i32,
+    /// The payload, as the context's payload type serialises it.
+    pub payload: Value,
+}
+
+impl NewEvent {
+    /// A new event with a fresh uuid v7.
+    pub fn new(event_type: impl Into<String>, schema_version: i32, payload: Value) -> Self {
+        NewEvent {
+            event_id: Uuid::now_v7(),
+            event_type: event_type.into(),
+            schema_version,
+            payload,
+        }
+    }
+}
+
+/// An event as the log recorded it: the envelope every reader, the relay and NATS consumers see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedEvent {
+    /// Unique forever; NATS' `Nats-Msg-Id`.
+    pub event_id: Uuid,
+    /// The stream the event belongs to.
+    pub stream: StreamName,
+    /// Its version in the stream: 1 for the stream's first event, then +1 each.
+    pub version: i64,
+    /// Its place in the whole log: gapless from 1, equal to its JetStream sequence.
+    pub position: i64,
+    /// The payload's type name.
+    pub event_type: String,
+    /// The payload schema's version.
+    pub schema_version: i32,
+    /// The payload.
+    pub payload: Value,
+    /// Who and what caused it.
+    pub metadata: Metadata,
+    /// When the log recorded it (microsecond precision, UTC).
+    pub recorded_at: DateTime<Utc>,
+    /// The previous event's hash in this stream (hex); `None` for the first event.
+    pub prev_hash: Option<String>,
+    /// `sha256(previous hash ‖ canonical content)` as lower-case hex; see [`RecordedEvent::canonical_content`].
+    pub hash: String,
+}
+
+impl RecordedEvent {
+    /// The text a stream's hash chain covers: the canonical JSON of every field that never
+    /// changes after insert (the global position is left out: the chain is per stream).
+    pub fn canonical_content(&self) -> String {
+        content_for_hash(
+            self.event_id,
+            &self.stream,
+            self.version,
+            &self.event_type,
+            self.schema_version,
+            &self.payload,
+            &self.metadata,
+            self.recorded_at,
+        )
+    }
+}
+
+/// The canonical text hashed for an event, shared by the log (when it writes) and the auditor
+/// (when it checks), so the two can never disagree on the form.
+#[allow(clippy::too_many_arguments)]
+pub fn content_for_hash(
+    event_id: Uuid,
+    stream: &StreamName,
+    version: i64,
+    event_type: &str,
+    schema_version: i32,
+    payload: &Value,
+    metadata: &Metadata,
+    recorded_at: DateTime<Utc>,
+) -> String {
+    canonical::to_canonical_string(&json!({
+        "event_id": event_id,
+        "stream": stream,
+        "version": version,
+        "event_type": event_type,
+        "schema_version": schema_version,
+        "payload": payload,
+        "metadata": metadata,
+        "recorded_at": recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true),
+    }))
+}

@@ -1,0 +1,19 @@
+//! The published language of Palimpsest.
+//!
+//! Everything an event consumer needs to read what the log and NATS carry, and nothing that does
+//! I/O: stream names, the event envelope, NATS subjects, the canonical JSON form that hashes are
+//! computed over, and the payload types of every bounded context. A consumer depends on this
+//! crate alone.
+
+pub mod canonical;
+pub mod domain;
+pub mod envelope;
+pub mod stream;
+pub mod subject;
+
+pub mod atlas;
+pub mod pads;
+
+pub use domain::{DecodeError, DomainEvent};
+pub use envelope::{ExpectedVersion, Metadata, NewEvent, RecordedEvent};
+pub use stream::{StreamName, StreamNameError};

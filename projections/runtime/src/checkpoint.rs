@@ -1,0 +1,67 @@
+//! The checkpoint that lives beside a projection's rows.
+
+use crate::ProjectionError;
+use deadpool_postgres::Transaction;
+
+/// Creates the checkpoint table in `schema` at position 0 for `version` of the projection.
+pub async fn create(
+    tx: &Transaction<'_>,
+    schema: &str,
+    name: &str,
+    version: i32,
+) -> Result<(), ProjectionError> {
+    tx.batch_execute(&format!(
+        "CREATE TABLE {schema}.projection_checkpoint (
+             name text PRIMARY KEY,
+             version integer NOT NULL,
+             position bigint NOT NULL,
+             updated_at timestamptz NOT NULL DEFAULT now())"
+    ))
+    .await?;
+    tx.execute(
+        &format!("INSERT INTO {schema}.projection_checkpoint (name, version, position) VALUES ($1, $2, 0)"),
+        &[&name, &version],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Reads the checkpoint (position and table version), locking the row for the transaction.
+pub async fn read(
+    tx: &Transaction<'_>,
+    schema: &str,
+    name: &str,
+) -> Result<(i64, i32), ProjectionError> {
+    let row = tx
+        .query_one(
+            &format!("SELECT position, version FROM {schema}.projection_checkpoint WHERE name = $1 FOR UPDATE"),
+            &[&name],
+        )
+        .await?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Moves the checkpoint, in the same transaction as the rows it covers.
+pub async fn write(
+    tx: &Transaction<'_>,
+    schema: &str,
+    name: &str,
+    position: i64,
+) -> Result<(), ProjectionError> {
+    tx.execute(
+        &format!("UPDATE {schema}.projection_checkpoint SET position = $2, updated_at = now() WHERE name = $1"),
+        &[&name, &position],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Takes the projection's transaction lock: one writer of its schema at a time.
+pub async fn lock(tx: &Transaction<'_>, name: &str) -> Result<(), ProjectionError> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))",
+        &[&name],
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,22 @@
+//! The projector runtime.
+//!
+//! A [`Projection`] maps events to read-model writes. The runtime runs it: it keeps the
+//! projection's tables and checkpoint in one Postgres schema named after it, applies events in
+//! batches with the checkpoint written in the same transaction (so a crash mid-batch applies
+//! nothing and a restart applies nothing twice), catches up from the log and then follows it
+//! live ([`runner`]), rebuilds it from position 0 into a fresh schema and swaps it in
+//! ([`rebuild`]), and lets HTTP handlers wait until their own write is visible ([`watch`]).
+
+pub mod checkpoint;
+pub mod projection;
+pub mod rebuild;
+pub mod runner;
+pub mod watch;
+
+pub use projection::{Projection, ProjectionError};
+pub use rebuild::{RebuildReport, rebuild};
+pub use runner::{ensure, spawn_runner};
+pub use watch::ProjectionWatch;
+
+/// The Postgres channel on which runners announce `name:position` after each batch.
+pub const PROJECTION_CHANNEL: &str = "palimpsest_projection";

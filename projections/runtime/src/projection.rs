@@ -1,0 +1,70 @@
+//! What a projection is.
+
+use deadpool_postgres::Transaction;
+use palimpsest_events::{DecodeError, RecordedEvent};
+
+/// Why a projection could not apply an event (the batch is rolled back and retried).
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectionError {
+    /// A read-model statement failed.
+    #[error("read model write failed: {0}")]
+    Db(#[from] tokio_postgres::Error),
+    /// The event's payload does not decode.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The event contradicts the read model (a bug, or a log written by other code).
+    #[error("projection cannot apply event: {0}")]
+    Invalid(String),
+    /// The log could not be read.
+    #[error(transparent)]
+    Log(#[from] palimpsest_log::LogError),
+    /// No connection could be had.
+    #[error("no database connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+}
+
+/// A read model: a deterministic mapping from events to writes in its own schema.
+///
+/// `apply` writes only through the transaction it is given and only into `schema` (the live
+/// schema named [`Projection::name`] or a fresh one during a rebuild), and depends only on the
+/// event and the rows it wrote before, so replaying the log from position 0 rebuilds exactly the
+/// same rows.
+#[async_trait::async_trait]
+pub trait Projection: Send + Sync + 'static {
+    /// The read model's name, also the Postgres schema its tables live in.
+    fn name(&self) -> &'static str;
+
+    /// The shape of the tables; raising it makes the runtime rebuild the read model on start.
+    fn version(&self) -> i32 {
+        1
+    }
+
+    /// Creates the tables and indexes in `schema`.
+    async fn create_tables(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+    ) -> Result<(), ProjectionError>;
+
+    /// Applies one event; events of other contexts are ignored.
+    async fn apply(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        event: &RecordedEvent,
+    ) -> Result<(), ProjectionError>;
+
+    /// Applies a batch of events in order. The default applies them one by one; a projection
+    /// may write a batch in fewer statements (replays are mostly batches).
+    async fn apply_batch(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        events: &[RecordedEvent],
+    ) -> Result<(), ProjectionError> {
+        for event in events {
+            self.apply(tx, schema, event).await?;
+        }
+        Ok(())
+    }
+}
