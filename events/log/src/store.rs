@@ -40,6 +40,34 @@ pub fn pool(database_url: &str, max_size: usize) -> Result<Pool, LogError> {
         .map_err(|e| LogError::Config(e.to_string()))
 }
 
+/// Creates the database `database_url` names if it does not exist yet (so `palimpsest run`
+/// works on a fresh server), connecting to the server's `postgres` database to do it.
+pub async fn create_database_if_missing(database_url: &str) -> Result<(), LogError> {
+    let config: tokio_postgres::Config = database_url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| LogError::Config(e.to_string()))?;
+    let Some(name) = config.get_dbname().map(str::to_owned) else {
+        return Ok(());
+    };
+    if config.connect(NoTls).await.is_ok() {
+        return Ok(());
+    }
+    let mut admin = config.clone();
+    admin.dbname("postgres");
+    let (client, connection) = admin.connect(NoTls).await?;
+    tokio::spawn(connection);
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+        .await?
+        .is_some();
+    if !exists {
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        client.batch_execute(&format!("CREATE DATABASE {quoted}")).await?;
+        tracing::info!(database = %name, "created database");
+    }
+    Ok(())
+}
+
 impl EventStore {
     /// Connects, runs the log's migrations and starts the appender task.
     pub async fn connect(database_url: &str) -> Result<EventStore, LogError> {

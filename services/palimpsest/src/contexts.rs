@@ -1,0 +1,56 @@
+//! The bounded contexts this binary serves, and the read models it projects.
+
+use palimpsest_events::{RecordedEvent, StreamName};
+use palimpsest_projections::Projection;
+use palimpsest_web::AppState;
+use std::sync::Arc;
+
+/// One bounded context: its URL prefix, its routes and its read model.
+pub struct Context {
+    /// The name, also the URL prefix (`/pads`) and the read model's schema.
+    pub name: &'static str,
+    /// Builds the context's routes (without prefix).
+    pub router: fn(AppState) -> axum::Router,
+    /// The context's projection.
+    pub projection: fn() -> Arc<dyn Projection>,
+    /// Folds a stream's events into its state as JSON, for `audit stream --at`; `None` when
+    /// the stream's category is not one the context folds.
+    pub state_at: fn(&StreamName, &[RecordedEvent]) -> Option<serde_json::Value>,
+}
+
+/// Every context the binary knows.
+pub fn all() -> Vec<Context> {
+    vec![]
+}
+
+/// The contexts named in `only` (all when empty); an unknown name is an error.
+pub fn select(only: &[String]) -> Result<Vec<Context>, String> {
+    let all = all();
+    if only.is_empty() {
+        return Ok(all);
+    }
+    for name in only {
+        if !all.iter().any(|c| c.name == name) {
+            return Err(format!(
+                "unknown context `{name}`; known: {}",
+                all.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(all.into_iter().filter(|c| only.iter().any(|n| n == c.name)).collect())
+}
+
+/// Every read model: the platform's `stream_heads` and each context's.
+pub fn projections(contexts: &[Context]) -> Vec<Arc<dyn Projection>> {
+    let mut all: Vec<Arc<dyn Projection>> = vec![Arc::new(palimpsest_stream_heads::StreamHeads)];
+    all.extend(contexts.iter().map(|c| (c.projection)()));
+    all
+}
+
+/// The state of `stream` after `events`, folded by its context's deciders.
+pub fn state_at(stream: &StreamName, events: &[RecordedEvent]) -> Option<serde_json::Value> {
+    all()
+        .iter()
+        .find(|c| c.name == stream.context)
+        .and_then(|c| (c.state_at)(stream, events))
+}

@@ -1,0 +1,14 @@
+//! The `palimpsest` command: parses the command line, sets up tracing, runs.
+
+use clap::Parser;
+use palimpsest::cli::{self, Cli};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    cli::run(Cli::parse()).await
+}

@@ -1,0 +1,92 @@
+//! Starting the long-running roles of the binary: HTTP, relay, projectors.
+
+use crate::config::Settings;
+use crate::contexts::{self, Context};
+use crate::server;
+use palimpsest_log::relay::{self, RelayConfig};
+use palimpsest_projections::spawn_runner;
+use palimpsest_web::AppState;
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Which roles a process plays.
+pub struct Roles {
+    /// Serve HTTP on this listener.
+    pub http: Option<TcpListener>,
+    /// Publish the log to NATS.
+    pub relay: bool,
+    /// Run the projectors of the selected contexts (and `stream_heads`).
+    pub project: bool,
+}
+
+/// A started process: its HTTP address (if it serves) and its tasks.
+pub struct Running {
+    /// The HTTP address, when serving.
+    pub addr: Option<SocketAddr>,
+    /// The state the handlers share.
+    pub state: AppState,
+    /// Cancelling it stops every task.
+    pub shutdown: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Waits until every task has ended (after `shutdown` is cancelled, or a server error).
+    pub async fn join(self) {
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+
+    /// Stops every task and waits for them.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.join().await;
+    }
+}
+
+/// Opens the log and starts the roles for `contexts`.
+pub async fn start(settings: &Settings, selected: Vec<Context>, roles: Roles) -> anyhow::Result<Running> {
+    palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
+    let state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
+    let shutdown = CancellationToken::new();
+    let mut tasks = Vec::new();
+    if roles.project {
+        for projection in contexts::projections(&selected) {
+            tasks.push(spawn_runner(state.store.clone(), projection, shutdown.clone()));
+        }
+    }
+    if roles.relay {
+        let store = state.store.clone();
+        let config = RelayConfig::new(settings.nats_url.clone());
+        let stop = shutdown.clone();
+        tasks.push(tokio::spawn(relay::run(store, config, stop)));
+    }
+    let mut addr = None;
+    if let Some(listener) = roles.http {
+        addr = Some(listener.local_addr()?);
+        let app = server::app(state.clone(), &selected);
+        let stop = shutdown.clone();
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = server::serve(listener, app, stop.clone()).await {
+                tracing::error!(error = %e, "http server failed");
+                stop.cancel();
+            }
+        }));
+    }
+    tracing::info!(
+        http = ?addr,
+        relay = roles.relay,
+        project = roles.project,
+        contexts = ?selected.iter().map(|c| c.name).collect::<Vec<_>>(),
+        "palimpsest started"
+    );
+    Ok(Running {
+        addr,
+        state,
+        shutdown,
+        tasks,
+    })
+}

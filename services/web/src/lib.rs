@@ -1,0 +1,12 @@
+//! What every HTTP context of Palimpsest shares: the application state handed to each context's
+//! router, errors as JSON responses, the admin bearer token, health and metrics endpoints, the
+//! `/v1/events` API over the log, and read-your-writes.
+
+pub mod admin;
+pub mod error;
+pub mod health;
+pub mod secret;
+pub mod state;
+
+pub use error::ApiError;
+pub use state::AppState;
