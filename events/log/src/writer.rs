@@ -1,6 +1,6 @@
 //! The group-commit appender.
 //!
-//! One task per process owns the write path. It takes every command waiting at the moment,
+//! A couple of tasks per process own the write path. Each takes every command waiting at the moment,
 //! opens one transaction, takes the global append lock, checks each command's idempotency key
 //! and expected versions against the stream heads (and against the commands before it in the
 //! same batch), writes the accepted commands' events with gapless positions and chained hashes,
@@ -15,7 +15,9 @@ use crate::head::HeadWatch;
 use crate::rows::{COLUMNS, to_events};
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
 use chrono::{DateTime, SubsecRound, Utc};
-use deadpool_postgres::{Pool, Transaction};
+use deadpool_postgres::{Client, Pool};
+use tokio_postgres::Row;
+use tokio_postgres::types::{Json, ToSql};
 use palimpsest_events::canonical::chain_hash;
 use palimpsest_events::envelope::content_for_hash;
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -48,25 +50,41 @@ impl WriterHandle {
     }
 }
 
-/// Starts the appender task.
+/// How many batches may be in flight at once. They still commit one at a time (the append
+/// lock), but while one waits for its commit the next has its reads queued behind the lock and
+/// its plan ready, which hides a round trip.
+const WRITERS: usize = 2;
+
+/// Starts the appender tasks.
 pub(crate) fn spawn(pool: Pool, head: HeadWatch) -> WriterHandle {
-    let (jobs, mut queue) = mpsc::channel::<(AppendRequest, Reply)>(4096);
-    tokio::spawn(async move {
-        while let Some(first) = queue.recv().await {
-            let mut events = first.0.event_count();
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH_COMMANDS && events < MAX_BATCH_EVENTS {
-                match queue.try_recv() {
-                    Ok(job) => {
-                        events += job.0.event_count();
-                        batch.push(job);
+    let (jobs, queue) = mpsc::channel::<(AppendRequest, Reply)>(4096);
+    let queue = std::sync::Arc::new(tokio::sync::Mutex::new(queue));
+    for _ in 0..WRITERS {
+        let (pool, head, queue) = (pool.clone(), head.clone(), queue.clone());
+        tokio::spawn(async move {
+            loop {
+                let batch = {
+                    let mut queue = queue.lock().await;
+                    let Some(first) = queue.recv().await else {
+                        return;
+                    };
+                    let mut events = first.0.event_count();
+                    let mut batch = vec![first];
+                    while batch.len() < MAX_BATCH_COMMANDS && events < MAX_BATCH_EVENTS {
+                        match queue.try_recv() {
+                            Ok(job) => {
+                                events += job.0.event_count();
+                                batch.push(job);
+                            }
+                            Err(_) => break,
+                        }
                     }
-                    Err(_) => break,
-                }
+                    batch
+                };
+                run_batch(&pool, &head, batch).await;
             }
-            run_batch(&pool, &head, batch).await;
-        }
-    });
+        });
+    }
     WriterHandle { jobs }
 }
 
@@ -140,19 +158,55 @@ async fn commit(
     pool: &Pool,
     requests: &[AppendRequest],
 ) -> Result<(Vec<Result<Appended, AppendError>>, i64), AppendError> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK_KEY])
-        .await?;
-    let recorded_at = Utc::now().trunc_subsecs(6);
-    let start: i64 = tx
-        .query_one("SELECT position FROM log.head WHERE id = 1", &[])
-        .await?
-        .get(0);
+    let client = pool.get().await?;
+    let result = commit_on(&client, requests).await;
+    if result.is_err() {
+        // Whatever failed, leave no transaction open on a pooled connection.
+        let _ = client.batch_execute("ROLLBACK").await;
+    }
+    result
+}
 
-    let mut heads = load_heads(&tx, requests).await?;
-    let mut seen_keys = load_idempotency(&tx, requests).await?;
-    let seen_ids = load_event_ids(&tx, requests).await?;
+/// One batch in two round trips: the transaction's reads are pipelined behind `BEGIN` and the
+/// append lock, and its writes are pipelined in front of `COMMIT`.
+async fn commit_on(
+    client: &Client,
+    requests: &[AppendRequest],
+) -> Result<(Vec<Result<Appended, AppendError>>, i64), AppendError> {
+    let lock = client.prepare_cached("SELECT pg_advisory_xact_lock($1)").await?;
+    let head_stmt = client.prepare_cached("SELECT position FROM log.head WHERE id = 1").await?;
+    let (ctx, cat, key) = stream_columns(requests);
+    let keys: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r.metadata.idempotency_key.as_deref())
+        .collect();
+    let ids: Vec<Uuid> = requests
+        .iter()
+        .flat_map(|r| r.streams.iter().flat_map(|s| s.events.iter().map(|e| e.event_id)))
+        .collect();
+    let heads_stmt = client.prepare_cached(HEADS_SQL).await?;
+    let keys_stmt = client.prepare_cached(KEYS_SQL).await?;
+    let ids_stmt = client.prepare_cached(IDS_SQL).await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
+    let heads_params: [&(dyn ToSql + Sync); 3] = [&ctx, &cat, &key];
+    let keys_params: [&(dyn ToSql + Sync); 1] = [&keys];
+    let ids_params: [&(dyn ToSql + Sync); 1] = [&ids];
+    let (_, _, head_row, head_rows, key_rows, id_rows) = tokio::try_join!(
+        client.batch_execute("BEGIN"),
+        client.execute(&lock, &lock_params),
+        client.query_one(&head_stmt, &[]),
+        client.query(&heads_stmt, &heads_params),
+        client.query(&keys_stmt, &keys_params),
+        client.query(&ids_stmt, &ids_params),
+    )?;
+    let start: i64 = head_row.get(0);
+    let recorded_at = Utc::now().trunc_subsecs(6);
+    let mut heads = decode_heads(&head_rows)?;
+    let mut seen_keys: HashMap<String, (i64, i64)> = key_rows
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .collect();
+    let seen_ids: HashMap<Uuid, i64> = id_rows.iter().map(|r| (r.get(0), r.get(1))).collect();
 
     let mut position = start;
     let mut plans = Vec::with_capacity(requests.len());
@@ -168,7 +222,7 @@ async fn commit(
     }
 
     let mut rows = Rows::default();
-    let mut keys: (Vec<String>, Vec<i64>, Vec<i64>) = Default::default();
+    let mut new_keys: (Vec<String>, Vec<i64>, Vec<i64>) = Default::default();
     for (req, p) in requests.iter().zip(&plans) {
         if let Plan::Write(events) = p {
             for e in events {
@@ -179,31 +233,54 @@ async fn commit(
                 events.first(),
                 events.last(),
             ) {
-                keys.0.push(key.clone());
-                keys.1.push(first.position);
-                keys.2.push(last.position);
+                new_keys.0.push(key.clone());
+                new_keys.1.push(first.position);
+                new_keys.2.push(last.position);
             }
         }
     }
     if position > start {
-        insert_events(&tx, &rows).await?;
-        upsert_heads(&tx, &rows).await?;
-        if !keys.0.is_empty() {
-            tx.execute(
-                "INSERT INTO log.idempotency (key, first_position, last_position) \
-                 SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])",
-                &[&keys.0, &keys.1, &keys.2],
-            )
-            .await?;
-        }
-        tx.execute("UPDATE log.head SET position = $1 WHERE id = 1", &[&position])
-            .await?;
-        tx.execute(
-            "SELECT pg_notify($1, $2)",
-            &[&LOG_CHANNEL, &position.to_string()],
-        )
-        .await?;
+        let insert = client.prepare_cached(INSERT_SQL).await?;
+        let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
+        let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
+        let advance = client.prepare_cached("UPDATE log.head SET position = $1 WHERE id = 1").await?;
+        let notify = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
+        let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
+        let (c, k, s, v, h) = last_of_each_stream(&rows);
+        let position_text = position.to_string();
+        let insert_params: [&(dyn ToSql + Sync); 16] = [
+            &rows.position,
+            &rows.event_id,
+            &rows.context,
+            &rows.category,
+            &rows.stream_key,
+            &rows.version,
+            &rows.event_type,
+            &rows.schema_version,
+            &payload,
+            &rows.actor,
+            &rows.correlation_id,
+            &rows.causation_id,
+            &rows.idempotency_key,
+            &rows.recorded_at,
+            &rows.prev_hash,
+            &rows.hash,
+        ];
+        let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
+        let remember_params: [&(dyn ToSql + Sync); 3] = [&new_keys.0, &new_keys.1, &new_keys.2];
+        let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
+        let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
+        tokio::try_join!(
+            client.execute(&insert, &insert_params),
+            client.execute(&upsert, &upsert_params),
+            client.execute(&remember, &remember_params),
+            client.execute(&advance, &advance_params),
+            client.execute(&notify, &notify_params),
+        )?;
     }
+    // COMMIT after the writes succeeded: a failed write above has already returned (and the
+    // caller rolls back), so a COMMIT here never silently turns into a rollback.
+    client.batch_execute("COMMIT").await?;
 
     let mut outcomes = Vec::with_capacity(plans.len());
     for p in plans {
@@ -214,15 +291,8 @@ async fn commit(
                 replayed: false,
             }),
             Plan::Replay(first, last) => {
-                let rows = tx
-                    .query(
-                        &format!(
-                            "SELECT {COLUMNS} FROM log.events WHERE position BETWEEN $1 AND $2 \
-                             ORDER BY position"
-                        ),
-                        &[&first, &last],
-                    )
-                    .await?;
+                let stmt = client.prepare_cached(&replay_sql()).await?;
+                let rows = client.query(&stmt, &[&first, &last]).await?;
                 Ok(Appended {
                     events: to_events(&rows)?,
                     last_position: position.max(last),
@@ -232,8 +302,31 @@ async fn commit(
             Plan::Refused(e) => Err(e),
         });
     }
-    tx.commit().await?;
     Ok((outcomes, position))
+}
+
+const HEADS_SQL: &str = "SELECT s.context, s.category, s.stream_key, s.version, s.last_hash \
+     FROM log.streams s JOIN unnest($1::text[], $2::text[], $3::text[]) AS w(c, k, s) \
+     ON s.context = w.c AND s.category = w.k AND s.stream_key = w.s";
+const KEYS_SQL: &str =
+    "SELECT key, first_position, last_position FROM log.idempotency WHERE key = ANY($1)";
+const IDS_SQL: &str = "SELECT event_id, position FROM log.events WHERE event_id = ANY($1)";
+const INSERT_SQL: &str = "INSERT INTO log.events (position, event_id, context, category, \
+     stream_key, version, event_type, schema_version, payload, actor, correlation_id, \
+     causation_id, idempotency_key, recorded_at, prev_hash, hash) \
+     SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[], \
+     $6::bigint[], $7::text[], $8::int[], $9::json[], $10::text[], $11::uuid[], $12::uuid[], \
+     $13::text[], $14::timestamptz[], $15::bytea[], $16::bytea[])";
+const UPSERT_HEADS_SQL: &str = "INSERT INTO log.streams (context, category, stream_key, version, \
+     last_hash) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) \
+     ON CONFLICT (context, category, stream_key) \
+     DO UPDATE SET version = excluded.version, last_hash = excluded.last_hash";
+const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position) \
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])";
+
+/// Reads back a replayed command's events (they are immutable, so after the commit is fine).
+fn replay_sql() -> String {
+    format!("SELECT {COLUMNS} FROM log.events WHERE position BETWEEN $1 AND $2 ORDER BY position")
 }
 
 fn plan(
@@ -320,28 +413,25 @@ fn plan(
     Plan::Write(events)
 }
 
-async fn load_heads(
-    tx: &Transaction<'_>,
-    requests: &[AppendRequest],
-) -> Result<HashMap<StreamName, Head>, AppendError> {
+fn stream_columns(requests: &[AppendRequest]) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
     let (mut ctx, mut cat, mut key) = (Vec::new(), Vec::new(), Vec::new());
     for s in requests.iter().flat_map(|r| &r.streams) {
         ctx.push(s.stream.context.as_str());
         cat.push(s.stream.category.as_str());
         key.push(s.stream.key.as_str());
     }
-    let rows = tx
-        .query(
-            "SELECT s.context, s.category, s.stream_key, s.version, s.last_hash \
-             FROM log.streams s JOIN unnest($1::text[], $2::text[], $3::text[]) AS w(c, k, s) \
-             ON s.context = w.c AND s.category = w.k AND s.stream_key = w.s",
-            &[&ctx, &cat, &key],
-        )
-        .await?;
+    (ctx, cat, key)
+}
+
+fn decode_heads(rows: &[Row]) -> Result<HashMap<StreamName, Head>, AppendError> {
     let mut heads = HashMap::with_capacity(rows.len());
     for r in rows {
-        let name = StreamName::new(r.get::<_, String>(0), r.get::<_, String>(1), r.get::<_, String>(2))
-            .map_err(|e| LogError::Corrupt(e.to_string()))?;
+        let name = StreamName::new(
+            r.get::<_, String>(0),
+            r.get::<_, String>(1),
+            r.get::<_, String>(2),
+        )
+        .map_err(|e| LogError::Corrupt(e.to_string()))?;
         let hash: Vec<u8> = r.get(4);
         let hash: [u8; 32] = hash
             .try_into()
@@ -355,46 +445,6 @@ async fn load_heads(
         );
     }
     Ok(heads)
-}
-
-async fn load_idempotency(
-    tx: &Transaction<'_>,
-    requests: &[AppendRequest],
-) -> Result<HashMap<String, (i64, i64)>, AppendError> {
-    let keys: Vec<&str> = requests
-        .iter()
-        .filter_map(|r| r.metadata.idempotency_key.as_deref())
-        .collect();
-    if keys.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let rows = tx
-        .query(
-            "SELECT key, first_position, last_position FROM log.idempotency WHERE key = ANY($1)",
-            &[&keys],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2))))
-        .collect())
-}
-
-async fn load_event_ids(
-    tx: &Transaction<'_>,
-    requests: &[AppendRequest],
-) -> Result<HashMap<Uuid, i64>, AppendError> {
-    let ids: Vec<Uuid> = requests
-        .iter()
-        .flat_map(|r| r.streams.iter().flat_map(|s| s.events.iter().map(|e| e.event_id)))
-        .collect();
-    let rows = tx
-        .query(
-            "SELECT event_id, position FROM log.events WHERE event_id = ANY($1)",
-            &[&ids],
-        )
-        .await?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
 fn push_row(rows: &mut Rows, e: &RecordedEvent) -> Result<(), AppendError> {
@@ -419,41 +469,10 @@ fn push_row(rows: &mut Rows, e: &RecordedEvent) -> Result<(), AppendError> {
     Ok(())
 }
 
-async fn insert_events(tx: &Transaction<'_>, r: &Rows) -> Result<(), AppendError> {
-    let payload: Vec<tokio_postgres::types::Json<&serde_json::Value>> =
-        r.payload.iter().map(tokio_postgres::types::Json).collect();
-    tx.execute(
-        "INSERT INTO log.events (position, event_id, context, category, stream_key, version, \
-         event_type, schema_version, payload, actor, correlation_id, causation_id, \
-         idempotency_key, recorded_at, prev_hash, hash) \
-         SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[], \
-         $6::bigint[], $7::text[], $8::int[], $9::json[], $10::text[], $11::uuid[], $12::uuid[], \
-         $13::text[], $14::timestamptz[], $15::bytea[], $16::bytea[])",
-        &[
-            &r.position,
-            &r.event_id,
-            &r.context,
-            &r.category,
-            &r.stream_key,
-            &r.version,
-            &r.event_type,
-            &r.schema_version,
-            &payload,
-            &r.actor,
-            &r.correlation_id,
-            &r.causation_id,
-            &r.idempotency_key,
-            &r.recorded_at,
-            &r.prev_hash,
-            &r.hash,
-        ],
-    )
-    .await?;
-    Ok(())
-}
+type HeadColumns<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>, Vec<i64>, Vec<&'a [u8]>);
 
-/// Writes each touched stream's last version and hash (the last row of each stream wins).
-async fn upsert_heads(tx: &Transaction<'_>, r: &Rows) -> Result<(), AppendError> {
+/// Each touched stream's last version and hash (the last row of each stream wins).
+fn last_of_each_stream(r: &Rows) -> HeadColumns<'_> {
     let mut last: HashMap<(&str, &str, &str), usize> = HashMap::new();
     for i in 0..r.position.len() {
         last.insert(
@@ -465,21 +484,13 @@ async fn upsert_heads(tx: &Transaction<'_>, r: &Rows) -> Result<(), AppendError>
             i,
         );
     }
-    let (mut c, mut k, mut s, mut v, mut h) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut cols: HeadColumns<'_> = Default::default();
     for ((ctx, cat, key), i) in last {
-        c.push(ctx);
-        k.push(cat);
-        s.push(key);
-        v.push(r.version[i]);
-        h.push(r.hash[i].as_slice());
+        cols.0.push(ctx);
+        cols.1.push(cat);
+        cols.2.push(key);
+        cols.3.push(r.version[i]);
+        cols.4.push(r.hash[i].as_slice());
     }
-    tx.execute(
-        "INSERT INTO log.streams (context, category, stream_key, version, last_hash) \
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) \
-         ON CONFLICT (context, category, stream_key) \
-         DO UPDATE SET version = excluded.version, last_hash = excluded.last_hash",
-        &[&c, &k, &s, &v, &h],
-    )
-    .await?;
-    Ok(())
+    cols
 }

@@ -34,7 +34,8 @@ pub fn chain_hash(previous: Option<&[u8; 32]>, canonical_event: &str) -> [u8; 32
     h.finalize().into()
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Appends the canonical text of `value` to `out`.
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -77,7 +78,8 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Appends the canonical text of the string `s` to `out`.
+pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -116,7 +116,7 @@ impl RecordedEvent {
     }
 }
 
-/// The canonical text hashed for an event, shared by the log (when it writes) and the auditor
+/// The canonical (JCS) text hashed for an event, shared by the log (when it writes) and the auditor
 /// (when it checks), so the two can never disagree on the form.
 #[allow(clippy::too_many_arguments)]
 pub fn content_for_hash(
@@ -129,14 +129,61 @@ pub fn content_for_hash(
     metadata: &Metadata,
     recorded_at: DateTime<Utc>,
 ) -> String {
-    canonical::to_canonical_string(&json!({
-        "event_id": event_id,
-        "stream": stream,
-        "version": version,
-        "event_type": event_type,
-        "schema_version": schema_version,
-        "payload": payload,
-        "metadata": metadata,
-        "recorded_at": recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true),
-    }))
+    // The keys below are written in their canonical (sorted) order, so the text is the
+    // canonical form of the object {event_id, event_type, metadata, payload, recorded_at,
+    // schema_version, stream, version} without building it (this runs for every append).
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"event_id\":\"");
+    out.push_str(&event_id.hyphenated().to_string());
+    out.push_str("\",\"event_type\":");
+    canonical::write_string(&mut out, event_type);
+    out.push_str(",\"metadata\":");
+    canonical::write_value(&mut out, &json!(metadata));
+    out.push_str(",\"payload\":");
+    canonical::write_value(&mut out, payload);
+    out.push_str(",\"recorded_at\":\"");
+    out.push_str(&recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true));
+    out.push_str("\",\"schema_version\":");
+    out.push_str(&schema_version.to_string());
+    out.push_str(",\"stream\":{\"category\":");
+    canonical::write_string(&mut out, &stream.category);
+    out.push_str(",\"context\":");
+    canonical::write_string(&mut out, &stream.context);
+    out.push_str(",\"key\":");
+    canonical::write_string(&mut out, &stream.key);
+    out.push_str("},\"version\":");
+    out.push_str(&version.to_string());
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hashed_text_is_the_canonical_form_of_the_envelope_fields() {
+        let stream = StreamName::new("pads", "pad", "g.x$p\"q").expect("stream");
+        let metadata = Metadata {
+            actor: Some("ann".into()),
+            ..Default::default()
+        };
+        let at = DateTime::parse_from_rfc3339("2026-11-23T09:00:00.123456Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let id = Uuid::now_v7();
+        let payload = json!({"b": 1, "a": [true, null, 1.5]});
+        let direct = content_for_hash(id, &stream, 7, "PadEdited", 2, &payload, &metadata, at);
+        let via_value = canonical::to_canonical_string(&json!({
+            "event_id": id,
+            "stream": stream,
+            "version": 7,
+            "event_type": "PadEdited",
+            "schema_version": 2,
+            "payload": payload,
+            "metadata": metadata,
+            "recorded_at": "2026-11-23T09:00:00.123456Z",
+        }));
+        assert_eq!(direct, via_value);
+    }
 }

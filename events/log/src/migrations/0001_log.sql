@@ -19,7 +19,6 @@ CREATE TABLE log.events (
     hash            bytea       NOT NULL,
     UNIQUE (context, category, stream_key, version)
 );
-CREATE INDEX events_recorded_at ON log.events (recorded_at);
 
 -- The head of every stream: what appends check expected versions against and chain from.
 CREATE TABLE log.streams (

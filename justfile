@@ -1,0 +1,32 @@
+# Palimpsest. `just run` brings everything up on one machine; `just test` is what CI runs.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+export NATS_SERVER_BIN := `bash deploy/local/services.sh nats-binary 2>/dev/null || true`
+
+# List the recipes.
+default:
+    @just --list
+
+# Start local Postgres and NATS (JetStream) if none answer.
+services:
+    bash deploy/local/services.sh up
+
+# Everything in one process: HTTP on 127.0.0.1:8080, relay to NATS, every projector.
+run *ARGS: services
+    cargo run --release -p palimpsest -- run {{ARGS}}
+
+# Format, lint and every test, against real Postgres and NATS.
+test: services
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    cargo test --workspace
+
+# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText.
+bench: services
+    cargo bench -p palimpsest-log --bench log
+    cargo bench -p palimpsest-atlas --bench bbox
+    cargo bench -p palimpsest-pads --bench pads
+
+# Stop the local Postgres/NATS this project started (not the machine's own).
+stop:
+    bash deploy/local/services.sh down
