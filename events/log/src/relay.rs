@@ -53,6 +53,11 @@ pub enum RelayError {
     Log(#[from] crate::LogError),
 }
 
+/// The servers of a comma-separated URL list (a cluster's nodes), trimmed.
+pub fn server_list(urls: &str) -> Vec<&str> {
+    urls.split(',').map(str::trim).filter(|u| !u.is_empty()).collect()
+}
+
 /// The stream configuration the relay creates or updates at start.
 pub fn stream_config(config: &RelayConfig) -> stream::Config {
     stream::Config {
@@ -91,7 +96,7 @@ async fn relay_once(
 ) -> Result<(), RelayError> {
     let client = async_nats::ConnectOptions::new()
         .connection_timeout(Duration::from_secs(2))
-        .connect(config.nats_url.as_str())
+        .connect(server_list(&config.nats_url))
         .await
         .map_err(|e| RelayError::Nats(e.to_string()))?;
     let js = jetstream::new(client);

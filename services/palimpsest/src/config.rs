@@ -13,6 +13,9 @@ pub struct Settings {
     /// NATS server(s) with JetStream.
     #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222", global = true)]
     pub nats_url: String,
+    /// Replicas of the JetStream stream the relay creates (3 on a three-node cluster).
+    #[arg(long, env = "PALIMPSEST_NATS_REPLICAS", default_value_t = 1, global = true)]
+    pub nats_replicas: usize,
     /// Where generated secrets (admin token, pads API key) are kept.
     #[arg(long, env = "PALIMPSEST_DATA_DIR", default_value = ".data", global = true)]
     pub data_dir: PathBuf,

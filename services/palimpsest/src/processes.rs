@@ -60,7 +60,8 @@ pub async fn start(settings: &Settings, selected: Vec<Context>, roles: Roles) ->
     }
     if roles.relay {
         let store = state.store.clone();
-        let config = RelayConfig::new(settings.nats_url.clone());
+        let mut config = RelayConfig::new(settings.nats_url.clone());
+        config.replicas = settings.nats_replicas;
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(relay::run(store, config, stop)));
     }

@@ -34,6 +34,7 @@ impl TestApp {
         let settings = Settings {
             database_url: db.url().to_owned(),
             nats_url: nats_url.clone().unwrap_or_default(),
+            nats_replicas: 1,
             data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
