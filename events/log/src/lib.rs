@@ -18,7 +18,7 @@ pub mod head;
 pub mod migrations;
 pub mod notify;
 pub mod relay;
-mod rows;
+pub mod rows;
 pub mod store;
 mod writer;
 

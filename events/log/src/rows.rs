@@ -1,16 +1,17 @@
-//! Rows of `log.events` to envelopes.
+//! Rows of `log.events` to envelopes, for the log and for readers that select events inside
+//! their own transaction (projectors).
 
 use crate::LogError;
 use palimpsest_events::{Metadata, RecordedEvent, StreamName};
 use tokio_postgres::Row;
 
 /// The column list every read of `log.events` selects, in the order [`to_event`] expects.
-pub(crate) const COLUMNS: &str = "position, event_id, context, category, stream_key, version, \
+pub const COLUMNS: &str = "position, event_id, context, category, stream_key, version, \
     event_type, schema_version, payload, actor, correlation_id, causation_id, idempotency_key, \
     recorded_at, prev_hash, hash";
 
 /// Decodes one row selected with [`COLUMNS`].
-pub(crate) fn to_event(row: &Row) -> Result<RecordedEvent, LogError> {
+pub fn to_event(row: &Row) -> Result<RecordedEvent, LogError> {
     let stream = StreamName::new(
         row.try_get::<_, String>(2)?,
         row.try_get::<_, String>(3)?,
@@ -40,6 +41,6 @@ pub(crate) fn to_event(row: &Row) -> Result<RecordedEvent, LogError> {
 }
 
 /// Decodes many rows.
-pub(crate) fn to_events(rows: &[Row]) -> Result<Vec<RecordedEvent>, LogError> {
+pub fn to_events(rows: &[Row]) -> Result<Vec<RecordedEvent>, LogError> {
     rows.iter().map(to_event).collect()
 }

@@ -46,22 +46,40 @@ pub async fn rebuild(
         checkpoint::create(&tx, &fresh, name, projection.version()).await?;
         tx.commit().await?;
     }
+    // A reader task fetches the next batch while this one is applied.
+    let (batches, mut incoming) = tokio::sync::mpsc::channel(2);
+    let reader_store = store.clone();
+    let reader = tokio::spawn(async move {
+        let mut after = 0;
+        loop {
+            let batch = reader_store.read_all(after, REPLAY_BATCH).await;
+            let next = match &batch {
+                Ok(b) => b.last().map(|e| e.position),
+                Err(_) => None,
+            };
+            let stop = next.is_none();
+            if batches.send(batch).await.is_err() || stop {
+                return;
+            }
+            after = next.unwrap_or(after);
+        }
+    });
     let mut position = 0;
     let mut events = 0u64;
-    loop {
-        let total = store.head_position().await?;
-        let tx = client.transaction().await?;
-        let batch = read_all_with(&tx, position, REPLAY_BATCH).await?;
+    while let Some(batch) = incoming.recv().await {
+        let batch = batch?;
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
         };
+        let tx = client.transaction().await?;
         projection.apply_batch(&tx, &fresh, &batch).await?;
         checkpoint::write(&tx, &fresh, name, last).await?;
         tx.commit().await?;
         position = last;
         events += batch.len() as u64;
-        progress(position, total);
+        progress(position, store.head().current().max(position));
     }
+    reader.abort();
     let tx = client.transaction().await?;
     checkpoint::lock(&tx, name).await?;
     loop {

@@ -2,8 +2,9 @@
 
 use crate::{PROJECTION_CHANNEL, Projection, ProjectionError, checkpoint, rebuild};
 use palimpsest_log::EventStore;
-use palimpsest_log::store::read_all_with;
+use palimpsest_log::rows::{COLUMNS, to_events};
 use std::sync::Arc;
+use tokio_postgres::types::ToSql;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +47,9 @@ pub async fn ensure(store: &EventStore, projection: &dyn Projection) -> Result<(
 
 /// Applies the next batch of events after the checkpoint, in one transaction with the checkpoint.
 /// Returns how many events were applied (0 when caught up).
+///
+/// `BEGIN`; the projection's lock pipelined with the read of the events after the checkpoint;
+/// the projection's writes; the checkpoint pipelined with the notification; `COMMIT`.
 #[tracing::instrument(skip_all, fields(projection = projection.name()))]
 pub async fn apply_next_batch(
     store: &EventStore,
@@ -55,20 +59,35 @@ pub async fn apply_next_batch(
     let name = projection.name();
     let mut client = store.pool().get().await?;
     let tx = client.transaction().await?;
-    checkpoint::lock(&tx, name).await?;
-    let (position, _) = checkpoint::read(&tx, name, name).await?;
-    let events = read_all_with(&tx, position, limit).await?;
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))")
+        .await?;
+    let read = tx
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM log.events WHERE position > \
+             (SELECT position FROM {name}.projection_checkpoint WHERE name = $1) \
+             ORDER BY position LIMIT $2"
+        ))
+        .await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
+    let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
+    let (_, rows) = tokio::try_join!(tx.execute(&lock, &lock_params), tx.query(&read, &read_params))?;
+    let events = to_events(&rows)?;
     let Some(last) = events.last() else {
         return Ok(0);
     };
     let (last_position, last_time) = (last.position, last.recorded_at);
     projection.apply_batch(&tx, name, &events).await?;
-    checkpoint::write(&tx, name, name, last_position).await?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&PROJECTION_CHANNEL, &format!("{name}:{last_position}")],
-    )
-    .await?;
+    let write = tx
+        .prepare_cached(&format!(
+            "UPDATE {name}.projection_checkpoint SET position = $2, updated_at = now() WHERE name = $1"
+        ))
+        .await?;
+    let notify = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
+    let note = format!("{name}:{last_position}");
+    let write_params: [&(dyn ToSql + Sync); 2] = [&name, &last_position];
+    let notify_params: [&(dyn ToSql + Sync); 2] = [&PROJECTION_CHANNEL, &note];
+    tokio::try_join!(tx.execute(&write, &write_params), tx.execute(&notify, &notify_params))?;
     tx.commit().await?;
     let lag = (store.head().current() - last_position).max(0);
     metrics::gauge!("palimpsest_projection_position", "projection" => name).set(last_position as f64);
