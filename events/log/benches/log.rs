@@ -19,7 +19,10 @@ use tokio_postgres::NoTls;
 use tokio_util::sync::CancellationToken;
 
 fn phase() -> Duration {
-    let secs = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let secs = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
     Duration::from_secs_f64(secs)
 }
 
@@ -83,8 +86,14 @@ async fn append_rate(store: &EventStore, writers: usize, events: usize, tag: &st
         tasks.push(tokio::spawn(async move {
             let mut version = 0i64;
             while !stop.load(Ordering::Relaxed) {
-                let batch = (0..events).map(|i| NewEvent::new("Happened", 1, payload(i as u64))).collect();
-                let expected = if version == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(version) };
+                let batch = (0..events)
+                    .map(|i| NewEvent::new("Happened", 1, payload(i as u64)))
+                    .collect();
+                let expected = if version == 0 {
+                    ExpectedVersion::NoStream
+                } else {
+                    ExpectedVersion::Exact(version)
+                };
                 store
                     .append(AppendRequest::new().stream(stream.clone(), expected, batch))
                     .await
@@ -116,14 +125,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 async fn main() {
     let db = TestDb::create().await;
     let store = EventStore::connect(db.url()).await.expect("connect");
-    println!("== log: appends (events/s; {:.0}s per phase; same server, same run) ==", phase().as_secs_f64());
+    println!(
+        "== log: appends (events/s; {:.0}s per phase; same server, same run) ==",
+        phase().as_secs_f64()
+    );
 
     let floor_1_row_64 = insert_floor(db.url(), 64, 1).await;
     let floor_1_row_1 = insert_floor(db.url(), 1, 1).await;
     let floor_10_row_64 = insert_floor(db.url(), 64, 10).await;
     println!("floor: plain 1-row INSERT per transaction, 1 writer    {floor_1_row_1:>10.0} rows/s");
-    println!("floor: plain 1-row INSERT per transaction, 64 writers  {floor_1_row_64:>10.0} rows/s");
-    println!("floor: plain 10-row INSERT per transaction, 64 writers {floor_10_row_64:>10.0} rows/s");
+    println!(
+        "floor: plain 1-row INSERT per transaction, 64 writers  {floor_1_row_64:>10.0} rows/s"
+    );
+    println!(
+        "floor: plain 10-row INSERT per transaction, 64 writers {floor_10_row_64:>10.0} rows/s"
+    );
     let mut single64 = 0.0;
     let mut ten64 = 0.0;
     for writers in [1, 8, 64] {
@@ -140,7 +156,10 @@ async fn main() {
         single64 / floor_1_row_64,
         single64 / floor_1_row_1
     );
-    println!("ratio: 10-event x64 / 10-row floor x64 = {:.2} (target >= 0.70)", ten64 / floor_10_row_64);
+    println!(
+        "ratio: 10-event x64 / 10-row floor x64 = {:.2} (target >= 0.70)",
+        ten64 / floor_10_row_64
+    );
 
     // Append -> projector-visible latency at half the maximum single-event rate.
     let shutdown = CancellationToken::new();
@@ -162,10 +181,20 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
             let appended = store
-                .append(AppendRequest::new().stream(stream, ExpectedVersion::Any, vec![NewEvent::new("Happened", 1, payload(i))]))
+                .append(AppendRequest::new().stream(
+                    stream,
+                    ExpectedVersion::Any,
+                    vec![NewEvent::new("Happened", 1, payload(i))],
+                ))
                 .await
                 .expect("append");
-            let seen = watch.wait_for("stream_heads", appended.last_position, Duration::from_secs(10)).await;
+            let seen = watch
+                .wait_for(
+                    "stream_heads",
+                    appended.last_position,
+                    Duration::from_secs(10),
+                )
+                .await;
             (seen, t0.elapsed().as_secs_f64() * 1000.0)
         }));
     }
@@ -189,13 +218,21 @@ async fn main() {
     let total = store.head_position().await.expect("head");
     let client = store.pool().get().await.expect("client");
     let t0 = Instant::now();
-    let rows = client.query("SELECT * FROM log.events", &[]).await.expect("scan");
+    let rows = client
+        .query("SELECT * FROM log.events", &[])
+        .await
+        .expect("scan");
     let scan = rows.len() as f64 / t0.elapsed().as_secs_f64();
     drop(rows);
-    let report = rebuild(&store, &StreamHeads, |_, _| {}).await.expect("rebuild");
+    let report = rebuild(&store, &StreamHeads, |_, _| {})
+        .await
+        .expect("rebuild");
     let replay = report.events as f64 / report.seconds;
     println!("floor: plain SELECT scan of the log  {scan:>10.0} rows/s ({total} rows)");
     println!("replay: stream_heads rebuild         {replay:>10.0} events/s");
-    println!("ratio: replay / scan = {:.2} (target >= 0.50)", replay / scan);
+    println!(
+        "ratio: replay / scan = {:.2} (target >= 0.50)",
+        replay / scan
+    );
     db.drop().await;
 }

@@ -54,7 +54,9 @@ impl AppendRequest {
     /// Checks the request's shape before it reaches the database.
     pub(crate) fn validate(&self) -> Result<(), AppendError> {
         if self.streams.is_empty() {
-            return Err(AppendError::Invalid("an append needs at least one stream".into()));
+            return Err(AppendError::Invalid(
+                "an append needs at least one stream".into(),
+            ));
         }
         let mut seen = std::collections::HashSet::new();
         let mut ids = std::collections::HashSet::new();

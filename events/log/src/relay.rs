@@ -55,7 +55,10 @@ pub enum RelayError {
 
 /// The servers of a comma-separated URL list (a cluster's nodes), trimmed.
 pub fn server_list(urls: &str) -> Vec<&str> {
-    urls.split(',').map(str::trim).filter(|u| !u.is_empty()).collect()
+    urls.split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect()
 }
 
 /// The stream configuration the relay creates or updates at start.
@@ -131,8 +134,7 @@ async fn publish_in_order(
 ) -> Result<i64, RelayError> {
     let mut acks = Vec::with_capacity(events.len());
     for event in events {
-        let payload =
-            serde_json::to_vec(event).map_err(|e| RelayError::Nats(e.to_string()))?;
+        let payload = serde_json::to_vec(event).map_err(|e| RelayError::Nats(e.to_string()))?;
         let message = PublishMessage::build()
             .payload(payload.into())
             .message_id(event.event_id.to_string())

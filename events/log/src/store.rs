@@ -62,7 +62,9 @@ pub async fn create_database_if_missing(database_url: &str) -> Result<(), LogErr
         .is_some();
     if !exists {
         let quoted = format!("\"{}\"", name.replace('"', "\"\""));
-        client.batch_execute(&format!("CREATE DATABASE {quoted}")).await?;
+        client
+            .batch_execute(&format!("CREATE DATABASE {quoted}"))
+            .await?;
         tracing::info!(database = %name, "created database");
     }
     Ok(())

@@ -16,13 +16,13 @@ use crate::rows::{COLUMNS, to_events};
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
 use chrono::{DateTime, SubsecRound, Utc};
 use deadpool_postgres::{Client, Pool};
-use tokio_postgres::Row;
-use tokio_postgres::types::{Json, ToSql};
 use palimpsest_events::canonical::chain_hash;
 use palimpsest_events::envelope::content_for_hash;
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::Row;
+use tokio_postgres::types::{Json, ToSql};
 use uuid::Uuid;
 
 /// Most commands one transaction carries.
@@ -108,7 +108,9 @@ async fn run_batch(pool: &Pool, head: &HeadWatch, batch: Vec<(AppendRequest, Rep
                 let outcome = match commit(pool, std::slice::from_ref(&req)).await {
                     Ok((mut outcomes, last)) => {
                         head.advance(last);
-                        outcomes.pop().unwrap_or(Err(AppendError::Log(LogError::WriterStopped)))
+                        outcomes
+                            .pop()
+                            .unwrap_or(Err(AppendError::Log(LogError::WriterStopped)))
                     }
                     Err(e) => Err(e),
                 };
@@ -173,8 +175,12 @@ async fn commit_on(
     client: &Client,
     requests: &[AppendRequest],
 ) -> Result<(Vec<Result<Appended, AppendError>>, i64), AppendError> {
-    let lock = client.prepare_cached("SELECT pg_advisory_xact_lock($1)").await?;
-    let head_stmt = client.prepare_cached("SELECT position FROM log.head WHERE id = 1").await?;
+    let lock = client
+        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+        .await?;
+    let head_stmt = client
+        .prepare_cached("SELECT position FROM log.head WHERE id = 1")
+        .await?;
     let (ctx, cat, key) = stream_columns(requests);
     let keys: Vec<&str> = requests
         .iter()
@@ -182,7 +188,11 @@ async fn commit_on(
         .collect();
     let ids: Vec<Uuid> = requests
         .iter()
-        .flat_map(|r| r.streams.iter().flat_map(|s| s.events.iter().map(|e| e.event_id)))
+        .flat_map(|r| {
+            r.streams
+                .iter()
+                .flat_map(|s| s.events.iter().map(|e| e.event_id))
+        })
         .collect();
     let heads_stmt = client.prepare_cached(HEADS_SQL).await?;
     let keys_stmt = client.prepare_cached(KEYS_SQL).await?;
@@ -228,11 +238,9 @@ async fn commit_on(
             for e in events {
                 push_row(&mut rows, e)?;
             }
-            if let (Some(key), Some(first), Some(last)) = (
-                &req.metadata.idempotency_key,
-                events.first(),
-                events.last(),
-            ) {
+            if let (Some(key), Some(first), Some(last)) =
+                (&req.metadata.idempotency_key, events.first(), events.last())
+            {
                 new_keys.0.push(key.clone());
                 new_keys.1.push(first.position);
                 new_keys.2.push(last.position);
@@ -243,7 +251,9 @@ async fn commit_on(
         let insert = client.prepare_cached(INSERT_SQL).await?;
         let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
         let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
-        let advance = client.prepare_cached("UPDATE log.head SET position = $1 WHERE id = 1").await?;
+        let advance = client
+            .prepare_cached("UPDATE log.head SET position = $1 WHERE id = 1")
+            .await?;
         let notify = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
         let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
         let (c, k, s, v, h) = last_of_each_stream(&rows);
@@ -461,7 +471,8 @@ fn push_row(rows: &mut Rows, e: &RecordedEvent) -> Result<(), AppendError> {
     rows.actor.push(e.metadata.actor.clone());
     rows.correlation_id.push(e.metadata.correlation_id);
     rows.causation_id.push(e.metadata.causation_id);
-    rows.idempotency_key.push(e.metadata.idempotency_key.clone());
+    rows.idempotency_key
+        .push(e.metadata.idempotency_key.clone());
     rows.recorded_at.push(e.recorded_at);
     rows.prev_hash
         .push(e.prev_hash.as_deref().map(decode).transpose()?);
@@ -469,7 +480,13 @@ fn push_row(rows: &mut Rows, e: &RecordedEvent) -> Result<(), AppendError> {
     Ok(())
 }
 
-type HeadColumns<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>, Vec<i64>, Vec<&'a [u8]>);
+type HeadColumns<'a> = (
+    Vec<&'a str>,
+    Vec<&'a str>,
+    Vec<&'a str>,
+    Vec<i64>,
+    Vec<&'a [u8]>,
+);
 
 /// Each touched stream's last version and hash (the last row of each stream wins).
 fn last_of_each_stream(r: &Rows) -> HeadColumns<'_> {

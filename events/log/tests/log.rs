@@ -23,20 +23,39 @@ async fn setup() -> (TestDb, EventStore) {
 async fn appends_and_reads_back_with_chained_hashes() {
     let (db, store) = setup().await;
     let a = store
-        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1), event(2)]))
+        .append(AppendRequest::new().stream(
+            stream("a"),
+            ExpectedVersion::NoStream,
+            vec![event(1), event(2)],
+        ))
         .await
         .expect("append");
-    assert_eq!(a.events.iter().map(|e| (e.version, e.position)).collect::<Vec<_>>(), vec![(1, 1), (2, 2)]);
+    assert_eq!(
+        a.events
+            .iter()
+            .map(|e| (e.version, e.position))
+            .collect::<Vec<_>>(),
+        vec![(1, 1), (2, 2)]
+    );
     assert_eq!(a.events[0].prev_hash, None);
-    assert_eq!(a.events[1].prev_hash.as_deref(), Some(a.events[0].hash.as_str()));
+    assert_eq!(
+        a.events[1].prev_hash.as_deref(),
+        Some(a.events[0].hash.as_str())
+    );
     store
         .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Exact(2), vec![event(3)]))
         .await
         .expect("append");
     let read = store.read_stream(&stream("a"), 1, 100).await.expect("read");
-    assert_eq!(read.iter().map(|e| e.version).collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(
+        read.iter().map(|e| e.version).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
     assert_eq!(read[0], a.events[1], "read back exactly what was recorded");
-    assert_eq!(store.stream_version(&stream("a")).await.expect("version"), 3);
+    assert_eq!(
+        store.stream_version(&stream("a")).await.expect("version"),
+        3
+    );
     assert_eq!(store.read_all(0, 10).await.expect("all").len(), 3);
     let report = audit::verify(store.pool(), None).await.expect("audit");
     assert_eq!(report.broken, None);
@@ -60,32 +79,50 @@ async fn a_wrong_expected_version_names_the_stream_and_writes_nothing_in_any_str
         .await
         .expect_err("conflict");
     match err {
-        AppendError::WrongExpectedVersion { stream: s, actual, .. } => {
+        AppendError::WrongExpectedVersion {
+            stream: s, actual, ..
+        } => {
             assert_eq!(s, stream("a"));
             assert_eq!(actual, 1);
         }
         other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(store.stream_version(&stream("b")).await.expect("version"), 0);
+    assert_eq!(
+        store.stream_version(&stream("b")).await.expect("version"),
+        0
+    );
     assert_eq!(store.read_all(0, 10).await.expect("all").len(), 1);
     let no_stream = store
         .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(4)]))
         .await;
-    assert!(matches!(no_stream, Err(AppendError::WrongExpectedVersion { .. })));
+    assert!(matches!(
+        no_stream,
+        Err(AppendError::WrongExpectedVersion { .. })
+    ));
     db.drop().await;
 }
 
 #[tokio::test]
 async fn malformed_requests_are_refused_before_the_database() {
     let (db, store) = setup().await;
-    assert!(matches!(store.append(AppendRequest::new()).await, Err(AppendError::Invalid(_))));
+    assert!(matches!(
+        store.append(AppendRequest::new()).await,
+        Err(AppendError::Invalid(_))
+    ));
     let twice = AppendRequest::new()
         .stream(stream("a"), ExpectedVersion::Any, vec![event(1)])
         .stream(stream("a"), ExpectedVersion::Any, vec![event(2)]);
-    assert!(matches!(store.append(twice).await, Err(AppendError::Invalid(_))));
+    assert!(matches!(
+        store.append(twice).await,
+        Err(AppendError::Invalid(_))
+    ));
     let e = event(1);
-    let same_id = AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![e.clone(), e]);
-    assert!(matches!(store.append(same_id).await, Err(AppendError::Invalid(_))));
+    let same_id =
+        AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![e.clone(), e]);
+    assert!(matches!(
+        store.append(same_id).await,
+        Err(AppendError::Invalid(_))
+    ));
     assert_eq!(store.head_position().await.expect("head"), 0);
     db.drop().await;
 }
@@ -109,7 +146,10 @@ async fn a_retried_command_returns_the_first_result_and_appends_nothing() {
     let fresh = AppendRequest::new()
         .stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)])
         .metadata(meta);
-    assert_eq!(store.append(fresh).await.expect("retry").events, first.events);
+    assert_eq!(
+        store.append(fresh).await.expect("retry").events,
+        first.events
+    );
     // The same event ids without a key are recognised too.
     let by_ids = AppendRequest::new().stream(stream("b"), ExpectedVersion::Any, vec![event(7)]);
     let once = store.append(by_ids.clone()).await.expect("once");
@@ -149,9 +189,12 @@ async fn a_reader_never_passes_over_a_lower_position_that_commits_last() {
     // Writer 1 takes the append lock and writes position 1, and does not commit yet.
     let mut slow = store.pool().get().await.expect("client");
     let tx = slow.transaction().await.expect("tx");
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&palimpsest_log::APPEND_LOCK_KEY])
-        .await
-        .expect("lock");
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&palimpsest_log::APPEND_LOCK_KEY],
+    )
+    .await
+    .expect("lock");
     tx.batch_execute(
         "INSERT INTO log.events (position, event_id, context, category, stream_key, version, \
          event_type, schema_version, payload, recorded_at, hash) VALUES (1, gen_random_uuid(), \
@@ -164,7 +207,11 @@ async fn a_reader_never_passes_over_a_lower_position_that_commits_last() {
     let fast_store = store.clone();
     let fast = tokio::spawn(async move {
         fast_store
-            .append(AppendRequest::new().stream(stream("fast"), ExpectedVersion::Any, vec![event(2)]))
+            .append(AppendRequest::new().stream(
+                stream("fast"),
+                ExpectedVersion::Any,
+                vec![event(2)],
+            ))
             .await
     });
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -173,7 +220,13 @@ async fn a_reader_never_passes_over_a_lower_position_that_commits_last() {
     tx.commit().await.expect("commit");
     let appended = fast.await.expect("join").expect("append");
     assert_eq!(appended.events[0].position, 2);
-    let seen: Vec<i64> = store.read_all(0, 10).await.expect("read").iter().map(|e| e.position).collect();
+    let seen: Vec<i64> = store
+        .read_all(0, 10)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
     assert_eq!(seen, vec![1, 2]);
     db.drop().await;
 }
@@ -191,7 +244,9 @@ async fn concurrent_commands_share_commits_yet_each_gets_its_own_outcome() {
             } else {
                 (stream(&format!("own-{i}")), ExpectedVersion::NoStream)
             };
-            store.append(AppendRequest::new().stream(s, expected, vec![event(i)])).await
+            store
+                .append(AppendRequest::new().stream(s, expected, vec![event(i)]))
+                .await
         }));
     }
     let mut ok = 0;
@@ -204,7 +259,13 @@ async fn concurrent_commands_share_commits_yet_each_gets_its_own_outcome() {
         }
     }
     assert_eq!((ok, conflicts), (33, 31));
-    let positions: Vec<i64> = store.read_all(0, 100).await.expect("read").iter().map(|e| e.position).collect();
+    let positions: Vec<i64> = store
+        .read_all(0, 100)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
     assert_eq!(positions, (1..=33).collect::<Vec<_>>());
     db.drop().await;
 }
@@ -212,7 +273,10 @@ async fn concurrent_commands_share_commits_yet_each_gets_its_own_outcome() {
 #[tokio::test]
 async fn audit_finds_an_edited_a_removed_and_a_reordered_event() {
     for (tamper, broken_at) in [
-        ("UPDATE log.events SET payload = '{\"n\": 99}' WHERE version = 2", 2),
+        (
+            "UPDATE log.events SET payload = '{\"n\": 99}' WHERE version = 2",
+            2,
+        ),
         ("DELETE FROM log.events WHERE version = 2", 3),
         (
             "UPDATE log.events SET position = -position WHERE version IN (2, 3); \
@@ -222,7 +286,11 @@ async fn audit_finds_an_edited_a_removed_and_a_reordered_event() {
     ] {
         let (db, store) = setup().await;
         store
-            .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![event(1), event(2), event(3)]))
+            .append(AppendRequest::new().stream(
+                stream("a"),
+                ExpectedVersion::Any,
+                vec![event(1), event(2), event(3)],
+            ))
             .await
             .expect("append");
         let client = store.pool().get().await.expect("client");
@@ -233,8 +301,12 @@ async fn audit_finds_an_edited_a_removed_and_a_reordered_event() {
             ))
             .await
             .expect("tamper");
-        let report = audit::verify(store.pool(), Some(&stream("a"))).await.expect("audit");
-        let broken = report.broken.unwrap_or_else(|| panic!("not detected: {tamper}"));
+        let report = audit::verify(store.pool(), Some(&stream("a")))
+            .await
+            .expect("audit");
+        let broken = report
+            .broken
+            .unwrap_or_else(|| panic!("not detected: {tamper}"));
         assert_eq!(broken.version, broken_at, "{tamper}: {}", broken.reason);
         db.drop().await;
     }

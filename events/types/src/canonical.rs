@@ -132,7 +132,7 @@ fn es6_number(f: f64) -> String {
             s.push_str(&digits[1..]);
         }
         s.push('e');
-        s.push(if n - 1 >= 0 { '+' } else { '-' });
+        s.push(if n > 0 { '+' } else { '-' });
         s.push_str(&(n - 1).abs().to_string());
     }
     s
@@ -177,7 +177,10 @@ mod tests {
             to_canonical_string(&v),
             "{\"\\r\":3,\"1\":4,\"\u{80}\":5,\"\u{10000}\":2,\"\u{FB33}\":1}"
         );
-        assert_eq!(to_canonical_string(&json!("a\u{1}\"/")), "\"a\\u0001\\\"/\"");
+        assert_eq!(
+            to_canonical_string(&json!("a\u{1}\"/")),
+            "\"a\\u0001\\\"/\""
+        );
     }
 
     #[test]

@@ -84,7 +84,9 @@ mod tests {
 
     #[test]
     fn variant_name_becomes_event_type_and_back() {
-        let e = Sample::Opened { by: "ann".into() }.encode().expect("encode");
+        let e = Sample::Opened { by: "ann".into() }
+            .encode()
+            .expect("encode");
         assert_eq!(e.event_type, "Opened");
         assert_eq!(e.payload, serde_json::json!({"by": "ann"}));
         let back: Sample = decode_parts(&e.event_type, 1, &e.payload).expect("decode");

@@ -4,9 +4,9 @@ use crate::{PROJECTION_CHANNEL, Projection, ProjectionError, checkpoint, rebuild
 use palimpsest_log::EventStore;
 use palimpsest_log::rows::{COLUMNS, to_events};
 use std::sync::Arc;
-use tokio_postgres::types::ToSql;
 use std::time::Duration;
 use tokio::task::JoinHandle;
+use tokio_postgres::types::ToSql;
 use tokio_util::sync::CancellationToken;
 
 /// Most events one live batch applies.
@@ -14,7 +14,10 @@ const BATCH: i64 = 500;
 
 /// Makes sure the projection's schema, tables and checkpoint exist at the projection's version;
 /// a read model left by an older version is rebuilt from the log and swapped in.
-pub async fn ensure(store: &EventStore, projection: &dyn Projection) -> Result<(), ProjectionError> {
+pub async fn ensure(
+    store: &EventStore,
+    projection: &dyn Projection,
+) -> Result<(), ProjectionError> {
     let name = projection.name();
     let stale = {
         let mut client = store.pool().get().await?;
@@ -28,7 +31,8 @@ pub async fn ensure(store: &EventStore, projection: &dyn Projection) -> Result<(
             .await?
             .get(0);
         if !exists {
-            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {name}")).await?;
+            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {name}"))
+                .await?;
             projection.create_tables(&tx, name).await?;
             checkpoint::create(&tx, name, name, projection.version()).await?;
             tx.commit().await?;
@@ -39,7 +43,10 @@ pub async fn ensure(store: &EventStore, projection: &dyn Projection) -> Result<(
         }
     };
     if stale {
-        tracing::info!(projection = name, "read model is of an older version; rebuilding");
+        tracing::info!(
+            projection = name,
+            "read model is of an older version; rebuilding"
+        );
         rebuild(store, projection, |_, _| {}).await?;
     }
     Ok(())
@@ -71,7 +78,10 @@ pub async fn apply_next_batch(
         .await?;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
     let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
-    let (_, rows) = tokio::try_join!(tx.execute(&lock, &lock_params), tx.query(&read, &read_params))?;
+    let (_, rows) = tokio::try_join!(
+        tx.execute(&lock, &lock_params),
+        tx.query(&read, &read_params)
+    )?;
     let events = to_events(&rows)?;
     let Some(last) = events.last() else {
         return Ok(0);
@@ -87,14 +97,21 @@ pub async fn apply_next_batch(
     let note = format!("{name}:{last_position}");
     let write_params: [&(dyn ToSql + Sync); 2] = [&name, &last_position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&PROJECTION_CHANNEL, &note];
-    tokio::try_join!(tx.execute(&write, &write_params), tx.execute(&notify, &notify_params))?;
+    tokio::try_join!(
+        tx.execute(&write, &write_params),
+        tx.execute(&notify, &notify_params)
+    )?;
     tx.commit().await?;
     let lag = (store.head().current() - last_position).max(0);
-    metrics::gauge!("palimpsest_projection_position", "projection" => name).set(last_position as f64);
+    metrics::gauge!("palimpsest_projection_position", "projection" => name)
+        .set(last_position as f64);
     metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(lag as f64);
     let age = (chrono::Utc::now() - last_time).num_milliseconds().max(0) as f64 / 1000.0;
-    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name)
-        .set(if lag > 0 { age } else { 0.0 });
+    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name).set(if lag > 0 {
+        age
+    } else {
+        0.0
+    });
     metrics::counter!("palimpsest_projection_events_total", "projection" => name)
         .increment(events.len() as u64);
     Ok(events.len())
@@ -123,8 +140,10 @@ pub fn spawn_runner(
         while !shutdown.is_cancelled() {
             match apply_next_batch(&store, projection.as_ref(), BATCH).await {
                 Ok(0) => {
-                    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(0.0);
-                    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name).set(0.0);
+                    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name)
+                        .set(0.0);
+                    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name)
+                        .set(0.0);
                     tokio::select! {
                         _ = head.changed() => {}
                         _ = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -133,7 +152,8 @@ pub fn spawn_runner(
                 }
                 Ok(_) => backoff = Duration::from_millis(100),
                 Err(e) => {
-                    metrics::counter!("palimpsest_projection_errors_total", "projection" => name).increment(1);
+                    metrics::counter!("palimpsest_projection_errors_total", "projection" => name)
+                        .increment(1);
                     tracing::error!(projection = name, error = %e, "batch failed; retrying");
                     tokio::select! {
                         _ = tokio::time::sleep(backoff) => {}

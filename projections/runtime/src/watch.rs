@@ -67,7 +67,10 @@ impl ProjectionWatch {
     }
 
     async fn read_checkpoint(&self, name: &str) -> Option<i64> {
-        if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
             return None;
         }
         let client = self.pool.get().await.ok()?;

@@ -17,7 +17,11 @@ impl Projection for StreamHeads {
         "stream_heads"
     }
 
-    async fn create_tables(&self, tx: &Transaction<'_>, schema: &str) -> Result<(), ProjectionError> {
+    async fn create_tables(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+    ) -> Result<(), ProjectionError> {
         tx.batch_execute(&format!(
             "CREATE TABLE {schema}.stream_heads (
                  context text NOT NULL,
@@ -34,12 +38,23 @@ impl Projection for StreamHeads {
         Ok(())
     }
 
-    async fn apply(&self, tx: &Transaction<'_>, schema: &str, event: &RecordedEvent) -> Result<(), ProjectionError> {
-        self.apply_batch(tx, schema, std::slice::from_ref(event)).await
+    async fn apply(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        event: &RecordedEvent,
+    ) -> Result<(), ProjectionError> {
+        self.apply_batch(tx, schema, std::slice::from_ref(event))
+            .await
     }
 
     /// One upsert per batch: the last event of each stream in the batch wins.
-    async fn apply_batch(&self, tx: &Transaction<'_>, schema: &str, events: &[RecordedEvent]) -> Result<(), ProjectionError> {
+    async fn apply_batch(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        events: &[RecordedEvent],
+    ) -> Result<(), ProjectionError> {
         let mut last: HashMap<&palimpsest_events::StreamName, &RecordedEvent> = HashMap::new();
         for e in events {
             last.insert(&e.stream, e);

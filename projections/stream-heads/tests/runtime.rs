@@ -3,7 +3,9 @@
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::{AppendRequest, EventStore};
 use palimpsest_projections::runner::apply_next_batch;
-use palimpsest_projections::{Projection, ProjectionError, ProjectionWatch, ensure, rebuild, spawn_runner};
+use palimpsest_projections::{
+    Projection, ProjectionError, ProjectionWatch, ensure, rebuild, spawn_runner,
+};
 use palimpsest_stream_heads::StreamHeads;
 use palimpsest_testkit::TestDb;
 use serde_json::json;
@@ -16,7 +18,9 @@ fn stream(key: &str) -> StreamName {
 }
 
 async fn append(store: &EventStore, key: &str, n: usize) -> i64 {
-    let events = (0..n).map(|i| NewEvent::new("Happened", 1, json!({ "i": i }))).collect();
+    let events = (0..n)
+        .map(|i| NewEvent::new("Happened", 1, json!({ "i": i })))
+        .collect();
     store
         .append(AppendRequest::new().stream(stream(key), ExpectedVersion::Any, events))
         .await
@@ -50,19 +54,33 @@ async fn follows_the_log_live_and_a_rebuild_equals_the_live_model() {
         append(&store, &format!("s{}", i % 7), 2).await;
     }
     let last = append(&store, "a", 1).await;
-    assert!(watch.wait_for("stream_heads", last, Duration::from_secs(10)).await);
+    assert!(
+        watch
+            .wait_for("stream_heads", last, Duration::from_secs(10))
+            .await
+    );
     let live = heads(&store).await;
     assert_eq!(live.len(), 8);
     assert_eq!(live[0].0, "a");
     assert_eq!(live[0].1, 4);
 
-    let report = rebuild(&store, &StreamHeads, |_, _| {}).await.expect("rebuild");
+    let report = rebuild(&store, &StreamHeads, |_, _| {})
+        .await
+        .expect("rebuild");
     assert_eq!(report.events as i64, last);
-    assert_eq!(heads(&store).await, live, "the rebuilt read model equals the live one");
+    assert_eq!(
+        heads(&store).await,
+        live,
+        "the rebuilt read model equals the live one"
+    );
 
     // The runner keeps following the swapped-in model.
     let after = append(&store, "b", 1).await;
-    assert!(watch.wait_for("stream_heads", after, Duration::from_secs(10)).await);
+    assert!(
+        watch
+            .wait_for("stream_heads", after, Duration::from_secs(10))
+            .await
+    );
     assert_eq!(heads(&store).await.len(), 9);
     shutdown.cancel();
     runner.await.expect("runner");
@@ -77,10 +95,19 @@ impl Projection for FailsAt {
     fn name(&self) -> &'static str {
         "stream_heads"
     }
-    async fn create_tables(&self, tx: &deadpool_postgres::Transaction<'_>, schema: &str) -> Result<(), ProjectionError> {
+    async fn create_tables(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        schema: &str,
+    ) -> Result<(), ProjectionError> {
         StreamHeads.create_tables(tx, schema).await
     }
-    async fn apply(&self, tx: &deadpool_postgres::Transaction<'_>, schema: &str, event: &palimpsest_events::RecordedEvent) -> Result<(), ProjectionError> {
+    async fn apply(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        schema: &str,
+        event: &palimpsest_events::RecordedEvent,
+    ) -> Result<(), ProjectionError> {
         if event.position == self.0 {
             return Err(ProjectionError::Invalid("killed mid-batch".into()));
         }
@@ -97,9 +124,22 @@ async fn a_batch_that_dies_midway_applies_nothing_and_the_retry_applies_everythi
     }
     ensure(&store, &StreamHeads).await.expect("ensure");
     assert!(apply_next_batch(&store, &FailsAt(6), 100).await.is_err());
-    assert!(heads(&store).await.is_empty(), "rows of the failed batch were rolled back");
-    assert_eq!(apply_next_batch(&store, &StreamHeads, 100).await.expect("retry"), 10);
-    assert_eq!(apply_next_batch(&store, &StreamHeads, 100).await.expect("again"), 0);
+    assert!(
+        heads(&store).await.is_empty(),
+        "rows of the failed batch were rolled back"
+    );
+    assert_eq!(
+        apply_next_batch(&store, &StreamHeads, 100)
+            .await
+            .expect("retry"),
+        10
+    );
+    assert_eq!(
+        apply_next_batch(&store, &StreamHeads, 100)
+            .await
+            .expect("again"),
+        0
+    );
     let rows = heads(&store).await;
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r.1 == 1));

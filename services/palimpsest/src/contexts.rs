@@ -37,7 +37,10 @@ pub fn select(only: &[String]) -> Result<Vec<Context>, String> {
             ));
         }
     }
-    Ok(all.into_iter().filter(|c| only.iter().any(|n| n == c.name)).collect())
+    Ok(all
+        .into_iter()
+        .filter(|c| only.iter().any(|n| n == c.name))
+        .collect())
 }
 
 /// Every read model: the platform's `stream_heads` and each context's.

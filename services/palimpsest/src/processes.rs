@@ -48,14 +48,22 @@ impl Running {
 }
 
 /// Opens the log and starts the roles for `contexts`.
-pub async fn start(settings: &Settings, selected: Vec<Context>, roles: Roles) -> anyhow::Result<Running> {
+pub async fn start(
+    settings: &Settings,
+    selected: Vec<Context>,
+    roles: Roles,
+) -> anyhow::Result<Running> {
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
     let state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
     let shutdown = CancellationToken::new();
     let mut tasks = Vec::new();
     if roles.project {
         for projection in contexts::projections(&selected) {
-            tasks.push(spawn_runner(state.store.clone(), projection, shutdown.clone()));
+            tasks.push(spawn_runner(
+                state.store.clone(),
+                projection,
+                shutdown.clone(),
+            ));
         }
     }
     if roles.relay {

@@ -20,7 +20,10 @@ pub fn app(state: AppState, contexts: &[Context]) -> Router {
 }
 
 /// A span and request metrics around every request.
-async fn observe(request: Request<axum::body::Body>, next: axum::middleware::Next) -> axum::response::Response {
+async fn observe(
+    request: Request<axum::body::Body>,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
@@ -37,7 +40,11 @@ async fn observe(request: Request<axum::body::Body>, next: axum::middleware::Nex
 }
 
 /// Serves `app` on `listener` until `shutdown`.
-pub async fn serve(listener: TcpListener, app: Router, shutdown: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await

@@ -25,7 +25,11 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Refuses requests without the admin bearer token.
-pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn require_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -59,14 +63,22 @@ fn limit(page: &Page) -> Result<i64, ApiError> {
     }
 }
 
-async fn read_all(State(state): State<AppState>, Query(page): Query<Page>) -> Result<Json<Value>, ApiError> {
-    let events = state.store.read_all(page.after.max(0), limit(&page)?).await?;
+async fn read_all(
+    State(state): State<AppState>,
+    Query(page): Query<Page>,
+) -> Result<Json<Value>, ApiError> {
+    let events = state
+        .store
+        .read_all(page.after.max(0), limit(&page)?)
+        .await?;
     let next = events.last().map(|e| e.position).unwrap_or(page.after);
     Ok(Json(json!({ "events": events, "next_after": next })))
 }
 
 async fn head(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({ "position": state.store.head_position().await? })))
+    Ok(Json(
+        json!({ "position": state.store.head_position().await? }),
+    ))
 }
 
 async fn read_stream(
@@ -74,13 +86,19 @@ async fn read_stream(
     Path((context, category, key)): Path<(String, String, String)>,
     Query(page): Query<Page>,
 ) -> Result<Json<Value>, ApiError> {
-    let stream = StreamName::new(context, category, key).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let events = state.store.read_stream(&stream, page.after.max(0), limit(&page)?).await?;
+    let stream = StreamName::new(context, category, key)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let events = state
+        .store
+        .read_stream(&stream, page.after.max(0), limit(&page)?)
+        .await?;
     if events.is_empty() && state.store.stream_version(&stream).await? == 0 {
         return Err(ApiError::not_found(format!("no stream {stream}")));
     }
     let next = events.last().map(|e| e.version).unwrap_or(page.after);
-    Ok(Json(json!({ "stream": stream, "events": events, "next_after": next })))
+    Ok(Json(
+        json!({ "stream": stream, "events": events, "next_after": next }),
+    ))
 }
 
 /// Which stream to verify (`context/category/key`); all of them when absent.
@@ -90,7 +108,10 @@ pub struct VerifyQuery {
     pub stream: Option<String>,
 }
 
-async fn verify(State(state): State<AppState>, Query(q): Query<VerifyQuery>) -> Result<Json<Value>, ApiError> {
+async fn verify(
+    State(state): State<AppState>,
+    Query(q): Query<VerifyQuery>,
+) -> Result<Json<Value>, ApiError> {
     let stream = q
         .stream
         .as_deref()
@@ -98,5 +119,7 @@ async fn verify(State(state): State<AppState>, Query(q): Query<VerifyQuery>) -> 
         .transpose()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let report = audit::verify(state.store.pool(), stream.as_ref()).await?;
-    Ok(Json(json!({ "ok": report.broken.is_none(), "report": report })))
+    Ok(Json(
+        json!({ "ok": report.broken.is_none(), "report": report }),
+    ))
 }

@@ -73,9 +73,10 @@ impl From<AppendError> for ApiError {
 impl From<LogError> for ApiError {
     fn from(e: LogError) -> Self {
         match e {
-            LogError::Pool(_) | LogError::WriterStopped => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the event log is unavailable")
-            }
+            LogError::Pool(_) | LogError::WriterStopped => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the event log is unavailable",
+            ),
             other => ApiError::internal(other),
         }
     }

@@ -51,8 +51,5 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 
 async fn metrics_text() -> impl IntoResponse {
     let body = metrics_handle().map(|h| h.render()).unwrap_or_default();
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        body,
-    )
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

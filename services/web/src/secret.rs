@@ -36,7 +36,10 @@ pub fn load_or_create(env: &str, file: &Path) -> std::io::Result<String> {
 pub fn equal(a: &str, b: &str) -> bool {
     use sha2::{Digest, Sha256};
     let (x, y) = (Sha256::digest(a.as_bytes()), Sha256::digest(b.as_bytes()));
-    x.iter().zip(y.iter()).fold(0u8, |acc, (p, q)| acc | (p ^ q)) == 0
+    x.iter()
+        .zip(y.iter())
+        .fold(0u8, |acc, (p, q)| acc | (p ^ q))
+        == 0
 }
 
 #[cfg(test)]
@@ -49,7 +52,10 @@ mod tests {
         let file = dir.join("token");
         let first = load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("create");
         assert_eq!(first.len(), 64);
-        assert_eq!(load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("read"), first);
+        assert_eq!(
+            load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("read"),
+            first
+        );
         assert!(equal(&first, &first.clone()));
         assert!(!equal(&first, "nope"));
         let _ = std::fs::remove_dir_all(dir);

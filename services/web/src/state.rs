@@ -45,7 +45,8 @@ impl AppState {
         let store = EventStore::connect(database_url).await?;
         let read = palimpsest_log::store::pool(database_url, 16)?;
         let watch = ProjectionWatch::start(database_url, read.clone())?;
-        let admin_token = secret::load_or_create("PALIMPSEST_ADMIN_TOKEN", &data_dir.join("admin-token"))?;
+        let admin_token =
+            secret::load_or_create("PALIMPSEST_ADMIN_TOKEN", &data_dir.join("admin-token"))?;
         Ok(AppState {
             store,
             read,

@@ -33,10 +33,21 @@ pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
         AuditCommand::Verify { stream } => {
             let stream = stream.as_deref().map(StreamName::parse).transpose()?;
             let report = audit::verify(store.pool(), stream.as_ref()).await?;
-            println!("checked {} events in {} streams", report.events, report.streams);
+            println!(
+                "checked {} events in {} streams",
+                report.events, report.streams
+            );
             if let Some(b) = report.broken {
-                let at = b.stream.map(|s| s.to_string()).unwrap_or_else(|| "the log".into());
-                anyhow::bail!("broken link in {at} at version {} (position {}): {}", b.version, b.position, b.reason);
+                let at = b
+                    .stream
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "the log".into());
+                anyhow::bail!(
+                    "broken link in {at} at version {} (position {}): {}",
+                    b.version,
+                    b.position,
+                    b.reason
+                );
             }
             println!("every chain is intact");
             Ok(())

@@ -59,12 +59,30 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(http) => serve(&settings, http, false).await,
         Command::Run(http) => serve(&settings, http, true).await,
         Command::Relay => {
-            let running = processes::start(&settings, vec![], Roles { http: None, relay: true, project: false }).await?;
+            let running = processes::start(
+                &settings,
+                vec![],
+                Roles {
+                    http: None,
+                    relay: true,
+                    project: false,
+                },
+            )
+            .await?;
             until_signal(running).await
         }
         Command::Project { contexts: only } => {
             let selected = contexts::select(&only).map_err(anyhow::Error::msg)?;
-            let running = processes::start(&settings, selected, Roles { http: None, relay: false, project: true }).await?;
+            let running = processes::start(
+                &settings,
+                selected,
+                Roles {
+                    http: None,
+                    relay: false,
+                    project: true,
+                },
+            )
+            .await?;
             until_signal(running).await
         }
         Command::Replay { projection } => replay::run(&settings, &projection).await,
@@ -79,7 +97,11 @@ async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> any
     let running = processes::start(
         settings,
         selected,
-        Roles { http: Some(listener), relay: everything, project: everything },
+        Roles {
+            http: Some(listener),
+            relay: everything,
+            project: everything,
+        },
     )
     .await?;
     if let Some(addr) = running.addr {

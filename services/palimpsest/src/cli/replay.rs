@@ -12,14 +12,20 @@ pub async fn run(settings: &Settings, name: &str) -> anyhow::Result<()> {
     let Some(projection) = projections.iter().find(|p| p.name() == name) else {
         anyhow::bail!(
             "unknown projection `{name}`; known: {}",
-            projections.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+            projections
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     };
     let store = EventStore::connect(&settings.database_url).await?;
     let bar = ProgressBar::new(store.head_position().await?.max(0) as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} events ({per_sec}, eta {eta})")?
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:40}] {pos}/{len} events ({per_sec}, eta {eta})",
+        )?
+        .progress_chars("=> "),
     );
     bar.set_message(format!("replaying {name}"));
     let report = rebuild(&store, projection.as_ref(), |done, total| {

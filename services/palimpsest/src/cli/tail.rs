@@ -6,7 +6,8 @@ use palimpsest_events::RecordedEvent;
 
 /// Subscribes to `subject` (default `palimpsest.>`) and prints one line per event until ^C.
 pub async fn run(settings: &Settings, subject: Option<&str>) -> anyhow::Result<()> {
-    let client = async_nats::connect(palimpsest_log::relay::server_list(&settings.nats_url)).await?;
+    let client =
+        async_nats::connect(palimpsest_log::relay::server_list(&settings.nats_url)).await?;
     let subject = subject.unwrap_or("palimpsest.>").to_owned();
     let mut sub = client.subscribe(subject.clone()).await?;
     eprintln!("tailing {subject} on {}", settings.nats_url);
