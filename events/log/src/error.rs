@@ -15,6 +15,10 @@ pub enum LogError {
     /// A stored row does not decode into an event (a bug or a tampered log).
     #[error("corrupt log row: {0}")]
     Corrupt(String),
+    /// The append committed but could not be confirmed on disk; its outcome is unknown (retry
+    /// with the same idempotency key).
+    #[error("append not confirmed durable: {0}")]
+    NotDurable(String),
     /// The appender task is gone (the process is shutting down).
     #[error("the log writer has stopped")]
     WriterStopped,

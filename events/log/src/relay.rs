@@ -121,6 +121,7 @@ async fn relay_once(
             }
             continue;
         }
+        store.wait_durable().await?;
         last = publish_in_order(&js, &events, last).await?;
     }
 }

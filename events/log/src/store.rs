@@ -168,6 +168,12 @@ impl EventStore {
         read_all_with(&client, after_position, limit).await
     }
 
+    /// Waits until every event committed so far is on disk; call it before showing events
+    /// outside the database (the relay does, before publishing).
+    pub async fn wait_durable(&self) -> Result<(), LogError> {
+        crate::writer::durable(&self.inner.pool).await
+    }
+
     /// The highest committed global position (0 for an empty log).
     pub async fn head_position(&self) -> Result<i64, LogError> {
         let client = self.inner.pool.get().await?;

@@ -1,12 +1,20 @@
 //! The group-commit appender.
 //!
-//! A couple of tasks per process own the write path. Each takes every command waiting at the moment,
+//! One task per process owns the write path. It takes every command waiting at the moment,
 //! opens one transaction, takes the global append lock, checks each command's idempotency key
 //! and expected versions against the stream heads (and against the commands before it in the
 //! same batch), writes the accepted commands' events with gapless positions and chained hashes,
 //! and commits once. Each command gets its own outcome: a version conflict in one does not
 //! touch the others. Commands arriving meanwhile form the next batch, so under load a
 //! transaction carries many commands and one fsync serves them all.
+//!
+//! The lock orders commits, so it must not be held across an fsync (that would allow one fsync
+//! per batch, whatever the load). The batch therefore commits with `synchronous_commit = off`
+//! and its callers are answered only after a synchronous commit that comes later in the WAL has
+//! been flushed ([`durable`]); many such waits share one fsync. Readers that publish beyond the
+//! database (the relay, the `/v1` API) wait the same way before they do; projectors need not, as
+//! their own synchronous commit flushes the events they read. After a crash, only events nobody
+//! was told about can be missing.
 //!
 //! If the batch's transaction fails as a whole (say, an event id already stored under another
 //! stream), each command is retried alone so that only the faulty one fails.
@@ -50,41 +58,39 @@ impl WriterHandle {
     }
 }
 
-/// How many batches may be in flight at once. They still commit one at a time (the append
-/// lock), but while one waits for its commit the next has its reads queued behind the lock and
-/// its plan ready, which hides a round trip.
-const WRITERS: usize = 2;
+/// How long a batch may wait for more commands when fewer are queued than the last batch
+/// carried. Commits are serialised by the append lock, so every fsync should carry as many
+/// commands as are about to arrive: without this, a busy writer alternates one big batch with a
+/// tiny one (the commands that came back first), wasting every other fsync.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
 
-/// Starts the appender tasks.
+/// Starts the appender task.
 pub(crate) fn spawn(pool: Pool, head: HeadWatch) -> WriterHandle {
-    let (jobs, queue) = mpsc::channel::<(AppendRequest, Reply)>(4096);
-    let queue = std::sync::Arc::new(tokio::sync::Mutex::new(queue));
-    for _ in 0..WRITERS {
-        let (pool, head, queue) = (pool.clone(), head.clone(), queue.clone());
-        tokio::spawn(async move {
-            loop {
-                let batch = {
-                    let mut queue = queue.lock().await;
-                    let Some(first) = queue.recv().await else {
-                        return;
-                    };
-                    let mut events = first.0.event_count();
-                    let mut batch = vec![first];
-                    while batch.len() < MAX_BATCH_COMMANDS && events < MAX_BATCH_EVENTS {
-                        match queue.try_recv() {
-                            Ok(job) => {
-                                events += job.0.event_count();
-                                batch.push(job);
-                            }
-                            Err(_) => break,
+    let (jobs, mut queue) = mpsc::channel::<(AppendRequest, Reply)>(4096);
+    tokio::spawn(async move {
+        let mut last_batch = 1usize;
+        while let Some(first) = queue.recv().await {
+            let mut events = first.0.event_count();
+            let mut batch = vec![first];
+            let deadline = tokio::time::Instant::now() + LINGER;
+            while batch.len() < MAX_BATCH_COMMANDS && events < MAX_BATCH_EVENTS {
+                let job = match queue.try_recv() {
+                    Ok(job) => job,
+                    Err(_) if batch.len() * 2 < last_batch => {
+                        match tokio::time::timeout_at(deadline, queue.recv()).await {
+                            Ok(Some(job)) => job,
+                            _ => break,
                         }
                     }
-                    batch
+                    Err(_) => break,
                 };
-                run_batch(&pool, &head, batch).await;
+                events += job.0.event_count();
+                batch.push(job);
             }
-        });
-    }
+            last_batch = batch.len();
+            run_batch(&pool, &head, batch).await;
+        }
+    });
     WriterHandle { jobs }
 }
 
@@ -95,9 +101,18 @@ async fn run_batch(pool: &Pool, head: &HeadWatch, batch: Vec<(AppendRequest, Rep
     match commit(pool, &requests).await {
         Ok((outcomes, last)) => {
             head.advance(last);
-            for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                let _ = reply.send(outcome);
-            }
+            // Durability is awaited off the write path: the next batch may take the lock now.
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                let flushed = durable(&pool).await;
+                for (reply, outcome) in replies.into_iter().zip(outcomes) {
+                    let outcome = match &flushed {
+                        Ok(()) => outcome,
+                        Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
+                    };
+                    let _ = reply.send(outcome);
+                }
+            });
         }
         Err(e) if requests.len() == 1 => {
             let _ = replies.into_iter().next().map(|r| r.send(Err(e)));
@@ -108,9 +123,12 @@ async fn run_batch(pool: &Pool, head: &HeadWatch, batch: Vec<(AppendRequest, Rep
                 let outcome = match commit(pool, std::slice::from_ref(&req)).await {
                     Ok((mut outcomes, last)) => {
                         head.advance(last);
-                        outcomes
-                            .pop()
-                            .unwrap_or(Err(AppendError::Log(LogError::WriterStopped)))
+                        match durable(pool).await {
+                            Ok(()) => outcomes
+                                .pop()
+                                .unwrap_or(Err(AppendError::Log(LogError::WriterStopped))),
+                            Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
+                        }
                     }
                     Err(e) => Err(e),
                 };
@@ -118,6 +136,17 @@ async fn run_batch(pool: &Pool, head: &HeadWatch, batch: Vec<(AppendRequest, Rep
             }
         }
     }
+}
+
+/// Waits until everything committed so far is on disk: a transaction with a transaction id
+/// commits synchronously, and its WAL flush covers every commit record written before it.
+/// Concurrent callers share fsyncs through Postgres' own group commit.
+pub(crate) async fn durable(pool: &Pool) -> Result<(), LogError> {
+    let client = pool.get().await?;
+    client
+        .batch_execute("BEGIN; SELECT pg_current_xact_id(); COMMIT")
+        .await?;
+    Ok(())
 }
 
 /// A stream's head as the batch sees it: from the database, then moved by earlier commands.
@@ -202,7 +231,9 @@ async fn commit_on(
     let keys_params: [&(dyn ToSql + Sync); 1] = [&keys];
     let ids_params: [&(dyn ToSql + Sync); 1] = [&ids];
     let (_, _, head_row, head_rows, key_rows, id_rows) = tokio::try_join!(
-        client.batch_execute("BEGIN"),
+        // Commit without waiting for the WAL flush, so the append lock is held for two round
+        // trips and not for an fsync; `durable` is awaited before anyone is told (see module).
+        client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
         client.execute(&lock, &lock_params),
         client.query_one(&head_stmt, &[]),
         client.query(&heads_stmt, &heads_params),
