@@ -24,7 +24,7 @@ test: services
 # Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText.
 bench: services
     cargo bench -p palimpsest-log --bench log
-    cargo bench -p palimpsest-atlas --bench bbox
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
     cargo bench -p palimpsest-pads --bench pads
 
 # Stop the local Postgres/NATS this project started (not the machine's own).

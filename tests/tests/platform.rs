@@ -16,7 +16,9 @@ fn stream(key: &str) -> StreamName {
 }
 
 async fn append(app: &TestApp, key: &str, n: usize) -> i64 {
-    let events = (0..n).map(|i| NewEvent::new("Happened", 1, json!({ "i": i }))).collect();
+    let events = (0..n)
+        .map(|i| NewEvent::new("Happened", 1, json!({ "i": i })))
+        .collect();
     app.state
         .store
         .append(AppendRequest::new().stream(stream(key), ExpectedVersion::Any, events))
@@ -44,7 +46,11 @@ async fn wait_published(nats_url: &str, head: i64) -> Vec<(u64, RecordedEvent)> 
         let client = async_nats::connect(nats_url).await.expect("nats");
         let js = async_nats::jetstream::new(client);
         if let Ok(mut s) = js.get_stream(STREAM_NAME).await
-            && s.info().await.map(|i| i.state.last_sequence as i64).unwrap_or(0) >= head
+            && s.info()
+                .await
+                .map(|i| i.state.last_sequence as i64)
+                .unwrap_or(0)
+                >= head
         {
             return published(nats_url).await;
         }
@@ -56,7 +62,10 @@ async fn wait_published(nats_url: &str, head: i64) -> Vec<(u64, RecordedEvent)> 
 fn assert_once_in_order(messages: &[(u64, RecordedEvent)], head: i64) {
     assert_eq!(messages.len() as i64, head, "every event once");
     for (seq, event) in messages {
-        assert_eq!(*seq as i64, event.position, "JetStream sequence equals log position");
+        assert_eq!(
+            *seq as i64, event.position,
+            "JetStream sequence equals log position"
+        );
     }
 }
 
@@ -65,11 +74,35 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
     let app = TestApp::start().await;
     let http = reqwest::Client::new();
     let last = append(&app, "a", 3).await;
-    assert_eq!(http.get(app.url("/healthz")).send().await.expect("get").status(), 200);
-    let ready: Value = http.get(app.url("/readyz")).send().await.expect("get").json().await.expect("json");
+    assert_eq!(
+        http.get(app.url("/healthz"))
+            .send()
+            .await
+            .expect("get")
+            .status(),
+        200
+    );
+    let ready: Value = http
+        .get(app.url("/readyz"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
     assert_eq!(ready["log_head"], json!(last));
-    let metrics = http.get(app.url("/metrics")).send().await.expect("get").text().await.expect("text");
-    assert!(metrics.contains("palimpsest_events_appended_total"), "{metrics}");
+    let metrics = http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("palimpsest_events_appended_total"),
+        "{metrics}"
+    );
 
     for auth in [None, Some("Bearer wrong"), Some("Basic abc")] {
         let mut req = http.get(app.url("/v1/events"));
@@ -79,7 +112,10 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
         let res = req.send().await.expect("get");
         assert_eq!(res.status(), 401);
         let body = res.text().await.expect("body");
-        assert!(!body.contains(&app.admin_token()[..8]), "a 401 reveals nothing");
+        assert!(
+            !body.contains(&app.admin_token()[..8]),
+            "a 401 reveals nothing"
+        );
     }
     let token = format!("Bearer {}", app.admin_token());
     let page: Value = http
@@ -103,9 +139,19 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
         .await
         .expect("json");
     assert_eq!(s["events"][0]["version"], json!(3));
-    let missing = http.get(app.url("/v1/streams/test/thing/nope")).header("authorization", &token).send().await.expect("get");
+    let missing = http
+        .get(app.url("/v1/streams/test/thing/nope"))
+        .header("authorization", &token)
+        .send()
+        .await
+        .expect("get");
     assert_eq!(missing.status(), 404);
-    let bad = http.get(app.url("/v1/events?limit=0")).header("authorization", &token).send().await.expect("get");
+    let bad = http
+        .get(app.url("/v1/events?limit=0"))
+        .header("authorization", &token)
+        .send()
+        .await
+        .expect("get");
     assert_eq!(bad.status(), 400);
     let verify: Value = http
         .get(app.url("/v1/audit/verify"))
@@ -127,7 +173,10 @@ async fn the_relay_publishes_every_event_once_in_order_with_its_subject_and_id()
     let app = TestApp::start_with_nats(&nats.url()).await;
     // Wait for the relay to create the stream before subscribing to live messages.
     wait_published(&nats.url(), 0).await;
-    let mut live = client.subscribe("palimpsest.test.thing.>").await.expect("subscribe");
+    let mut live = client
+        .subscribe("palimpsest.test.thing.>")
+        .await
+        .expect("subscribe");
     let mut head = 0;
     for i in 0..20 {
         head = append(&app, &format!("k.{}", i % 3), 2).await;
@@ -138,7 +187,10 @@ async fn the_relay_publishes_every_event_once_in_order_with_its_subject_and_id()
     assert_eq!(first.subject.as_str(), "palimpsest.test.thing.k_2E0");
     let headers = first.headers.expect("headers");
     let event: RecordedEvent = serde_json::from_slice(&first.payload).expect("event");
-    assert_eq!(headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()), Some(event.event_id.to_string()));
+    assert_eq!(
+        headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()),
+        Some(event.event_id.to_string())
+    );
     app.stop().await;
 }
 
@@ -186,7 +238,11 @@ async fn a_killed_relay_restarts_where_the_server_stopped_and_a_second_relay_add
         }
     }
     let stop = CancellationToken::new();
-    let task = tokio::spawn(relay::run(app.state.store.clone(), RelayConfig::new(nats.url()), stop.clone()));
+    let task = tokio::spawn(relay::run(
+        app.state.store.clone(),
+        RelayConfig::new(nats.url()),
+        stop.clone(),
+    ));
     let messages = wait_published(&nats.url(), head).await;
     assert_once_in_order(&messages, head);
     stop.cancel();

@@ -20,7 +20,20 @@ pub struct Context {
 
 /// Every context the binary knows.
 pub fn all() -> Vec<Context> {
-    vec![]
+    vec![
+        Context {
+            name: "pads",
+            router: palimpsest_pads::router,
+            projection: palimpsest_pads::projection,
+            state_at: palimpsest_pads::state_at,
+        },
+        Context {
+            name: "atlas",
+            router: palimpsest_atlas::router,
+            projection: palimpsest_atlas::projection,
+            state_at: palimpsest_atlas::state_at,
+        },
+    ]
 }
 
 /// The contexts named in `only` (all when empty); an unknown name is an error.

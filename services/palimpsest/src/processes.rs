@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Roles {
     /// Serve HTTP on this listener.
     pub http: Option<TcpListener>,
+    /// Serve the contexts' and admin APIs there too (else only health and metrics).
+    pub api: bool,
     /// Publish the log to NATS.
     pub relay: bool,
     /// Run the projectors of the selected contexts (and `stream_heads`).
@@ -76,7 +78,11 @@ pub async fn start(
     let mut addr = None;
     if let Some(listener) = roles.http {
         addr = Some(listener.local_addr()?);
-        let app = server::app(state.clone(), &selected);
+        let app = if roles.api {
+            server::app(state.clone(), &selected)
+        } else {
+            server::health_only(state.clone())
+        };
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(async move {
             if let Err(e) = server::serve(listener, app, stop.clone()).await {

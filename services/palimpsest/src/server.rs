@@ -19,6 +19,11 @@ pub fn app(state: AppState, contexts: &[Context]) -> Router {
     router.layer(axum::middleware::from_fn(observe))
 }
 
+/// Only `/healthz`, `/readyz` and `/metrics`: what a relay or projector process serves.
+pub fn health_only(state: AppState) -> Router {
+    health::router(state).layer(axum::middleware::from_fn(observe))
+}
+
 /// A span and request metrics around every request.
 async fn observe(
     request: Request<axum::body::Body>,

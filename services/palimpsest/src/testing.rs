@@ -45,6 +45,7 @@ impl TestApp {
             contexts::all(),
             Roles {
                 http: Some(listener),
+                api: true,
                 relay: nats_url.is_some(),
                 project: true,
             },

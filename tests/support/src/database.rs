@@ -54,7 +54,10 @@ impl TestDb {
         if let Ok((client, connection)) = tokio_postgres::connect(&admin, NoTls).await {
             tokio::spawn(connection);
             let _ = client
-                .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
+                .batch_execute(&format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ))
                 .await;
         }
     }

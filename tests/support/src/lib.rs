@@ -3,6 +3,8 @@
 
 mod database;
 mod nats;
+mod nats_cluster;
 
 pub use database::{TestDb, admin_url};
 pub use nats::{NatsServer, free_port};
+pub use nats_cluster::NatsCluster;

@@ -57,7 +57,14 @@ impl NatsServer {
     pub async fn restart(&mut self) {
         self.stop();
         let child = Command::new(binary())
-            .args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
             .arg(&self.store)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -27,12 +27,19 @@ pub enum Command {
     /// Serve the HTTP APIs (health, metrics, /v1 admin, each context under its prefix).
     Serve(HttpSettings),
     /// Publish the log to NATS JetStream.
-    Relay,
+    Relay {
+        /// Serve /healthz, /readyz and /metrics here.
+        #[arg(long = "http")]
+        health: Option<std::net::SocketAddr>,
+    },
     /// Run the projectors that keep the read models.
     Project {
         /// Only these contexts' read models (and stream_heads).
         #[arg(long, value_delimiter = ',')]
         contexts: Vec<String>,
+        /// Serve /healthz, /readyz and /metrics here.
+        #[arg(long = "http")]
+        health: Option<std::net::SocketAddr>,
     },
     /// Everything in one process: HTTP, relay and projectors.
     Run(HttpSettings),
@@ -58,32 +65,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(http) => serve(&settings, http, false).await,
         Command::Run(http) => serve(&settings, http, true).await,
-        Command::Relay => {
-            let running = processes::start(
-                &settings,
-                vec![],
-                Roles {
-                    http: None,
-                    relay: true,
-                    project: false,
-                },
-            )
-            .await?;
-            until_signal(running).await
+        Command::Relay { health } => {
+            let roles = Roles {
+                http: bind(health).await?,
+                api: false,
+                relay: true,
+                project: false,
+            };
+            until_signal(processes::start(&settings, vec![], roles).await?).await
         }
-        Command::Project { contexts: only } => {
+        Command::Project {
+            contexts: only,
+            health,
+        } => {
             let selected = contexts::select(&only).map_err(anyhow::Error::msg)?;
-            let running = processes::start(
-                &settings,
-                selected,
-                Roles {
-                    http: None,
-                    relay: false,
-                    project: true,
-                },
-            )
-            .await?;
-            until_signal(running).await
+            let roles = Roles {
+                http: bind(health).await?,
+                api: false,
+                relay: false,
+                project: true,
+            };
+            until_signal(processes::start(&settings, selected, roles).await?).await
         }
         Command::Replay { projection } => replay::run(&settings, &projection).await,
         Command::Audit(cmd) => audit::run(&settings, cmd).await,
@@ -99,6 +101,7 @@ async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> any
         selected,
         Roles {
             http: Some(listener),
+            api: true,
             relay: everything,
             project: everything,
         },
@@ -110,13 +113,45 @@ async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> any
     until_signal(running).await
 }
 
+async fn bind(
+    addr: Option<std::net::SocketAddr>,
+) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    Ok(match addr {
+        Some(a) => Some(tokio::net::TcpListener::bind(a).await?),
+        None => None,
+    })
+}
+
 async fn until_signal(running: processes::Running) -> anyhow::Result<()> {
     let stop = running.shutdown.clone();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        shutdown_signal().await;
         tracing::info!("stopping");
         stop.cancel();
     });
     running.join().await;
     Ok(())
+}
+
+/// Resolves on SIGINT (^C) or SIGTERM (what systemd and container runtimes send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

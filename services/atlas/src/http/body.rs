@@ -1,0 +1,74 @@
+//! Request bodies: JSON objects read field by field, so each bad field gets its own 400.
+//!
+//! An empty body counts as `{}`. Actor fields accept the names clients of the original send:
+//! the first present of the names listed for each route.
+
+use axum::body::Bytes;
+use palimpsest_web::ApiError;
+use serde_json::{Map, Value};
+
+/// A request's JSON object.
+#[derive(Debug, Clone, Default)]
+pub struct Body(pub Map<String, Value>);
+
+impl Body {
+    /// Parses the bytes of a request body.
+    pub fn parse(bytes: &Bytes) -> Result<Body, ApiError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Body::default());
+        }
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(m)) => Ok(Body(m)),
+            Ok(_) => Err(ApiError::bad_request("request body must be a JSON object")),
+            Err(e) => Err(ApiError::bad_request(format!(
+                "request body is not JSON: {e}"
+            ))),
+        }
+    }
+
+    /// The first present, non-null of `keys`, which must be a string.
+    pub fn string(&self, keys: &[&str]) -> Result<Option<String>, ApiError> {
+        self.first(keys, false)
+    }
+
+    /// The first present, non-null, non-blank of `keys` as an id: a string, or an integer
+    /// taken as its digits (user ids of the original's clients may be numbers).
+    pub fn id(&self, keys: &[&str]) -> Result<Option<String>, ApiError> {
+        Ok(self.first(keys, true)?.filter(|s| !s.trim().is_empty()))
+    }
+
+    fn first(&self, keys: &[&str], integers: bool) -> Result<Option<String>, ApiError> {
+        for key in keys {
+            match self.0.get(*key) {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(s)) => return Ok(Some(s.clone())),
+                Some(Value::Number(n)) if integers && (n.is_i64() || n.is_u64()) => {
+                    return Ok(Some(n.to_string()));
+                }
+                Some(_) => return Err(ApiError::bad_request(format!("{key} must be a string"))),
+            }
+        }
+        Ok(None)
+    }
+
+    /// An optional integer field.
+    pub fn integer(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| ApiError::bad_request(format!("{key} must be an integer"))),
+        }
+    }
+
+    /// Whether `key` is present (even as null).
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// A field's raw value.
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}

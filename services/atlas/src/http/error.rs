@@ -1,0 +1,31 @@
+//! Refused commands as HTTP errors: 404 for what does not exist, 400 for bad input, 409 for a
+//! state, lock or version that refuses the command.
+
+use crate::section::SectionError;
+use palimpsest_web::ApiError;
+
+impl From<SectionError> for ApiError {
+    fn from(e: SectionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SectionError::SectionNotFound
+            | SectionError::SubmissionNotFound
+            | SectionError::CommitNotFound(_) => ApiError::not_found(message),
+            SectionError::Invalid { .. } | SectionError::InvalidSnapshot(_) => {
+                ApiError::bad_request(message)
+            }
+            SectionError::SectionExists
+            | SectionError::Locked { .. }
+            | SectionError::WrongStatus { .. }
+            | SectionError::VersionMismatch { .. }
+            | SectionError::HeadMismatch { .. }
+            | SectionError::NoCommit
+            | SectionError::SubmissionNotPending { .. } => ApiError::conflict(message),
+        }
+    }
+}
+
+/// An error for a value the server itself wrote but cannot read back (a bug or a tampered log).
+pub fn corrupt(what: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!("unreadable stored data: {what}"))
+}

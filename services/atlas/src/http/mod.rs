@@ -1,0 +1,45 @@
+//! The atlas HTTP API: the History Map's routes (served under `/atlas`), answering rows with
+//! the spec's column names and errors as `{"error": message}`.
+
+mod approval;
+mod body;
+mod command;
+mod entities;
+mod error;
+mod geometries;
+mod load;
+pub mod openapi;
+mod params;
+mod sections;
+mod submissions;
+
+use axum::Router;
+use axum::routing::{get, post};
+use palimpsest_web::AppState;
+
+/// The context's routes, without prefix.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/entities", get(entities::list))
+        .route("/entities/search", get(entities::search))
+        .route("/entities/{id}", get(entities::get_one))
+        .route("/entities/{id}/history", get(entities::history))
+        .route("/geometries", get(geometries::map))
+        .route("/geometries/{id}/history", get(geometries::history))
+        .route("/sections", post(sections::create).get(sections::list))
+        .route("/sections/{id}", get(sections::get_one))
+        .route("/sections/{id}/editor", get(sections::editor))
+        .route("/sections/{id}/lock", post(sections::lock))
+        .route("/sections/{id}/unlock", post(sections::unlock))
+        .route(
+            "/sections/{id}/commits",
+            post(sections::commit).get(sections::commits),
+        )
+        .route("/sections/{id}/restore", post(sections::restore))
+        .route("/sections/{id}/submit", post(sections::submit))
+        .route("/sections/{id}/submissions", get(sections::submissions))
+        .route("/submissions/{id}/approve", post(submissions::approve))
+        .route("/submissions/{id}/reject", post(submissions::reject))
+        .route("/openapi.json", get(openapi::document))
+        .with_state(state)
+}

@@ -1,0 +1,354 @@
+//! A section's state, folded from its stream: what `decide` needs to judge a command.
+
+use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
+use serde_json::Value;
+
+/// How long a lock lasts: 15 minutes.
+pub const LOCK_TTL_SECONDS: i64 = 15 * 60;
+
+/// Where a section is in the review workflow (`section_states.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionStatus {
+    /// Being edited: commits, restores and submits are allowed. The state of a new section.
+    Editing,
+    /// Its head commit waits for review.
+    Submitted,
+    /// The latest submission was approved and published. Final.
+    Approved,
+    /// The latest submission was rejected; a commit or restore resumes editing.
+    Rejected,
+    /// The latest submission could not be applied; a commit or restore resumes editing.
+    Conflicted,
+}
+
+impl SectionStatus {
+    /// The status as stored in `section_states.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SectionStatus::Editing => "editing",
+            SectionStatus::Submitted => "submitted",
+            SectionStatus::Approved => "approved",
+            SectionStatus::Rejected => "rejected",
+            SectionStatus::Conflicted => "conflicted",
+        }
+    }
+
+    /// Whether new commits and restores are allowed.
+    pub fn accepts_commits(self) -> bool {
+        matches!(
+            self,
+            SectionStatus::Editing | SectionStatus::Rejected | SectionStatus::Conflicted
+        )
+    }
+}
+
+/// Where a submission is in review (`section_submissions.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmissionStatus {
+    /// Waiting for a reviewer.
+    Pending,
+    /// Approved and published.
+    Approved,
+    /// Rejected.
+    Rejected,
+    /// Its approval met a conflict; nothing was published.
+    Conflicted,
+}
+
+impl SubmissionStatus {
+    /// The status as stored in `section_submissions.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubmissionStatus::Pending => "pending",
+            SubmissionStatus::Approved => "approved",
+            SubmissionStatus::Rejected => "rejected",
+            SubmissionStatus::Conflicted => "conflicted",
+        }
+    }
+}
+
+/// A section's editor lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    /// The holder.
+    pub by: String,
+    /// When it was taken.
+    pub at: Timestamp,
+    /// When it lapses.
+    pub expires_at: Timestamp,
+}
+
+impl Lock {
+    /// Whether the lock still holds at `now`.
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        self.expires_at > now
+    }
+}
+
+/// The section's own row (`sections`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionInfo {
+    /// `id`.
+    pub id: String,
+    /// `title`.
+    pub title: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// `user_id`.
+    pub user_id: Option<String>,
+    /// `created_by`.
+    pub created_by: Option<String>,
+    /// `created_at`.
+    pub created_at: Timestamp,
+    /// `updated_at`: the last workflow change (commit, restore, submit, review).
+    pub updated_at: Timestamp,
+}
+
+/// One commit (`section_commits`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    /// As recorded.
+    pub recorded: CommitRecorded,
+    /// `manual` or `restore`.
+    pub kind: &'static str,
+}
+
+/// One submission (`section_submissions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    /// `id`.
+    pub id: String,
+    /// `commit_id`.
+    pub commit_id: String,
+    /// `submitted_by`.
+    pub submitted_by: String,
+    /// `submitted_at`.
+    pub submitted_at: Timestamp,
+    /// `status`.
+    pub status: SubmissionStatus,
+    /// `reviewed_by`.
+    pub reviewed_by: Option<String>,
+    /// `reviewed_at`.
+    pub reviewed_at: Option<Timestamp>,
+    /// `review_note`: the reviewer's note, or the conflict message.
+    pub review_note: Option<String>,
+    /// The snapshot copied from the commit.
+    pub snapshot: Value,
+    /// Its hash, copied from the commit.
+    pub snapshot_hash: String,
+}
+
+/// Everything the section stream says, folded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionState {
+    /// The section's row; `None` until `SectionCreated`.
+    pub info: Option<SectionInfo>,
+    /// `section_states.status`.
+    pub status: SectionStatus,
+    /// `section_states.head_commit_id`.
+    pub head_commit_id: Option<String>,
+    /// `section_states.version`: + 1 on each commit, restore, submit and review (not on locks).
+    pub version: i64,
+    /// The lock, live or lapsed; `None` when released or never taken.
+    pub lock: Option<Lock>,
+    /// `section_states.updated_at`: the last change of any kind, locks included.
+    pub state_updated_at: Option<Timestamp>,
+    /// The commits, oldest first.
+    pub commits: Vec<Commit>,
+    /// The submissions, oldest first.
+    pub submissions: Vec<Submission>,
+}
+
+impl Default for SectionState {
+    fn default() -> Self {
+        SectionState {
+            info: None,
+            status: SectionStatus::Editing,
+            head_commit_id: None,
+            version: 0,
+            lock: None,
+            state_updated_at: None,
+            commits: Vec::new(),
+            submissions: Vec::new(),
+        }
+    }
+}
+
+impl SectionState {
+    /// The commit with this id.
+    pub fn commit(&self, id: &str) -> Option<&Commit> {
+        self.commits.iter().find(|c| c.recorded.commit_id == id)
+    }
+
+    /// The submission with this id.
+    pub fn submission(&self, id: &str) -> Option<&Submission> {
+        self.submissions.iter().find(|s| s.id == id)
+    }
+
+    /// The head commit.
+    pub fn head(&self) -> Option<&Commit> {
+        self.head_commit_id
+            .as_deref()
+            .and_then(|id| self.commit(id))
+    }
+
+    /// The lock if it holds at `now`.
+    pub fn live_lock(&self, now: Timestamp) -> Option<&Lock> {
+        self.lock.as_ref().filter(|l| l.is_live(now))
+    }
+
+    fn touch(&mut self, at: Timestamp, workflow: bool) {
+        self.state_updated_at = Some(at);
+        if workflow {
+            self.version += 1;
+            if let Some(info) = &mut self.info {
+                info.updated_at = at;
+            }
+        }
+    }
+
+    fn review(
+        &mut self,
+        id: &str,
+        status: SubmissionStatus,
+        by: &Option<String>,
+        at: Timestamp,
+        note: &Option<String>,
+    ) {
+        if let Some(s) = self.submissions.iter_mut().find(|s| s.id == id) {
+            s.status = status;
+            s.reviewed_by = by.clone();
+            s.reviewed_at = Some(at);
+            s.review_note = note.clone();
+        }
+        self.status = match status {
+            SubmissionStatus::Approved => SectionStatus::Approved,
+            SubmissionStatus::Rejected => SectionStatus::Rejected,
+            SubmissionStatus::Conflicted => SectionStatus::Conflicted,
+            SubmissionStatus::Pending => self.status,
+        };
+        self.touch(at, true);
+    }
+}
+
+/// Applies one recorded event to the state.
+pub fn evolve(mut state: SectionState, event: &SectionEvent) -> SectionState {
+    match event {
+        SectionEvent::SectionCreated {
+            section_id,
+            title,
+            description,
+            user_id,
+            created_by,
+            created_at,
+        } => {
+            state.info = Some(SectionInfo {
+                id: section_id.clone(),
+                title: title.clone(),
+                description: description.clone(),
+                user_id: user_id.clone(),
+                created_by: created_by.clone(),
+                created_at: *created_at,
+                updated_at: *created_at,
+            });
+            state.status = SectionStatus::Editing;
+            state.state_updated_at = Some(*created_at);
+        }
+        SectionEvent::SectionLocked {
+            locked_by,
+            locked_at,
+            lock_expires_at,
+        } => {
+            state.lock = Some(Lock {
+                by: locked_by.clone(),
+                at: *locked_at,
+                expires_at: *lock_expires_at,
+            });
+            state.touch(*locked_at, false);
+        }
+        SectionEvent::SectionUnlocked { at, .. } => {
+            state.lock = None;
+            state.touch(*at, false);
+        }
+        SectionEvent::SectionCommitted(c) | SectionEvent::SectionRestored(c) => {
+            let kind = if matches!(event, SectionEvent::SectionRestored(_)) {
+                "restore"
+            } else {
+                "manual"
+            };
+            state.head_commit_id = Some(c.commit_id.clone());
+            state.status = SectionStatus::Editing;
+            state.commits.push(Commit {
+                recorded: c.clone(),
+                kind,
+            });
+            state.touch(c.created_at, true);
+        }
+        SectionEvent::SectionSubmitted {
+            submission_id,
+            commit_id,
+            submitted_by,
+            submitted_at,
+            snapshot,
+            snapshot_hash,
+        } => {
+            state.submissions.push(Submission {
+                id: submission_id.clone(),
+                commit_id: commit_id.clone(),
+                submitted_by: submitted_by.clone(),
+                submitted_at: *submitted_at,
+                status: SubmissionStatus::Pending,
+                reviewed_by: None,
+                reviewed_at: None,
+                review_note: None,
+                snapshot: snapshot.clone(),
+                snapshot_hash: snapshot_hash.clone(),
+            });
+            state.status = SectionStatus::Submitted;
+            state.lock = None;
+            state.touch(*submitted_at, true);
+        }
+        SectionEvent::SubmissionApproved {
+            submission_id,
+            reviewed_by,
+            reviewed_at,
+            review_note,
+        } => state.review(
+            submission_id,
+            SubmissionStatus::Approved,
+            reviewed_by,
+            *reviewed_at,
+            review_note,
+        ),
+        SectionEvent::SubmissionRejected {
+            submission_id,
+            reviewed_by,
+            reviewed_at,
+            review_note,
+        } => state.review(
+            submission_id,
+            SubmissionStatus::Rejected,
+            reviewed_by,
+            *reviewed_at,
+            review_note,
+        ),
+        SectionEvent::SubmissionConflicted {
+            submission_id,
+            reviewed_by,
+            reviewed_at,
+            message,
+        } => state.review(
+            submission_id,
+            SubmissionStatus::Conflicted,
+            reviewed_by,
+            *reviewed_at,
+            &Some(message.clone()),
+        ),
+    }
+    state
+}
+
+/// Folds a stream's events from the empty state.
+pub fn fold<'a>(events: impl IntoIterator<Item = &'a SectionEvent>) -> SectionState {
+    events.into_iter().fold(SectionState::default(), evolve)
+}

@@ -1,0 +1,153 @@
+//! Chat functions: `appendChatMessage`, `getChatHistory`, `getChatHead`.
+
+use super::envelope::{Data, Failure};
+use super::pad_calls::{existing_pad, valid_pad_id_for_creation};
+use super::params::{js_string, truthy};
+use super::{Ctx, now_ms};
+use crate::domain::pad_chat::{ChatMessage, append_chat_message as decide};
+use crate::js_number;
+use crate::service::Retry;
+use crate::store::keys;
+use crate::store::records::{AuthorRecord, ChatRecord};
+use palimpsest_events::pads::ChatTime;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// `appendChatMessage(padID, text, authorID, time)`. As in Etherpad, a missing pad is created.
+#[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
+pub async fn append_chat_message(c: Ctx<'_>) -> Result<Data, Failure> {
+    let text = match c.p.get("text") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(Failure::api("text is not a string")),
+    };
+    let now = now_ms();
+    let time = match c.p.get("time") {
+        Some(Value::Number(n)) if n.as_f64().is_some_and(js_number::is_int_number) => {
+            ChatTime::Millis(n.as_f64().map_or(now, |f| f as i64))
+        }
+        Some(Value::String(s)) if js_number::is_int_text(s) => ChatTime::Given(s.clone()),
+        _ => ChatTime::Millis(now),
+    };
+    let author_id = match c.p.get("authorID") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(js_string(v)),
+    };
+    let id =
+        c.p.string("padID")
+            .ok_or_else(|| Failure::api("padID is not a string"))?
+            .to_owned();
+    valid_pad_id_for_creation(&id)?;
+    let message = ChatMessage {
+        text,
+        author_id,
+        time,
+    };
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let pad = pads.pad(v, &id).await?;
+        let authors = pads
+            .authors(v, message.author_id.clone().into_iter())
+            .await?;
+        let decision = decide(&pad, message.clone(), now, authors)?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}
+
+/// A chat message as the API returns it (Etherpad's `ChatMessage.toJSON`).
+#[derive(Debug, Serialize)]
+struct MessageOut {
+    text: String,
+    time: ChatTime,
+    #[serde(rename = "userId")]
+    user_id: Option<String>,
+    #[serde(rename = "userName")]
+    user_name: Option<String>,
+}
+
+/// A number from a query value, as JavaScript's relational operators convert it.
+fn numeric(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) => js_number::number(s),
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Null => 0.0,
+        _ => f64::NAN,
+    }
+}
+
+/// `getChatHistory(padID, start, end)` → `{messages}`, the whole history unless both `start`
+/// and `end` are given.
+pub async fn get_chat_history(c: Ctx<'_>) -> Result<Data, Failure> {
+    let start = c.p.get("start").cloned();
+    let end = c.p.get("end").cloned();
+    let both = start.as_ref().is_some_and(truthy) && end.as_ref().is_some_and(truthy);
+    let (mut from, mut to) = (
+        start.as_ref().map_or(f64::NAN, numeric),
+        end.as_ref().map_or(f64::NAN, numeric),
+    );
+    if both {
+        if from < 0.0 {
+            return Err(Failure::api("start is below zero"));
+        }
+        if to < 0.0 {
+            return Err(Failure::api("end is below zero"));
+        }
+        if from > to {
+            return Err(Failure::api("start is higher than end"));
+        }
+    }
+    let id = super::pad_calls::pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    let head = record.chat_head as f64;
+    if !both {
+        from = 0.0;
+        to = head;
+    }
+    if from > head {
+        return Err(Failure::api("start is higher than the current chatHead"));
+    }
+    if to > head {
+        return Err(Failure::api("end is higher than the current chatHead"));
+    }
+    let (from, to) = (from.ceil() as i64, to.floor() as i64);
+    let wanted: Vec<String> = (from..=to).map(|i| keys::chat(&id, i)).collect();
+    let found = c.reader.values(&wanted).await.map_err(Failure::internal)?;
+    let mut messages = Vec::new();
+    for key in &wanted {
+        let Some(text) = found.get(key) else {
+            tracing::warn!(pad = %id, key, "broken chat entry");
+            continue;
+        };
+        let record: ChatRecord = serde_json::from_str(text).map_err(Failure::internal)?;
+        let user_name = match &record.author_id {
+            Some(a) => c
+                .reader
+                .get::<AuthorRecord>(&keys::author(a))
+                .await
+                .map_err(Failure::internal)?
+                .and_then(|r| r.name)
+                .flatten(),
+            None => None,
+        };
+        messages.push(MessageOut {
+            text: record.text,
+            time: record.time,
+            user_id: record.author_id,
+            user_name,
+        });
+    }
+    Data::of(&json!({ "messages": serde_json::to_value(&messages).map_err(Failure::internal)? }))
+}
+
+/// `getChatHead(padID)` → `{chatHead}`.
+pub async fn get_chat_head(c: Ctx<'_>) -> Result<Data, Failure> {
+    let id = super::pad_calls::pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    Data::of(&json!({ "chatHead": record.chat_head }))
+}

@@ -1,0 +1,208 @@
+//! Etherpad's response envelope: `{"code": 0, "message": "ok", "data": …}` and its error codes.
+//!
+//! | code | meaning | HTTP status |
+//! |---|---|---|
+//! | 0 | ok | 200 |
+//! | 1 | wrong parameters (`padID does not exist`, …) | 200, as Etherpad answers |
+//! | 2 | internal error | 500 |
+//! | 3 | no such function or API version | 404 |
+//! | 4 | no or wrong API key | 401 |
+//!
+//! Etherpad answers wrong parameters with status 200 and code 1 (its clients read the code);
+//! we keep that. A request whose body cannot be read at all is a 400 with code 1.
+
+use crate::domain::DomainError;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use palimpsest_web::ApiError;
+use serde::Serialize;
+
+/// The `data` of a successful answer, already serialised (Etherpad sends `data || null`, so a
+/// falsy value becomes `null`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Data(String);
+
+impl Data {
+    /// `data: null`.
+    pub fn null() -> Self {
+        Data("null".into())
+    }
+
+    /// `data` as `value` serialises, falsy values (`false`, `0`, `""`) turned into `null`.
+    pub fn of(value: &impl Serialize) -> Result<Self, Failure> {
+        let text = serde_json::to_string(value).map_err(Failure::internal)?;
+        Ok(match text.as_str() {
+            "false" | "0" | "\"\"" | "null" | "-0" => Data::null(),
+            _ => Data(text),
+        })
+    }
+
+    /// The JSON text.
+    pub fn as_json(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A failed call: Etherpad's code, its message and the HTTP status it goes with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// 1 wrong parameters, 2 internal, 3 no such function, 4 API key.
+    pub code: u8,
+    /// The message Etherpad gives.
+    pub message: String,
+    /// The HTTP status.
+    pub status: StatusCode,
+}
+
+impl Failure {
+    /// Code 1: the parameters were wrong; status 200 as in Etherpad.
+    pub fn api(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+            status: StatusCode::OK,
+        }
+    }
+
+    /// Code 1 with status 400: the request could not be read at all.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+            status: StatusCode::BAD_REQUEST,
+        }
+    }
+
+    /// Code 1 with the given status (the extension endpoints answer refusals with 4xx/5xx).
+    pub fn new_status(status: StatusCode, message: impl Into<String>) -> Self {
+        Failure {
+            code: if status.is_server_error() { 2 } else { 1 },
+            message: message.into(),
+            status,
+        }
+    }
+
+    /// Code 3: no such function (or version).
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Failure {
+            code: 3,
+            message: message.into(),
+            status: StatusCode::NOT_FOUND,
+        }
+    }
+
+    /// A function of Etherpad's API this server does not offer (`setHTML`, `createDiffHTML`):
+    /// status 501, code 1, as Etherpad's router answers an unimplemented operation.
+    pub fn not_implemented() -> Self {
+        Failure {
+            code: 1,
+            message: "function not implemented".into(),
+            status: StatusCode::NOT_IMPLEMENTED,
+        }
+    }
+
+    /// Code 4: no or wrong API key.
+    pub fn unauthorized() -> Self {
+        Failure {
+            code: 4,
+            message: "no or wrong API Key".into(),
+            status: StatusCode::UNAUTHORIZED,
+        }
+    }
+
+    /// Code 2: something failed that the client cannot fix; the detail is logged.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "pads API internal error");
+        Failure {
+            code: 2,
+            message: "internal error".into(),
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<DomainError> for Failure {
+    fn from(e: DomainError) -> Self {
+        Failure::api(e.to_string())
+    }
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        let code = match e.status.as_u16() {
+            401 | 403 => 4,
+            404 => 3,
+            400..=499 => 1,
+            _ => 2,
+        };
+        Failure {
+            code,
+            message: e.message,
+            status: e.status,
+        }
+    }
+}
+
+/// The envelope text of an answer.
+pub fn envelope(outcome: &Result<Data, Failure>) -> (StatusCode, String) {
+    match outcome {
+        Ok(data) => (
+            StatusCode::OK,
+            format!(r#"{{"code":0,"message":"ok","data":{}}}"#, data.as_json()),
+        ),
+        Err(f) => {
+            let message = serde_json::to_string(&f.message).unwrap_or_else(|_| "\"\"".into());
+            (
+                f.status,
+                format!(r#"{{"code":{},"message":{message},"data":null}}"#, f.code),
+            )
+        }
+    }
+}
+
+/// An answer as an HTTP response.
+pub fn respond(outcome: Result<Data, Failure>) -> Response {
+    let (status, body) = envelope(&outcome);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn success_envelope_has_etherpads_key_order_and_falsy_data_is_null() {
+        let ok = Data::of(&json!({"text": "hi\n"})).expect("data");
+        assert_eq!(
+            envelope(&Ok(ok)).1,
+            r#"{"code":0,"message":"ok","data":{"text":"hi\n"}}"#
+        );
+        assert_eq!(Data::of(&"").expect("data"), Data::null());
+        assert_eq!(Data::of(&0).expect("data"), Data::null());
+        assert_eq!(Data::of(&"john").expect("data").as_json(), "\"john\"");
+    }
+
+    #[test]
+    fn failures_carry_code_and_status() {
+        let (status, body) = envelope(&Err(Failure::api("padID does not exist")));
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            body,
+            r#"{"code":1,"message":"padID does not exist","data":null}"#
+        );
+        assert_eq!(
+            envelope(&Err(Failure::unauthorized())).0,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(
+            envelope(&Err(Failure::not_found("no such function"))).0,
+            StatusCode::NOT_FOUND
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The endpoints beyond Etherpad's HTTP API, for editing clients:
+//!
+//! - `POST /ext/submitChangeset` with `padID`, `baseRev`, `changeset`, `apool` (the client's
+//!   attribute pool, `{numToAttrib, nextNum}`) and `authorId`: what Etherpad's editor sends as
+//!   `USER_CHANGES`. The changeset is checked, moved into the pad's pool and transformed over
+//!   every revision after `baseRev`, so concurrent writers both land. Answers `{newRev}`.
+//! - `POST|GET /ext/authorForToken` with `token`: the author a browser token stands for,
+//!   created on first use (Etherpad's `getAuthorId`). Answers `{authorID}`.
+//!
+//! Both need the API key and answer in Etherpad's envelope; unlike the Etherpad API, refused
+//! input is answered with a 4xx status (400, or 404 for a missing pad).
+
+use super::author_calls::new_author;
+use super::envelope::{Failure, respond};
+use super::params::{Params, check_valid_rev};
+use super::{check_apikey, fields, now_ms};
+use crate::changes::AttributePool;
+use crate::domain::DomainError;
+use crate::domain::author_commands::author_for_token as decide_token;
+use crate::domain::pad_changes::{Recorded, Submission, submit_changeset as decide_submit};
+use crate::ids::is_valid_pad_id;
+use crate::projection::NAME as PROJECTION;
+use crate::reads::StoreReader;
+use crate::service::{Pads, Retry};
+use crate::store::keys;
+use crate::store::records::RevisionRecord;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use palimpsest_events::pads::TOKEN;
+use serde_json::{Value, json};
+
+/// Parameters of the extension endpoints.
+const SUBMIT_PARAMS: &[&str] = &["padID", "baseRev", "changeset", "apool", "authorId"];
+const TOKEN_PARAMS: &[&str] = &["token"];
+
+/// A refusal with a 4xx status instead of Etherpad's 200.
+fn refused(f: Failure) -> Failure {
+    if f.status != StatusCode::OK {
+        return f;
+    }
+    let status = if f.message == DomainError::PadMissing.to_string() {
+        StatusCode::NOT_FOUND
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    Failure { status, ..f }
+}
+
+/// The revisions `from ..= to` of a pad as the store has them; the store is waited for if it
+/// has not caught up with the log yet.
+async fn revisions(
+    pads: &Pads,
+    reader: &StoreReader,
+    pad_id: &str,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Recorded>, Failure> {
+    let wanted: Vec<String> = (from..=to).map(|r| keys::revision(pad_id, r)).collect();
+    let mut found = reader.values(&wanted).await.map_err(Failure::internal)?;
+    if found.len() < wanted.len() {
+        let head = pads
+            .state
+            .store
+            .head_position()
+            .await
+            .map_err(Failure::internal)?;
+        pads.state.wait_for(PROJECTION, head).await;
+        found = reader.values(&wanted).await.map_err(Failure::internal)?;
+    }
+    wanted
+        .iter()
+        .map(|k| {
+            let text = found.get(k).ok_or_else(|| {
+                Failure::new_status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the pad's revisions are not readable yet; retry",
+                )
+            })?;
+            let r: RevisionRecord = serde_json::from_str(text).map_err(Failure::internal)?;
+            Ok(Recorded {
+                changeset: r.changeset,
+                author: r.meta.author,
+            })
+        })
+        .collect()
+}
+
+/// The client's pool: a JSON object or its text; none means an empty pool.
+fn wire_pool(p: &Params) -> Result<AttributePool, Failure> {
+    let value = match p.get("apool") {
+        None | Some(Value::Null) => return Ok(AttributePool::new()),
+        Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+            .map_err(|e| Failure::bad_request(format!("apool is not JSON: {e}")))?,
+        Some(v) => v.clone(),
+    };
+    serde_json::from_value(value)
+        .map_err(|e| Failure::bad_request(format!("apool is not an attribute pool: {e}")))
+}
+
+/// The submission, as the decider takes it.
+fn submission_of(
+    base_rev: i64,
+    changeset: &str,
+    pool: &AttributePool,
+    author: &str,
+    now: i64,
+) -> Submission {
+    Submission {
+        base_rev,
+        changeset: changeset.to_owned(),
+        pool: pool.clone(),
+        author: author.to_owned(),
+        now,
+    }
+}
+
+/// Loads, decides and commits a submission until it lands; the revision it became.
+async fn submit_attempts(
+    pads: &Pads,
+    reader: &StoreReader,
+    pad_id: &str,
+    author: &str,
+    submission: Submission,
+) -> Result<i64, Failure> {
+    let mut retry = Retry::new();
+    loop {
+        let mut v = retry.attempt()?;
+        let pad = pads.pad(&mut v, pad_id).await?;
+        if !pad.exists {
+            return Err(DomainError::PadMissing.into());
+        }
+        let base = submission.base_rev;
+        let since = if base < pad.head && base >= 0 {
+            revisions(pads, reader, pad_id, base + 1, pad.head).await?
+        } else {
+            Vec::new()
+        };
+        let authors = pads.authors(&mut v, [author.to_owned()]).await?;
+        let (decision, rev) = decide_submit(&pad, submission.clone(), &since, authors)?;
+        if pads.commit(&decision, &v).await? {
+            return Ok(rev);
+        }
+    }
+}
+
+async fn submit(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
+    let fields = fields::gather(request).await?;
+    check_apikey(pads, &fields)?;
+    let p = Params::new(fields, SUBMIT_PARAMS);
+    let pad_id = p
+        .string("padID")
+        .ok_or_else(|| Failure::bad_request("padID is not a string"))?
+        .to_owned();
+    if !is_valid_pad_id(&pad_id) {
+        return Err(Failure::bad_request("padID did not match requirements"));
+    }
+    let base_rev = check_valid_rev(p.get("baseRev").unwrap_or(&Value::Null))
+        .map_err(|f| Failure::bad_request(f.message.replace("rev ", "baseRev ")))?;
+    let changeset = p
+        .string("changeset")
+        .ok_or_else(|| Failure::bad_request("changeset is not a string"))?
+        .to_owned();
+    let pool = wire_pool(&p)?;
+    let author = p.author_id("authorId");
+    let now = now_ms();
+    let reader = StoreReader::new(pads.state.read.clone());
+    let new_rev = submit_attempts(
+        pads,
+        &reader,
+        &pad_id,
+        &author,
+        submission_of(base_rev, &changeset, &pool, &author, now),
+    )
+    .await
+    .map_err(refused)?;
+    super::envelope::Data::of(&json!({ "newRev": new_rev }))
+}
+
+/// `POST /ext/submitChangeset`.
+#[tracing::instrument(skip_all)]
+pub async fn submit_changeset(State(pads): State<Pads>, request: Request) -> Response {
+    respond(submit(&pads, request).await)
+}
+
+async fn token_author(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
+    let fields = fields::gather(request).await?;
+    check_apikey(pads, &fields)?;
+    let p = Params::new(fields, TOKEN_PARAMS);
+    let token = p
+        .string("token")
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| Failure::bad_request("token is not a string"))?
+        .to_owned();
+    if !keys::fits(&keys::token_to_author(&token)) {
+        return Err(Failure::bad_request("Your Key can only be 100 chars"));
+    }
+    let new = new_author();
+    let now = now_ms();
+    let mut retry = Retry::new();
+    let id = loop {
+        let mut v = retry.attempt()?;
+        let mapping = pads.mapping(&mut v, TOKEN, &token).await?;
+        if let Some(existing) = &mapping.target {
+            pads.author(&mut v, existing).await?;
+        }
+        let (decision, id) = decide_token(&token, &mapping, &new, now);
+        if pads.commit(&decision, &v).await? {
+            break id;
+        }
+    };
+    super::envelope::Data::of(&json!({ "authorID": id }))
+}
+
+/// `POST|GET /ext/authorForToken`.
+#[tracing::instrument(skip_all)]
+pub async fn author_for_token(State(pads): State<Pads>, request: Request) -> Response {
+    respond(token_author(&pads, request).await)
+}

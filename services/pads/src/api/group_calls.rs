@@ -1,0 +1,170 @@
+//! Group functions: `createGroup`, `createGroupIfNotExistsFor`, `deleteGroup`, `listPads`,
+//! `createGroupPad`, `listAllGroups`.
+
+use super::envelope::{Data, Failure};
+use super::pad_calls::{initial_text, valid_pad_id_for_creation};
+use super::{Ctx, now_ms};
+use crate::domain::group_commands::{
+    GroupContents, create_group_for_mapper, delete_group as decide_delete,
+};
+use crate::domain::pad_creation::create_group_pad as decide_create_pad;
+use crate::domain::{DomainError, group_commands};
+use crate::ids::{IdKind, new_id};
+use crate::js_object::JsObject;
+use crate::service::Retry;
+use crate::store::keys;
+use crate::store::records::GroupRecord;
+use palimpsest_events::pads::GROUP_MAPPER;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// A fresh id of `kind`.
+pub(crate) fn fresh(kind: IdKind) -> String {
+    let mut rng = rand::rng();
+    new_id(kind, &mut rng)
+}
+
+/// `createGroup()` → `{groupID}`.
+#[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
+pub async fn create_group(c: Ctx<'_>) -> Result<Data, Failure> {
+    let id = fresh(IdKind::Group);
+    let decision = group_commands::create_group(&id);
+    let mut retry = Retry::new();
+    while !c.pads.commit(&decision, &retry.attempt()?).await? {}
+    Data::of(&json!({ "groupID": id }))
+}
+
+/// `createGroupIfNotExistsFor(groupMapper)` → `{groupID}`.
+#[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
+pub async fn create_group_if_not_exists_for(c: Ctx<'_>) -> Result<Data, Failure> {
+    let mapper = c.p.required_string("groupMapper")?.to_owned();
+    if !keys::fits(&keys::mapper_to_group(&mapper)) {
+        return Err(Failure::api("Your Key can only be 100 chars"));
+    }
+    let candidate = fresh(IdKind::Group);
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    let id = loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let mapping = pads.mapping(v, GROUP_MAPPER, &mapper).await?;
+        let group = match &mapping.target {
+            Some(g) => Some(pads.group(v, g).await?),
+            None => None,
+        };
+        let (d, id) = create_group_for_mapper(&mapper, &mapping, group.as_ref(), &candidate);
+        let decision = d;
+        if pads.commit(&decision, v).await? {
+            break id;
+        }
+    };
+    Data::of(&json!({ "groupID": id }))
+}
+
+/// `deleteGroup(groupID)`: the group, its pads, sessions and mappings, in one append.
+#[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
+pub async fn delete_group(c: Ctx<'_>) -> Result<Data, Failure> {
+    let group_id = c.p.as_text("groupID");
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let group = pads.group(v, &group_id).await?;
+        if !group.exists {
+            return Err(DomainError::GroupMissing.into());
+        }
+        let mut pad_states = HashMap::new();
+        let mut author_ids = Vec::new();
+        for pad_id in &group.pads {
+            let pad = pads.pad(v, pad_id).await?;
+            author_ids.extend(pad.authors());
+            pad_states.insert(pad_id.clone(), pad);
+        }
+        let mut sessions = HashMap::new();
+        for session_id in &group.sessions {
+            let s = pads.session(v, session_id).await?;
+            author_ids.push(s.author_id.clone());
+            sessions.insert(session_id.clone(), s);
+        }
+        for mapper in &group.mappers {
+            pads.mapping(v, GROUP_MAPPER, mapper).await?;
+        }
+        let authors = pads.authors(v, author_ids).await?;
+        let decision = decide_delete(
+            &group_id,
+            &group,
+            GroupContents {
+                pads: pad_states,
+                sessions,
+                authors,
+            },
+        )?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}
+
+/// `listPads(groupID)` → `{padIDs}`.
+pub async fn list_pads(c: Ctx<'_>) -> Result<Data, Failure> {
+    let group_id = c.p.as_text("groupID");
+    let group: GroupRecord = c
+        .reader
+        .get(&keys::group(&group_id))
+        .await
+        .map_err(Failure::internal)?
+        .ok_or_else(|| Failure::from(DomainError::GroupMissing))?;
+    Data::of(&json!({ "padIDs": group.pads.keys() }))
+}
+
+/// `createGroupPad(groupID, padName, text, authorId)` → `{padID}`.
+#[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
+pub async fn create_group_pad(c: Ctx<'_>) -> Result<Data, Failure> {
+    let group_id = c.p.as_text("groupID");
+    let pad_id = format!("{}${}", group_id, c.p.as_text("padName"));
+    let author = c.p.author_id("authorId");
+    let text = initial_text(&c.p)?;
+    let now = now_ms();
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let group = pads.group(v, &group_id).await?;
+        if !group.exists {
+            return Err(DomainError::GroupMissing.into());
+        }
+        let pad = pads.pad(v, &pad_id).await?;
+        if pad.exists {
+            return Err(DomainError::PadNameExists.into());
+        }
+        valid_pad_id_for_creation(&pad_id)?;
+        let authors = pads.authors(v, [author.clone()]).await?;
+        let decision = decide_create_pad(
+            &group_id,
+            &group,
+            &pad,
+            text.as_deref(),
+            &author,
+            now,
+            authors,
+        )?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Data::of(&json!({ "padID": pad_id }))
+}
+
+/// `listAllGroups()` → `{groupIDs}`.
+pub async fn list_all_groups(c: Ctx<'_>) -> Result<Data, Failure> {
+    let groups: JsObject<serde_json::Value> = c
+        .reader
+        .get(keys::GROUPS)
+        .await
+        .map_err(Failure::internal)?
+        .unwrap_or_default();
+    Data::of(&json!({ "groupIDs": groups.keys() }))
+}

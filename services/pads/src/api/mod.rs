@@ -1,0 +1,221 @@
+//! Etherpad's HTTP API, served under `/pads`:
+//!
+//! - `GET /api` → `{"currentVersion":"1.3.0"}`;
+//! - `GET|POST /api/<version>/<function>` for every version from `1` to `1.3.0`, parameters
+//!   from the query string, a form body, a multipart body or a JSON body; the API key in
+//!   `apikey`, `api_key` or the `Authorization` header; answers in Etherpad's
+//!   `{code, message, data}` envelope ([`envelope`]);
+//! - `POST /ext/submitChangeset`: what Etherpad's editor sends over its socket (`USER_CHANGES`),
+//!   as HTTP: a changeset against a base revision, transformed over the revisions since;
+//! - `POST /ext/authorForToken`: the author of a browser token (Etherpad's `getAuthorId`).
+
+mod author_calls;
+mod chat_calls;
+pub mod envelope;
+mod ext_calls;
+pub mod fields;
+mod group_calls;
+mod instance_calls;
+mod pad_admin_calls;
+mod pad_calls;
+pub mod params;
+mod session_calls;
+pub mod urlencoded;
+pub mod versions;
+
+use crate::ids;
+use crate::reads::StoreReader;
+use crate::service::Pads;
+use crate::service::repository::Repository;
+use crate::store::keys;
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use envelope::{Data, Failure, respond};
+use palimpsest_web::AppState;
+use params::Params;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Environment variable holding the API key; without it the key is generated once and kept in
+/// `<data dir>/APIKEY.txt`, as Etherpad keeps its `APIKEY.txt`.
+pub const APIKEY_ENV: &str = "PALIMPSEST_PADS_APIKEY";
+
+/// The API key: from the environment, the key file, or a new one written to the key file.
+fn load_apikey(state: &AppState) -> String {
+    let file = state.data_dir.join("APIKEY.txt");
+    match palimpsest_web::secret::load_or_create(APIKEY_ENV, &file) {
+        Ok(key) => key,
+        Err(e) => {
+            tracing::error!(error = %e, file = %file.display(), "cannot keep the pads API key; using one for this process only");
+            let mut rng = rand::rng();
+            ids::random_alphanumeric(&mut rng, 64)
+        }
+    }
+}
+
+/// The pads routes (without the `/pads` prefix).
+pub fn router(state: AppState) -> Router {
+    let apikey = load_apikey(&state);
+    let pads = Pads {
+        repo: Arc::new(Repository::new(state.store.clone(), state.read.clone())),
+        state,
+        apikey: Arc::new(apikey),
+    };
+    Router::new()
+        .route("/api", get(current_version))
+        .route("/api/", get(current_version))
+        .route("/api/{version}/{function}", get(call).post(call))
+        .route("/ext/submitChangeset", post(ext_calls::submit_changeset))
+        .route(
+            "/ext/authorForToken",
+            post(ext_calls::author_for_token).get(ext_calls::author_for_token),
+        )
+        .with_state(pads)
+}
+
+/// `GET /api`: the latest API version.
+async fn current_version() -> Response {
+    axum::response::IntoResponse::into_response(axum::Json(serde_json::json!({
+        "currentVersion": versions::LATEST
+    })))
+}
+
+/// Checks the API key among the fields: `apikey`, else `api_key`, else `authorization`.
+pub(crate) fn check_apikey(pads: &Pads, fields: &fields::Fields) -> Result<(), Failure> {
+    let given = ["apikey", "api_key", "authorization"]
+        .iter()
+        .filter_map(|k| fields.get(k))
+        .find(|v| params::truthy(v));
+    match given {
+        Some(Value::String(key)) if palimpsest_web::secret::equal(key, pads.apikey.trim()) => {
+            Ok(())
+        }
+        _ => Err(Failure::unauthorized()),
+    }
+}
+
+/// Etherpad's `sanitizePadId`: an id that names no pad is tried with runs of white space, then
+/// runs of `:`, replaced by `_`.
+async fn sanitize_pad_id(reader: &StoreReader, id: &str) -> Result<String, Failure> {
+    let rewrites = ids::pad_id_rewrites(id);
+    if rewrites[1] == id {
+        // Nothing to rewrite: the id stands whether or not the pad exists.
+        return Ok(id.to_owned());
+    }
+    let mut current = id.to_owned();
+    for rewrite in 0..2 {
+        if reader
+            .value(&keys::pad(&current))
+            .await
+            .map_err(Failure::internal)?
+            .is_some()
+        {
+            return Ok(current);
+        }
+        current = ids::pad_id_rewrites(&current)[rewrite].clone();
+    }
+    Ok(current)
+}
+
+/// `GET|POST /api/<version>/<function>`.
+#[tracing::instrument(skip_all, fields(version = %version, function = %function))]
+async fn call(
+    State(pads): State<Pads>,
+    Path((version, function)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    respond(dispatch(&pads, &version, &function, request).await)
+}
+
+async fn dispatch(
+    pads: &Pads,
+    version: &str,
+    function: &str,
+    request: Request,
+) -> Result<Data, Failure> {
+    if !versions::is_known(version) {
+        return Err(Failure::not_found("no such api version"));
+    }
+    let names = versions::parameters(version, function)
+        .ok_or_else(|| Failure::not_found("no such function"))?;
+    let fields = fields::gather(request).await?;
+    check_apikey(pads, &fields)?;
+    let mut p = Params::new(fields, names);
+    let reader = StoreReader::new(pads.state.read.clone());
+    for name in ["padID", "padName"] {
+        if let Some(Value::String(id)) = p.get(name).cloned()
+            && !id.is_empty()
+        {
+            let clean = sanitize_pad_id(&reader, &id).await?;
+            p.set(name, Value::String(clean));
+        }
+    }
+    let c = Ctx { pads, reader, p };
+    match function {
+        "createGroup" => group_calls::create_group(c).await,
+        "createGroupIfNotExistsFor" => group_calls::create_group_if_not_exists_for(c).await,
+        "deleteGroup" => group_calls::delete_group(c).await,
+        "listPads" => group_calls::list_pads(c).await,
+        "createGroupPad" => group_calls::create_group_pad(c).await,
+        "listAllGroups" => group_calls::list_all_groups(c).await,
+        "createAuthor" => author_calls::create_author(c).await,
+        "createAuthorIfNotExistsFor" => author_calls::create_author_if_not_exists_for(c).await,
+        "getAuthorName" => author_calls::get_author_name(c).await,
+        "listPadsOfAuthor" => author_calls::list_pads_of_author(c).await,
+        "createSession" => session_calls::create_session(c).await,
+        "deleteSession" => session_calls::delete_session(c).await,
+        "getSessionInfo" => session_calls::get_session_info(c).await,
+        "listSessionsOfGroup" => session_calls::list_sessions_of_group(c).await,
+        "listSessionsOfAuthor" => session_calls::list_sessions_of_author(c).await,
+        "createPad" => pad_calls::create_pad(c).await,
+        "getText" => pad_calls::get_text(c).await,
+        "setText" => pad_calls::set_text(c).await,
+        "appendText" => pad_calls::append_text(c).await,
+        "getHTML" => pad_calls::get_html(c).await,
+        "getRevisionsCount" => pad_calls::get_revisions_count(c).await,
+        "getLastEdited" => pad_calls::get_last_edited(c).await,
+        "getAttributePool" => pad_calls::get_attribute_pool(c).await,
+        "getRevisionChangeset" => pad_calls::get_revision_changeset(c).await,
+        "restoreRevision" => pad_calls::restore_revision(c).await,
+        "deletePad" => pad_admin_calls::delete_pad(c).await,
+        "copyPad" => pad_admin_calls::copy_pad(c).await,
+        "movePad" => pad_admin_calls::move_pad(c).await,
+        "copyPadWithoutHistory" => pad_admin_calls::copy_pad_without_history(c).await,
+        "getReadOnlyID" => pad_admin_calls::get_read_only_id(c).await,
+        "getPadID" => pad_admin_calls::get_pad_id(c).await,
+        "setPublicStatus" => pad_admin_calls::set_public_status(c).await,
+        "getPublicStatus" => pad_admin_calls::get_public_status(c).await,
+        "listAuthorsOfPad" => pad_admin_calls::list_authors_of_pad(c).await,
+        "saveRevision" => pad_admin_calls::save_revision(c).await,
+        "getSavedRevisionsCount" => pad_admin_calls::get_saved_revisions_count(c).await,
+        "listSavedRevisions" => pad_admin_calls::list_saved_revisions(c).await,
+        "padUsersCount" => instance_calls::pad_users_count(c).await,
+        "padUsers" => instance_calls::pad_users(c).await,
+        "sendClientsMessage" => instance_calls::send_clients_message(c).await,
+        "checkToken" => Ok(Data::null()),
+        "listAllPads" => instance_calls::list_all_pads(c).await,
+        "getStats" => instance_calls::get_stats(c).await,
+        "appendChatMessage" => chat_calls::append_chat_message(c).await,
+        "getChatHistory" => chat_calls::get_chat_history(c).await,
+        "getChatHead" => chat_calls::get_chat_head(c).await,
+        "setHTML" | "createDiffHTML" => Err(Failure::not_implemented()),
+        _ => Err(Failure::not_found("no such function")),
+    }
+}
+
+/// What every API function gets: the context, a store reader and its parameters.
+pub(crate) struct Ctx<'a> {
+    pads: &'a Pads,
+    reader: StoreReader,
+    p: Params,
+}
+
+/// Current time in milliseconds since the epoch (Etherpad's `Date.now()`), read at the edge.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,269 @@
+//! Pad content functions: `createPad`, `getText`, `setText`, `appendText`, `getHTML`,
+//! `getRevisionsCount`, `getLastEdited`, `getAttributePool`, `getRevisionChangeset`,
+//! `restoreRevision`.
+
+use super::envelope::{Data, Failure};
+use super::params::Params;
+use super::{Ctx, now_ms};
+use crate::domain::{DomainError, pad_creation, pad_text, pool_of};
+use crate::export::{html, text};
+use crate::ids::is_valid_pad_id;
+use crate::reads::StoreReader;
+use crate::service::Retry;
+use crate::store::records::{FullPoolRecord, PadRecord};
+use palimpsest_events::pads::AText;
+use serde_json::{Value, json};
+
+/// Etherpad's `getPadSafe` checks of a pad id parameter (`padID`, `sourceID`): a string
+/// matching the pad id pattern.
+pub(crate) fn pad_param(p: &Params, name: &str) -> Result<String, Failure> {
+    let id = p
+        .string(name)
+        .ok_or_else(|| Failure::api("padID is not a string"))?;
+    if !is_valid_pad_id(id) {
+        return Err(Failure::api("padID did not match requirements"));
+    }
+    Ok(id.to_owned())
+}
+
+/// The record of an existing pad (`getPadSafe(padID, true)`).
+pub(crate) async fn existing_pad(reader: &StoreReader, id: &str) -> Result<PadRecord, Failure> {
+    reader
+        .pad(id)
+        .await
+        .map_err(Failure::internal)?
+        .ok_or_else(|| DomainError::PadMissing.into())
+}
+
+/// The id check `getPad` makes before creating a pad.
+pub(crate) fn valid_pad_id_for_creation(id: &str) -> Result<(), Failure> {
+    if is_valid_pad_id(id) {
+        Ok(())
+    } else {
+        Err(Failure::api(format!("{id} is not a valid padId")))
+    }
+}
+
+/// The `text` of a pad creation: absent or null means the default text; anything but a string
+/// is refused.
+pub(crate) fn initial_text(p: &Params) -> Result<Option<String>, Failure> {
+    match p.get("text") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Failure::api("text is not a string")),
+    }
+}
+
+/// `createPad(padID, text, authorId)`.
+#[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
+pub async fn create_pad(c: Ctx<'_>) -> Result<Data, Failure> {
+    if let Some(id) = c.p.string("padID").filter(|s| !s.is_empty()) {
+        if id.contains('$') {
+            return Err(Failure::api("createPad can't create group pads"));
+        }
+        if id.contains(['/', '?', '&', '#']) {
+            return Err(Failure::api("malformed padID: Remove special characters"));
+        }
+    }
+    let pad_id = pad_param(&c.p, "padID")?;
+    let author = c.p.author_id("authorId");
+    let now = now_ms();
+    let text = initial_text(&c.p)?;
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let pad = pads.pad(v, &pad_id).await?;
+        let authors = pads.authors(v, [author.clone()]).await?;
+        let decision = pad_creation::create_pad(&pad, text.as_deref(), &author, now, authors)?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}
+
+/// The revision asked for, checked against the head (`rev is higher than the head revision`).
+fn within_head(rev: Option<i64>, head: i64) -> Result<Option<i64>, Failure> {
+    match rev {
+        Some(r) if r > head => Err(DomainError::RevAboveHead.into()),
+        other => Ok(other),
+    }
+}
+
+/// The pad's attributed text at `rev`, or at its head.
+async fn atext_of(
+    c: &Ctx<'_>,
+    id: &str,
+    record: &PadRecord,
+    rev: Option<i64>,
+) -> Result<AText, Failure> {
+    match rev {
+        Some(r) => c
+            .reader
+            .atext_at(id, r, &pool_of(&record.pool.attributes()))
+            .await
+            .map_err(Failure::internal),
+        None => Ok(AText::from(record.atext.clone())),
+    }
+}
+
+/// `getText(padID, rev)` → `{text}`: the head as Etherpad's text export, an older revision raw.
+pub async fn get_text(c: Ctx<'_>) -> Result<Data, Failure> {
+    let rev = c.p.rev("rev")?;
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    let rev = within_head(rev, record.head)?;
+    let atext = atext_of(&c, &id, &record, rev).await?;
+    let body = match rev {
+        Some(_) => atext.text,
+        None => {
+            text::txt(&atext, &pool_of(&record.pool.attributes())).map_err(Failure::internal)?
+        }
+    };
+    Data::of(&json!({ "text": body }))
+}
+
+/// The `text` parameter of `setText`/`appendText`, which must be a string.
+fn edit_text(p: &Params) -> Result<String, Failure> {
+    match p.get("text") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(Failure::api("text is not a string")),
+    }
+}
+
+/// `setText(padID, text, authorId)`.
+#[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
+pub async fn set_text(c: Ctx<'_>) -> Result<Data, Failure> {
+    let text = edit_text(&c.p)?;
+    let id = pad_param(&c.p, "padID")?;
+    let author = c.p.author_id("authorId");
+    let now = now_ms();
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let pad = pads.pad(v, &id).await?;
+        let authors = pads.authors(v, [author.clone()]).await?;
+        let decision = pad_text::set_text(&pad, &text, &author, now, authors)?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}
+
+/// `appendText(padID, text, authorId)`.
+#[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
+pub async fn append_text(c: Ctx<'_>) -> Result<Data, Failure> {
+    let text = edit_text(&c.p)?;
+    let id = pad_param(&c.p, "padID")?;
+    let author = c.p.author_id("authorId");
+    let now = now_ms();
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let pad = pads.pad(v, &id).await?;
+        let authors = pads.authors(v, [author.clone()]).await?;
+        let decision = pad_text::append_text(&pad, &text, &author, now, authors)?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}
+
+/// `getHTML(padID, rev)` → `{html}`.
+pub async fn get_html(c: Ctx<'_>) -> Result<Data, Failure> {
+    let rev = c.p.rev("rev")?;
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    let rev = within_head(rev, record.head)?;
+    let atext = atext_of(&c, &id, &record, rev).await?;
+    let html = html::html_document(&atext, &pool_of(&record.pool.attributes()))
+        .map_err(Failure::internal)?;
+    Data::of(&json!({ "html": html }))
+}
+
+/// `getRevisionsCount(padID)` → `{revisions}` (the head revision number).
+pub async fn get_revisions_count(c: Ctx<'_>) -> Result<Data, Failure> {
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    Data::of(&json!({ "revisions": record.head }))
+}
+
+/// `getLastEdited(padID)` → `{lastEdited}`: the head revision's timestamp.
+pub async fn get_last_edited(c: Ctx<'_>) -> Result<Data, Failure> {
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    let rev = c
+        .reader
+        .revision(&id, record.head)
+        .await
+        .map_err(Failure::internal)?;
+    Data::of(&json!({ "lastEdited": rev.map(|r| r.meta.timestamp) }))
+}
+
+/// `getAttributePool(padID)` → `{pool}` with `numToAttrib`, `attribToNum` and `nextNum`.
+pub async fn get_attribute_pool(c: Ctx<'_>) -> Result<Data, Failure> {
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    /// `{pool}`, the pool in Etherpad's property order.
+    #[derive(serde::Serialize)]
+    struct Answer {
+        pool: FullPoolRecord,
+    }
+    Data::of(&Answer {
+        pool: FullPoolRecord::from_attributes(&record.pool.attributes()),
+    })
+}
+
+/// `getRevisionChangeset(padID, rev)` → the changeset (of the head when `rev` is absent).
+pub async fn get_revision_changeset(c: Ctx<'_>) -> Result<Data, Failure> {
+    let rev = c.p.rev("rev")?;
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    let rev = within_head(rev, record.head)?.unwrap_or(record.head);
+    let r = c
+        .reader
+        .revision(&id, rev)
+        .await
+        .map_err(Failure::internal)?;
+    Data::of(&r.map(|r| r.changeset))
+}
+
+/// `restoreRevision(padID, rev, authorId)`: a new revision bringing back revision `rev`.
+#[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
+pub async fn restore_revision(c: Ctx<'_>) -> Result<Data, Failure> {
+    let Some(value) = c.p.get("rev") else {
+        return Err(Failure::api("rev is not defined"));
+    };
+    let rev = super::params::check_valid_rev(value)?;
+    let id = pad_param(&c.p, "padID")?;
+    let record = existing_pad(&c.reader, &id).await?;
+    within_head(Some(rev), record.head)?;
+    let old = c
+        .reader
+        .atext_at(&id, rev, &pool_of(&record.pool.attributes()))
+        .await
+        .map_err(Failure::internal)?;
+    let author = c.p.author_id("authorId");
+    let now = now_ms();
+    let pads = c.pads;
+    let mut retry = Retry::new();
+    loop {
+        let mut versions = retry.attempt()?;
+        let v = &mut versions;
+        let pad = pads.pad(v, &id).await?;
+        let authors = pads.authors(v, [author.clone()]).await?;
+        let decision = pad_text::restore_revision(&pad, rev, &old, &author, now, authors)?;
+        if pads.commit(&decision, v).await? {
+            break;
+        }
+    }
+    Ok(Data::null())
+}

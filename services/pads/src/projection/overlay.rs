@@ -1,0 +1,159 @@
+//! The store as one batch of events sees it: rows read once, changed in memory, written back in
+//! a few statements at the end of the batch, all inside the batch's transaction.
+//!
+//! A pad's record is rewritten by every revision; applying a batch of revisions row by row would
+//! read and write the same large value again and again. The overlay reads each key at most once
+//! per batch and writes each changed key once, so a batch of 500 revisions of one pad costs one
+//! read and one write of the pad record.
+
+use deadpool_postgres::Transaction;
+use palimpsest_projections::ProjectionError;
+use std::collections::{HashMap, HashSet};
+
+/// Rows of `store` as changed by the events applied so far in this batch.
+pub struct Overlay<'a> {
+    tx: &'a Transaction<'a>,
+    schema: &'a str,
+    /// Known rows: `Some(value)` present, `None` absent or deleted.
+    rows: HashMap<String, Option<String>>,
+    /// Keys changed in this batch.
+    changed: HashSet<String>,
+    /// Pad stream versions seen in this batch.
+    versions: HashMap<String, i64>,
+}
+
+impl<'a> Overlay<'a> {
+    /// An overlay over `schema.store` inside `tx`.
+    pub fn new(tx: &'a Transaction<'a>, schema: &'a str) -> Self {
+        Overlay {
+            tx,
+            schema,
+            rows: HashMap::new(),
+            changed: HashSet::new(),
+            versions: HashMap::new(),
+        }
+    }
+
+    /// The value of `key`, if present.
+    pub async fn get(&mut self, key: &str) -> Result<Option<String>, ProjectionError> {
+        if let Some(v) = self.rows.get(key) {
+            return Ok(v.clone());
+        }
+        let row = self
+            .tx
+            .query_opt(
+                &format!("SELECT value FROM {}.store WHERE key = $1", self.schema),
+                &[&key],
+            )
+            .await?;
+        let value: Option<String> = row.map(|r| r.get(0));
+        self.rows.insert(key.to_owned(), value.clone());
+        Ok(value)
+    }
+
+    /// The values of many keys (absent ones are left out), reading the unknown ones at once.
+    pub async fn get_many(
+        &mut self,
+        keys: &[String],
+    ) -> Result<Vec<(String, String)>, ProjectionError> {
+        let unknown: Vec<&String> = keys
+            .iter()
+            .filter(|k| !self.rows.contains_key(*k))
+            .collect();
+        if !unknown.is_empty() {
+            let rows = self
+                .tx
+                .query(
+                    &format!(
+                        "SELECT key, value FROM {}.store WHERE key = ANY($1)",
+                        self.schema
+                    ),
+                    &[&unknown],
+                )
+                .await?;
+            for k in &unknown {
+                self.rows.insert((*k).clone(), None);
+            }
+            for r in rows {
+                self.rows.insert(r.get(0), Some(r.get(1)));
+            }
+        }
+        Ok(keys
+            .iter()
+            .filter_map(|k| self.rows.get(k).cloned().flatten().map(|v| (k.clone(), v)))
+            .collect())
+    }
+
+    fn touch(&mut self, key: &str) {
+        if !self.changed.contains(key) {
+            self.changed.insert(key.to_owned());
+        }
+    }
+
+    /// Sets `key` to `value`.
+    pub fn set(&mut self, key: &str, value: String) {
+        self.touch(key);
+        self.rows.insert(key.to_owned(), Some(value));
+    }
+
+    /// Deletes `key`.
+    pub fn remove(&mut self, key: &str) {
+        self.touch(key);
+        self.rows.insert(key.to_owned(), None);
+    }
+
+    /// Records that pad stream `pad_id` has been applied up to `version`.
+    pub fn pad_version(&mut self, pad_id: &str, version: i64) {
+        self.versions.insert(pad_id.to_owned(), version);
+    }
+
+    /// Writes every change of the batch.
+    pub async fn flush(self) -> Result<(), ProjectionError> {
+        let (mut set_keys, mut set_values, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rows = self.rows;
+        for key in self.changed {
+            match rows.remove(&key).flatten() {
+                Some(v) => {
+                    set_keys.push(key);
+                    set_values.push(v);
+                }
+                None => removed.push(key),
+            }
+        }
+        if !removed.is_empty() {
+            self.tx
+                .execute(
+                    &format!("DELETE FROM {}.store WHERE key = ANY($1)", self.schema),
+                    &[&removed],
+                )
+                .await?;
+        }
+        if !set_keys.is_empty() {
+            self.tx
+                .execute(
+                    &format!(
+                        "INSERT INTO {}.store (key, value) SELECT * FROM unnest($1::varchar[], $2::text[]) \
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        self.schema
+                    ),
+                    &[&set_keys, &set_values],
+                )
+                .await?;
+        }
+        if !self.versions.is_empty() {
+            let (ids, versions): (Vec<String>, Vec<i64>) = self.versions.into_iter().unzip();
+            self.tx
+                .execute(
+                    &format!(
+                        "INSERT INTO {}.pad_stream_versions (pad_id, version) \
+                         SELECT * FROM unnest($1::text[], $2::bigint[]) \
+                         ON CONFLICT (pad_id) DO UPDATE SET version = excluded.version",
+                        self.schema
+                    ),
+                    &[&ids, &versions],
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}
