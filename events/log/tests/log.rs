@@ -311,3 +311,60 @@ async fn audit_finds_an_edited_a_removed_and_a_reordered_event() {
         db.drop().await;
     }
 }
+
+#[tokio::test]
+async fn a_stream_without_events_is_a_version_check_and_positions_follow_request_order() {
+    let (db, store) = setup().await;
+    store
+        .append(AppendRequest::new().stream(
+            stream("read"),
+            ExpectedVersion::NoStream,
+            vec![event(1)],
+        ))
+        .await
+        .expect("append");
+    // The command read `read` at version 1 and writes `b` then `a`.
+    let ok = store
+        .append(
+            AppendRequest::new()
+                .stream(stream("read"), ExpectedVersion::Exact(1), vec![])
+                .stream(stream("b"), ExpectedVersion::NoStream, vec![event(2)])
+                .stream(
+                    stream("a"),
+                    ExpectedVersion::NoStream,
+                    vec![event(3), event(4)],
+                ),
+        )
+        .await
+        .expect("append");
+    let order: Vec<(String, i64)> = ok
+        .events
+        .iter()
+        .map(|e| (e.stream.key.clone(), e.position))
+        .collect();
+    assert_eq!(
+        order,
+        vec![("b".into(), 2), ("a".into(), 3), ("a".into(), 4)]
+    );
+    assert_eq!(
+        store
+            .stream_version(&stream("read"))
+            .await
+            .expect("version"),
+        1
+    );
+    // Had `read` moved, nothing would be written.
+    let moved = store
+        .append(
+            AppendRequest::new()
+                .stream(stream("read"), ExpectedVersion::Exact(0), vec![])
+                .stream(stream("c"), ExpectedVersion::NoStream, vec![event(5)]),
+        )
+        .await;
+    assert!(matches!(
+        moved,
+        Err(AppendError::WrongExpectedVersion { .. })
+    ));
+    assert_eq!(store.head_position().await.expect("head"), 4);
+    db.drop().await;
+}
