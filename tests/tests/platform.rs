@@ -117,11 +117,12 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
             "a 401 reveals nothing"
         );
     }
-    let token = format!("Bearer {}", app.admin_token());
-    let page: Value = http
-        .get(app.url("/v1/events?after=1&limit=10"))
-        .header("authorization", &token)
-        .send()
+    let admin_get = |path: &str| {
+        http.get(app.url(path))
+            .header("authorization", format!("Bearer {}", app.admin_token()))
+            .send()
+    };
+    let page: Value = admin_get("/v1/events?after=1&limit=10")
         .await
         .expect("get")
         .json()
@@ -129,34 +130,18 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
         .expect("json");
     assert_eq!(page["events"].as_array().map(Vec::len), Some(2));
     assert_eq!(page["next_after"], json!(3));
-    let s: Value = http
-        .get(app.url("/v1/streams/test/thing/a?after=2"))
-        .header("authorization", &token)
-        .send()
+    let s: Value = admin_get("/v1/streams/test/thing/a?after=2")
         .await
         .expect("get")
         .json()
         .await
         .expect("json");
     assert_eq!(s["events"][0]["version"], json!(3));
-    let missing = http
-        .get(app.url("/v1/streams/test/thing/nope"))
-        .header("authorization", &token)
-        .send()
-        .await
-        .expect("get");
+    let missing = admin_get("/v1/streams/test/thing/nope").await.expect("get");
     assert_eq!(missing.status(), 404);
-    let bad = http
-        .get(app.url("/v1/events?limit=0"))
-        .header("authorization", &token)
-        .send()
-        .await
-        .expect("get");
+    let bad = admin_get("/v1/events?limit=0").await.expect("get");
     assert_eq!(bad.status(), 400);
-    let verify: Value = http
-        .get(app.url("/v1/audit/verify"))
-        .header("authorization", &token)
-        .send()
+    let verify: Value = admin_get("/v1/audit/verify")
         .await
         .expect("get")
         .json()
