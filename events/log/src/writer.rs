@@ -346,9 +346,12 @@ async fn commit_on(
     Ok((outcomes, position))
 }
 
-const HEADS_SQL: &str = "SELECT s.context, s.category, s.stream_key, s.version, s.last_hash \
-     FROM log.streams s JOIN unnest($1::text[], $2::text[], $3::text[]) AS w(c, k, s) \
-     ON s.context = w.c AND s.category = w.k AND s.stream_key = w.s";
+/// One index lookup per touched stream (a lateral subquery: a join would let the planner pick
+/// a sequential scan of every stream once the plan is generic).
+const HEADS_SQL: &str = "SELECT h.context, h.category, h.stream_key, h.version, h.last_hash \
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS w(c, k, s) \
+     CROSS JOIN LATERAL (SELECT * FROM log.streams s \
+     WHERE s.context = w.c AND s.category = w.k AND s.stream_key = w.s) h";
 const KEYS_SQL: &str =
     "SELECT key, first_position, last_position FROM log.idempotency WHERE key = ANY($1)";
 const IDS_SQL: &str = "SELECT event_id, position FROM log.events WHERE event_id = ANY($1)";
