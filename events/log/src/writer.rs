@@ -199,7 +199,7 @@ async fn commit(
 }
 
 /// One batch in two round trips: the transaction's reads are pipelined behind `BEGIN` and the
-/// append lock, and its writes are pipelined in front of `COMMIT`.
+/// append lock, and its writes are pipelined with `COMMIT`.
 async fn commit_on(
     client: &Client,
     requests: &[AppendRequest],
@@ -317,11 +317,13 @@ async fn commit_on(
             client.execute(&remember, &remember_params),
             client.execute(&advance, &advance_params),
             client.execute(&notify, &notify_params),
+            // Pipelined with the writes. Should one of them fail, Postgres turns this COMMIT
+            // into a rollback, and the failed write's error is what `try_join!` returns.
+            client.batch_execute("COMMIT"),
         )?;
+    } else {
+        client.batch_execute("COMMIT").await?;
     }
-    // COMMIT after the writes succeeded: a failed write above has already returned (and the
-    // caller rolls back), so a COMMIT here never silently turns into a rollback.
-    client.batch_execute("COMMIT").await?;
 
     let mut outcomes = Vec::with_capacity(plans.len());
     for p in plans {
