@@ -95,6 +95,9 @@ async fn read_stream(
     if events.is_empty() && state.store.stream_version(&stream).await? == 0 {
         return Err(ApiError::not_found(format!("no stream {stream}")));
     }
+    if !events.is_empty() {
+        state.store.wait_durable().await?;
+    }
     let next = events.last().map(|e| e.version).unwrap_or(page.after);
     Ok(Json(
         json!({ "stream": stream, "events": events, "next_after": next }),

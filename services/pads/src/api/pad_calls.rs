@@ -5,7 +5,7 @@
 use super::envelope::{Data, Failure};
 use super::params::Params;
 use super::{Ctx, now_ms};
-use crate::domain::{DomainError, pad_creation, pad_text, pool_of};
+use crate::domain::{Authors, Decision, DomainError, Pad, pad_creation, pad_text, pool_of};
 use crate::export::{html, text};
 use crate::ids::is_valid_pad_id;
 use crate::reads::StoreReader;
@@ -136,28 +136,21 @@ fn edit_text(p: &Params) -> Result<String, Failure> {
 /// `setText(padID, text, authorId)`.
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn set_text(c: Ctx<'_>) -> Result<Data, Failure> {
-    let text = edit_text(&c.p)?;
-    let id = pad_param(&c.p, "padID")?;
-    let author = c.p.author_id("authorId");
-    let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = pad_text::set_text(&pad, &text, &author, now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    edit_text_with(c, pad_text::set_text).await
 }
 
 /// `appendText(padID, text, authorId)`.
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn append_text(c: Ctx<'_>) -> Result<Data, Failure> {
+    edit_text_with(c, pad_text::append_text).await
+}
+
+/// How a text edit decides: the pad, the text, the author, now (ms), the author records.
+type TextEdit = fn(&Pad, &str, &str, i64, Authors) -> Result<Decision, DomainError>;
+
+/// The edit both `setText` and `appendText` make: load the pad and its author, decide, append,
+/// and decide again from fresh state if another writer got there first.
+async fn edit_text_with(c: Ctx<'_>, decide: TextEdit) -> Result<Data, Failure> {
     let text = edit_text(&c.p)?;
     let id = pad_param(&c.p, "padID")?;
     let author = c.p.author_id("authorId");
@@ -169,7 +162,7 @@ pub async fn append_text(c: Ctx<'_>) -> Result<Data, Failure> {
         let v = &mut versions;
         let pad = pads.pad(v, &id).await?;
         let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = pad_text::append_text(&pad, &text, &author, now, authors)?;
+        let decision = decide(&pad, &text, &author, now, authors)?;
         if pads.commit(&decision, v).await? {
             break;
         }
