@@ -2,7 +2,7 @@
 
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
-use crate::{AppendError, AppendRequest, Appended, LogError, head::HeadWatch, migrations};
+use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use tokio_postgres::NoTls;
 #[derive(Clone)]
 pub struct EventStore {
     inner: Arc<Inner>,
+    limits: Limits,
 }
 
 struct Inner {
@@ -84,7 +85,19 @@ impl EventStore {
         let writer = writer::spawn(pool.clone(), head.clone());
         Ok(EventStore {
             inner: Arc::new(Inner { pool, writer, head }),
+            limits: Limits::default(),
         })
+    }
+
+    /// The same store, refusing appends over `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> EventStore {
+        self.limits = limits;
+        self
+    }
+
+    /// The sizes this store accepts.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The pool the store reads and writes through.
@@ -100,7 +113,10 @@ impl EventStore {
     /// Appends a command's events to all its streams in one transaction, or nothing.
     #[tracing::instrument(skip_all, fields(streams = req.streams.len(), events = req.event_count()))]
     pub async fn append(&self, req: AppendRequest) -> Result<Appended, AppendError> {
-        req.validate()?;
+        if let Err(e) = req.validate(&self.limits) {
+            metrics::counter!("palimpsest_appends_refused_total").increment(1);
+            return Err(e);
+        }
         let started = std::time::Instant::now();
         let result = self.inner.writer.submit(req).await;
         metrics::histogram!("palimpsest_append_seconds").record(started.elapsed().as_secs_f64());

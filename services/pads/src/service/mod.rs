@@ -144,6 +144,9 @@ impl Pads {
                 tracing::debug!(%stream, "concurrent change; deciding again");
                 Ok(false)
             }
+            Err(e @ (AppendError::Refused(_) | AppendError::Invalid(_))) => {
+                Err(Failure::api(e.to_string()))
+            }
             Err(e) => Err(Failure::internal(e)),
         }
     }
