@@ -73,9 +73,12 @@ impl AppendRequest {
                 )));
             }
             for e in &s.events {
-                if e.event_type.is_empty() || e.event_type.len() > 128 {
+                if e.event_type.is_empty()
+                    || e.event_type.len() > 128
+                    || e.event_type.contains(char::is_control)
+                {
                     return Err(AppendError::Invalid(
-                        "event type must be 1-128 characters".into(),
+                        "event type must be 1-128 characters, none a control character".into(),
                     ));
                 }
                 total += limits::check_event(&s.stream, e, &self.metadata, limits)?;

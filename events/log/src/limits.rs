@@ -36,6 +36,24 @@ pub struct Limits {
     pub max_append_bytes: usize,
 }
 
+impl Limits {
+    /// The defaults, overridden by `PALIMPSEST_MAX_EVENT_BYTES` and `PALIMPSEST_MAX_APPEND_BYTES`
+    /// when set (a value that is not a number is an error, not ignored).
+    pub fn from_env() -> Result<Limits, String> {
+        let read = |name: &str, default: usize| match std::env::var(name) {
+            Ok(v) => v
+                .trim()
+                .parse::<usize>()
+                .map_err(|e| format!("{name}={v}: {e}")),
+            Err(_) => Ok(default),
+        };
+        Ok(Limits {
+            max_event_bytes: read("PALIMPSEST_MAX_EVENT_BYTES", DEFAULT_MAX_EVENT_BYTES)?,
+            max_append_bytes: read("PALIMPSEST_MAX_APPEND_BYTES", DEFAULT_MAX_APPEND_BYTES)?,
+        })
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -132,12 +150,6 @@ pub fn check_event(
     metadata: &Metadata,
     limits: &Limits,
 ) -> Result<usize, Refusal> {
-    if event.event_type.contains('\0') {
-        return Err(Refusal::Nul {
-            stream: shown(stream),
-            field: "event_type".into(),
-        });
-    }
     if let Some(path) = nul_path(&event.payload) {
         return Err(Refusal::Nul {
             stream: shown(stream),

@@ -7,6 +7,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::sync::Arc;
 use tokio_postgres::NoTls;
+use uuid::Uuid;
 
 /// The log of every context: cheap to clone, shared by handlers, the relay and projectors.
 #[derive(Clone)]
@@ -17,6 +18,7 @@ pub struct EventStore {
 
 struct Inner {
     pool: Pool,
+    log_id: Uuid,
     writer: WriterHandle,
     head: HeadWatch,
 }
@@ -81,10 +83,21 @@ impl EventStore {
     /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).
     pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
         migrations::migrate(&pool).await?;
+        let log_id = pool
+            .get()
+            .await?
+            .query_one("SELECT log_id FROM log.identity", &[])
+            .await?
+            .get(0);
         let head = HeadWatch::start(database_url, pool.clone()).await?;
         let writer = writer::spawn(pool.clone(), head.clone());
         Ok(EventStore {
-            inner: Arc::new(Inner { pool, writer, head }),
+            inner: Arc::new(Inner {
+                pool,
+                log_id,
+                writer,
+                head,
+            }),
             limits: Limits::default(),
         })
     }
@@ -93,6 +106,12 @@ impl EventStore {
     pub fn with_limits(mut self, limits: Limits) -> EventStore {
         self.limits = limits;
         self
+    }
+
+    /// The log's identity, made once when its database was set up: the relay refuses to publish
+    /// into a JetStream stream that carries another log's events.
+    pub fn log_id(&self) -> Uuid {
+        self.inner.log_id
     }
 
     /// The sizes this store accepts.

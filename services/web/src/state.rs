@@ -1,9 +1,11 @@
 //! The application state every context's router receives.
 
-use crate::secret;
+use crate::{ApiError, secret};
+use axum::http::StatusCode;
 use deadpool_postgres::Pool;
-use palimpsest_log::{EventStore, LogError};
-use palimpsest_projections::ProjectionWatch;
+use palimpsest_log::relay::RelayHealth;
+use palimpsest_log::{EventStore, Limits, LogError};
+use palimpsest_projections::{ProjectionWatch, WaitError};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +27,8 @@ pub struct AppState {
     pub watch: ProjectionWatch,
     /// The bearer token of `/v1` and admin routes.
     pub admin_token: Arc<String>,
+    /// The relay's state, when this process runs the relay (readiness reports it).
+    pub relay: Option<RelayHealth>,
 }
 
 /// Why the state could not be built.
@@ -42,7 +46,8 @@ impl AppState {
     /// Opens the log at `database_url` (running its migrations) and loads or creates the admin
     /// token (`PALIMPSEST_ADMIN_TOKEN`, else `<data_dir>/admin-token`).
     pub async fn connect(database_url: &str, data_dir: PathBuf) -> Result<AppState, StateError> {
-        let store = EventStore::connect(database_url).await?;
+        let limits = Limits::from_env().map_err(LogError::Config)?;
+        let store = EventStore::connect(database_url).await?.with_limits(limits);
         let read = palimpsest_log::store::pool(database_url, 16)?;
         let watch = ProjectionWatch::start(database_url, read.clone())?;
         let admin_token =
@@ -53,6 +58,7 @@ impl AppState {
             data_dir,
             watch,
             admin_token: Arc::new(admin_token),
+            relay: None,
         })
     }
 
@@ -64,16 +70,34 @@ impl AppState {
 
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied
     /// `position`. A write handler calls it before answering, so the client's next read through
-    /// the same API sees its write; reads never wait.
-    pub async fn wait_for(&self, projection: &str, position: i64) {
-        if !self
+    /// the same API sees its write; reads never wait. If the projection is stopped on an event
+    /// at or before `position`, it answers at once with a 503 that says so (the write is stored
+    /// but will not show until the projector is fixed); a slow projection only logs.
+    pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ApiError> {
+        match self
             .watch
-            .wait_for(projection, position, READ_YOUR_WRITES_TIMEOUT)
+            .wait_until_applied(projection, position, READ_YOUR_WRITES_TIMEOUT)
             .await
         {
-            metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
-                .increment(1);
-            tracing::warn!(projection, position, "read model did not catch up in time");
+            Ok(()) => Ok(()),
+            Err(WaitError::Stalled(stall)) => {
+                metrics::counter!("palimpsest_read_your_writes_stalled_total", "projection" => projection.to_owned())
+                    .increment(1);
+                Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the write was stored at position {position}, but read model {projection} \
+                         is stopped at position {} ({}) and will not show it until it is fixed",
+                        stall.position, stall.error
+                    ),
+                ))
+            }
+            Err(WaitError::TimedOut { .. }) => {
+                metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
+                    .increment(1);
+                tracing::warn!(projection, position, "read model did not catch up in time");
+                Ok(())
+            }
         }
     }
 }

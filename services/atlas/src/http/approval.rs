@@ -71,7 +71,7 @@ pub async fn run(state: &AppState, section_id: &str, review: &Review) -> Result<
                 .await?
                 .first()
         {
-            state.wait_for(NAME, last.position).await;
+            state.wait_for(NAME, last.position).await?;
         }
         let mut client = state.read.get().await?;
         let found = match candidates(
@@ -162,7 +162,7 @@ pub async fn run(state: &AppState, section_id: &str, review: &Review) -> Result<
         let request = request.metadata(metadata(review.reviewer.as_deref()));
         match state.store.append(request).await {
             Ok(appended) => {
-                state.wait_for(NAME, appended.last_position).await;
+                state.wait_for(NAME, appended.last_position).await?;
                 let after = section_events.iter().fold(section, evolve);
                 return Ok(match conflict {
                     None => Outcome::Approved(after),

@@ -48,7 +48,7 @@ pub async fn execute(
             .metadata(metadata(actor));
         match state.store.append(request).await {
             Ok(appended) => {
-                state.wait_for(NAME, appended.last_position).await;
+                state.wait_for(NAME, appended.last_position).await?;
                 return Ok(events.iter().fold(section, evolve));
             }
             Err(AppendError::WrongExpectedVersion { .. }) => continue,

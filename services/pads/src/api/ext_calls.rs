@@ -65,7 +65,7 @@ async fn revisions(
             .head_position()
             .await
             .map_err(Failure::internal)?;
-        pads.state.wait_for(PROJECTION, head).await;
+        pads.state.wait_for(PROJECTION, head).await?;
         found = reader.values(&wanted).await.map_err(Failure::internal)?;
     }
     wanted

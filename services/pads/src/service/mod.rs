@@ -137,7 +137,7 @@ impl Pads {
                 self.repo.advance(&appended.events);
                 self.state
                     .wait_for(PROJECTION, appended.last_position)
-                    .await;
+                    .await?;
                 Ok(true)
             }
             Err(AppendError::WrongExpectedVersion { stream, .. }) => {
