@@ -1,17 +1,14 @@
 //! The application state every context's router receives.
 
+use crate::command::{CommandError, CommandRunner};
 use crate::{ApiError, secret};
 use axum::http::StatusCode;
 use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
 use palimpsest_log::{EventStore, Limits, LogError};
-use palimpsest_projections::{ProjectionWatch, WaitError};
+use palimpsest_projections::{ProjectionWatch, Stall};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a write waits for its read model before answering anyway.
-const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Shared by every handler: the log, a pool for read-model queries, the projection watch for
 /// read-your-writes, where secrets live, and the admin token.
@@ -27,6 +24,8 @@ pub struct AppState {
     pub watch: ProjectionWatch,
     /// The bearer token of `/v1` and admin routes.
     pub admin_token: Arc<String>,
+    /// The one command path every context writes through.
+    pub commands: CommandRunner,
     /// The relay's state, when this process runs the relay (readiness reports it).
     pub relay: Option<RelayHealth>,
 }
@@ -52,7 +51,9 @@ impl AppState {
         let watch = ProjectionWatch::start(database_url, read.clone())?;
         let admin_token =
             secret::load_or_create("PALIMPSEST_ADMIN_TOKEN", &data_dir.join("admin-token"))?;
+        let commands = CommandRunner::new(store.clone(), watch.clone());
         Ok(AppState {
+            commands,
             store,
             read,
             data_dir,
@@ -69,35 +70,40 @@ impl AppState {
     }
 
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied
-    /// `position`. A write handler calls it before answering, so the client's next read through
-    /// the same API sees its write; reads never wait. If the projection is stopped on an event
-    /// at or before `position`, it answers at once with a 503 that says so (the write is stored
-    /// but will not show until the projector is fixed); a slow projection only logs.
-    pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ApiError> {
-        match self
-            .watch
-            .wait_until_applied(projection, position, READ_YOUR_WRITES_TIMEOUT)
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(WaitError::Stalled(stall)) => {
-                metrics::counter!("palimpsest_read_your_writes_stalled_total", "projection" => projection.to_owned())
-                    .increment(1);
-                Err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the write was stored at position {position}, but read model {projection} \
-                         is stopped at position {} ({}) and will not show it until it is fixed",
-                        stall.position, stall.error
-                    ),
-                ))
-            }
-            Err(WaitError::TimedOut { .. }) => {
-                metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
-                    .increment(1);
-                tracing::warn!(projection, position, "read model did not catch up in time");
-                Ok(())
-            }
-        }
+    /// `position`. The command runner does it for every write; reads never wait. A projection
+    /// stopped on an event at or before `position` fails the wait at once
+    /// ([`ReadModelStopped`], a 503).
+    pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ReadModelStopped> {
+        self.commands.wait_for(projection, position).await
+    }
+}
+
+/// A write was stored but the read model it waits for is stopped on an earlier event (or this
+/// one): the answer is a 503 that says so, at once, instead of a wait that cannot succeed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the write was stored at position {position}, but read model {projection} is stopped at \
+     position {} ({}) and will not show it until the projector is fixed",
+    stall.position,
+    stall.error
+)]
+pub struct ReadModelStopped {
+    /// The read model waited for.
+    pub projection: String,
+    /// The position of the write.
+    pub position: i64,
+    /// Where and why the read model stopped.
+    pub stall: Stall,
+}
+
+impl From<ReadModelStopped> for ApiError {
+    fn from(e: ReadModelStopped) -> Self {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+    }
+}
+
+impl<E> From<ReadModelStopped> for CommandError<E> {
+    fn from(e: ReadModelStopped) -> Self {
+        CommandError::Unavailable(e.to_string())
     }
 }

@@ -137,7 +137,8 @@ impl Pads {
                 self.repo.advance(&appended.events);
                 self.state
                     .wait_for(PROJECTION, appended.last_position)
-                    .await?;
+                    .await
+                    .map_err(palimpsest_web::ApiError::from)?;
                 Ok(true)
             }
             Err(AppendError::WrongExpectedVersion { stream, .. }) => {
