@@ -1,8 +1,11 @@
 //! Hostile input never stops the pipeline (issue 8, defects 1-3): whatever the relay or a read
 //! model could not carry is refused over HTTP before the append (Etherpad code 1, atlas 4xx),
-//! nothing is appended, and later writes still reach NATS and the read models.
+//! nothing is appended, and later writes still reach NATS and the read models. A projector that
+//! still meets an event it cannot apply stops loudly: readiness names it, writes fail fast.
 
 use palimpsest::testing::TestApp;
+use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+use palimpsest_log::AppendRequest;
 use palimpsest_log::relay::STREAM_NAME;
 use palimpsest_testkit::NatsServer;
 use serde_json::{Value, json};
@@ -137,5 +140,78 @@ async fn a_two_megabyte_set_text_is_refused_and_the_relay_goes_on() {
     assert_eq!(body["code"], json!(0), "{body}");
     let after = head(&app).await;
     wait_published(&nats.url(), after).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_projector_stopped_on_an_event_is_named_by_readiness_and_writes_fail_fast() {
+    let app = TestApp::start().await;
+    let http = reqwest::Client::new();
+    // An event the atlas projector cannot decode (written beneath the API, as a buggy or older
+    // binary could have written it).
+    let poison = app
+        .state
+        .store
+        .append(AppendRequest::new().stream(
+            StreamName::new("atlas", "section", "poison").expect("stream"),
+            ExpectedVersion::NoStream,
+            vec![NewEvent::new(
+                "SectionCreated",
+                1,
+                json!({"nonsense": true}),
+            )],
+        ))
+        .await
+        .expect("append")
+        .last_position;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ready = loop {
+        let res = http.get(app.url("/readyz")).send().await.expect("readyz");
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.expect("json");
+        if status == 503 {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "readyz stayed ready: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let stalled = &ready["stalled_projections"][0];
+    assert_eq!(stalled["projection"], json!("atlas"), "{ready}");
+    assert_eq!(stalled["position"], json!(poison), "{ready}");
+    assert_eq!(stalled["stream"], json!("atlas/section/poison"), "{ready}");
+    assert!(stalled["error"].as_str().is_some_and(|e| !e.is_empty()));
+    let metrics = http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("palimpsest_projection_stalls_total{projection=\"atlas\"}"),
+        "{metrics}"
+    );
+
+    // A write that waits for the atlas read model is answered at once, 503, saying why.
+    let started = Instant::now();
+    let res = http
+        .post(app.url("/atlas/sections"))
+        .json(&json!({"title": "after the poison"}))
+        .send()
+        .await
+        .expect("post");
+    let status = res.status().as_u16();
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.to_string().contains("read model atlas is stopped"),
+        "{body}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "waited {:?}",
+        started.elapsed()
+    );
     app.stop().await;
 }
