@@ -3,11 +3,11 @@
 //! nothing is appended, and later writes still reach NATS and the read models. A projector that
 //! still meets an event it cannot apply stops loudly: readiness names it, writes fail fast.
 
-use palimpsest::testing::TestApp;
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::AppendRequest;
 use palimpsest_log::relay::STREAM_NAME;
 use palimpsest_testkit::NatsServer;
+use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

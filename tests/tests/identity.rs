@@ -3,11 +3,11 @@
 //! events or running ahead of the log (readiness says so, nothing is published or skipped), and
 //! `relay --reset-stream` recovers.
 
-use palimpsest::testing::TestApp;
 use palimpsest_events::{ExpectedVersion, NewEvent, RecordedEvent, StreamName};
 use palimpsest_log::AppendRequest;
 use palimpsest_log::relay::{self, Blocked, LOG_ID_HEADER, RelayConfig, STREAM_NAME};
 use palimpsest_testkit::NatsServer;
+use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
