@@ -17,6 +17,10 @@ async fn kill_9_of_the_whole_process_under_load_loses_nothing() {
     };
     let outcome = chaos::run_case(&mut pg, Fault::KillRun, options).await;
     println!("{}", chaos::table(std::slice::from_ref(&outcome)));
-    assert!(outcome.ok(), "{}", chaos::table(&[outcome.clone()]));
+    assert!(
+        outcome.ok(),
+        "{}",
+        chaos::table(std::slice::from_ref(&outcome))
+    );
     assert!(outcome.verdict.acked > 0);
 }
