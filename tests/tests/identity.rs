@@ -1,7 +1,8 @@
 //! A log publishes only into its own stream (issue 8, defect 4): the relay marks the JetStream
 //! stream and every message with the log's identity, refuses a stream holding another log's
 //! events or running ahead of the log (readiness says so, nothing is published or skipped), and
-//! `relay --reset-stream` recovers.
+//! `relay --reset-stream` recovers. An event the server will not take (over its `max_payload`)
+//! stops the relay before it, loudly, without skipping it.
 
 use palimpsest_events::{ExpectedVersion, NewEvent, RecordedEvent, StreamName};
 use palimpsest_log::AppendRequest;
@@ -201,6 +202,64 @@ async fn a_relay_refuses_a_stream_ahead_of_its_log() {
     append(&app, "b", 2).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(messages(&nats.url()).await.len(), 4);
+    stop.cancel();
+    task.await.expect("relay");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_relay_stops_before_an_event_the_server_will_not_take_and_says_so() {
+    // A server whose max_payload (64 KiB) is below what the log accepts (900 KiB).
+    let nats = NatsServer::start_with_max_payload(64 * 1024).await;
+    let app = TestApp::start().await;
+    let before = append(&app, "small", 2).await;
+    let big = app
+        .state
+        .store
+        .append(AppendRequest::new().stream(
+            StreamName::new("test", "thing", "big").expect("stream"),
+            ExpectedVersion::Any,
+            vec![NewEvent::new(
+                "Big",
+                1,
+                json!({ "text": "x".repeat(100 * 1024) }),
+            )],
+        ))
+        .await
+        .expect("the log accepts it")
+        .events;
+    append(&app, "after", 1).await;
+    let config = RelayConfig::new(nats.url());
+    let health = config.health.clone();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(relay::run(app.state.store.clone(), config, stop.clone()));
+    let blocked = wait_until("the relay to stop before the big event", async || {
+        health.blocked()
+    })
+    .await;
+    match blocked {
+        Blocked::TooLarge {
+            position,
+            event_id,
+            max_payload,
+            ..
+        } => {
+            assert_eq!(position, big[0].position);
+            assert_eq!(event_id, big[0].event_id);
+            assert_eq!(max_payload, 64 * 1024);
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    // Everything before it is published, nothing after it: nothing skipped.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        messages(&nats.url())
+            .await
+            .iter()
+            .map(|m| m.1.clone())
+            .collect::<Vec<_>>(),
+        ids(&before)
+    );
     stop.cancel();
     task.await.expect("relay");
     app.stop().await;

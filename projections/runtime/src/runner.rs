@@ -142,11 +142,17 @@ pub fn spawn_runner(
         let mut backoff = Duration::from_millis(50);
         while let Err(e) = ensure(&store, projection.as_ref()).await {
             tracing::error!(projection = name, error = %e, "cannot set up read model");
+            // A rebuild that stops on an event will stop there again: try it seldom.
+            let wait = if e.is_transient() {
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                backoff
+            } else {
+                STALL_RETRY
+            };
             tokio::select! {
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = shutdown.cancelled() => return,
             }
-            backoff = (backoff * 2).min(MAX_BACKOFF);
         }
         let mut runner = Runner {
             store: store.clone(),
