@@ -78,7 +78,9 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
     }
     println!("write recovery after Postgres restarts: {figures:?}");
     running.stop().await;
-    let _ = std::fs::remove_dir_all(&settings.data_dir);
+    if let Err(e) = std::fs::remove_dir_all(&settings.data_dir) {
+        eprintln!("remove {}: {e}", settings.data_dir.display());
+    }
     for recovered in figures {
         assert!(
             recovered < Duration::from_millis(1500),

@@ -179,7 +179,9 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
     drop(nats);
     drop_database(pg, &database).await;
     if verdict.ok() {
-        let _ = std::fs::remove_dir_all(&env.data_dir);
+        if let Err(e) = std::fs::remove_dir_all(&env.data_dir) {
+            eprintln!("remove {}: {e}", env.data_dir.display());
+        }
     } else {
         verdict
             .notes

@@ -134,9 +134,12 @@ impl Proc {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        let _ = Command::new("kill")
+        if let Err(e) = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
-            .status();
+            .status()
+        {
+            eprintln!("kill -TERM {}: {e}", self.role);
+        }
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(10) {
             if let Ok(Some(_)) = child.try_wait() {
@@ -144,8 +147,8 @@ impl Proc {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        self.child = Some(child);
+        self.kill();
     }
 }
 

@@ -59,10 +59,13 @@ impl PgCluster {
         let dir = std::env::temp_dir().join(format!("palimpsest-pg-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {dir:?}: {e}"));
         // The server user must own its directory (a no-op when the test is not root).
-        let _ = Command::new("chown")
+        if let Err(e) = Command::new("chown")
             .args(["-R", "postgres:postgres"])
             .arg(&dir)
-            .status();
+            .status()
+        {
+            eprintln!("chown {dir:?}: {e}");
+        }
         let status = as_server_user(&bindir().join("initdb"))
             .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "-D"])
             .arg(dir.join("data"))
@@ -89,10 +92,15 @@ impl PgCluster {
     /// recovery on the next start).
     pub fn stop_immediate(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill")
+            if let Err(e) = Command::new("kill")
                 .args(["-QUIT", &child.id().to_string()])
-                .status();
-            let _ = child.wait();
+                .status()
+            {
+                eprintln!("kill -QUIT postgres: {e}");
+            }
+            if let Err(e) = child.wait() {
+                eprintln!("wait for postgres: {e}");
+            }
         }
     }
 
@@ -134,6 +142,8 @@ impl PgCluster {
 impl Drop for PgCluster {
     fn drop(&mut self) {
         self.stop_immediate();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            eprintln!("remove {}: {e}", self.dir.display());
+        }
     }
 }
