@@ -69,6 +69,9 @@ mod tests {
             "Idempotency-Key"
         );
         assert!(spec["paths"]["/a"]["post"]["responses"]["422"].is_object());
-        assert_eq!(spec["paths"]["/b"]["delete"]["parameters"][1]["in"], "header");
+        assert_eq!(
+            spec["paths"]["/b"]["delete"]["parameters"][1]["in"],
+            "header"
+        );
     }
 }
