@@ -8,6 +8,7 @@
 //!   projector ([`projection()`]) building Deki's three tables in schema `resources`, the read
 //!   queries ([`read`]) and Deki's REST API under `/resources/@api/deki` ([`router`]).
 
+pub mod content;
 pub mod ids;
 pub mod names;
 pub mod resource;
