@@ -13,3 +13,8 @@ pub mod ids;
 pub mod names;
 pub mod resource;
 pub mod streams;
+pub mod command;
+pub mod operation;
+pub mod projection;
+pub mod states;
+pub use projection::projection;
