@@ -8,13 +8,17 @@
 //!   projector ([`projection()`]) building Deki's three tables in schema `resources`, the read
 //!   queries ([`read`]) and Deki's REST API under `/resources/@api/deki` ([`router`]).
 
+pub mod command;
 pub mod content;
+pub mod http;
 pub mod ids;
 pub mod names;
-pub mod resource;
-pub mod streams;
-pub mod command;
 pub mod operation;
 pub mod projection;
+pub mod read;
+pub mod resource;
 pub mod states;
+pub mod streams;
+
+pub use http::router;
 pub use projection::projection;

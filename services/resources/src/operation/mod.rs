@@ -14,7 +14,7 @@ mod properties;
 
 pub use error::OperationError;
 pub use files::{FileWrite, Restore};
-pub use properties::{Abort, PropertyWrite};
+pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 
 use crate::command::{Attempt, CommandError, Decision, Reply};
 use crate::content::Upload;
