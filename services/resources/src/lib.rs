@@ -8,7 +8,7 @@
 //!   projector ([`projection()`]) building Deki's three tables in schema `resources`, the read
 //!   queries ([`read`]) and Deki's REST API under `/resources/@api/deki` ([`router`]).
 
-pub mod command;
+pub mod audit;
 pub mod content;
 pub mod http;
 pub mod ids;
@@ -20,5 +20,6 @@ pub mod resource;
 pub mod states;
 pub mod streams;
 
+pub use audit::state_at;
 pub use http::router;
 pub use projection::projection;

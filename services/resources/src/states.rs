@@ -1,6 +1,6 @@
 //! The write-side states of the context's streams, as the command runner loads them.
 
-use crate::command::StreamState;
+use palimpsest_web::command::StreamState;
 use crate::ids::{self, Counters};
 use crate::names::{self, NameState};
 use crate::resource::{self, ResourceState};

@@ -6,7 +6,7 @@ use super::doc::{Element, Format};
 use super::error::read;
 use super::views::{self, Shown};
 use super::{Resources, params};
-use crate::command::CommandRequest;
+use palimpsest_web::command::CommandRequest;
 use crate::operation::Restore;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -51,9 +51,9 @@ pub async fn restore(
         .transpose()?
         .map(Parent::Page);
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    s.execute(&request, caller, |mut changeset| async move {
         let restored = changeset.restore_file(Restore { res_id, to }).await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&restored, Shown::head(&restored))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&restored, Shown::head(&restored)))))
     })
     .await
 }
@@ -69,10 +69,10 @@ pub async fn wipe(
     let caller = caller.admin()?;
     let res_id = file_id(&path)?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    s.execute(&request, caller, |mut changeset| async move {
         changeset.wipe(res_id).await?;
         let answer = Element::new("file.archive").attr("id", res_id).attr("wiped", true);
-        Ok(format.reply(StatusCode::OK, &answer))
+        Ok((changeset, format.reply(StatusCode::OK, &answer)))
     })
     .await
 }

@@ -5,7 +5,7 @@
 use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::{Map, Value};
 
-use crate::command::Reply;
+use palimpsest_web::command::Reply;
 
 /// An XML element.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,6 +1,6 @@
 //! Every refusal of the context as an HTTP status and a JSON body, decided here and only here.
 
-use crate::command::CommandError;
+use palimpsest_web::command::CommandError;
 use crate::content::ContentError;
 use crate::operation::{Failure, OperationError};
 use crate::read::ReadError;

@@ -6,7 +6,7 @@ use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
 use super::views::{self, Shown};
 use super::{Resources, params};
-use crate::command::CommandRequest;
+use palimpsest_web::command::CommandRequest;
 use crate::content;
 use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, refuse};
 use crate::operation::DESCRIPTION_KEY;
@@ -157,11 +157,12 @@ pub async fn put(
         expect,
     };
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let (write, description_upload) = (&write, &description_upload);
+    s.execute(&request, caller, |mut changeset| async move {
         let head = changeset
             .put_file(write.clone(), description_upload.clone())
             .await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
     })
     .await
 }
@@ -179,7 +180,8 @@ pub async fn delete_by_name(
     let (parent, name) = (page(&path)?, filename(&path)?);
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let (name, expect) = (&name, &expect);
+    s.execute(&request, caller, |mut changeset| async move {
         let holder = changeset.holder(ResourceType::File, parent, &name).await?;
         let res_id = holder.ok_or_else(|| {
             refuse(OperationError::NoSuchName {
@@ -189,7 +191,7 @@ pub async fn delete_by_name(
             })
         })?;
         let deleted = changeset.delete_file(res_id, expect.clone()).await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted)))))
     })
     .await
 }
@@ -207,9 +209,10 @@ pub async fn delete_by_id(
     let id = file_id(&path)?;
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let expect = &expect;
+    s.execute(&request, caller, |mut changeset| async move {
         let deleted = changeset.delete_file(id, expect.clone()).await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted)))))
     })
     .await
 }
@@ -228,10 +231,11 @@ pub async fn hide(
     let hidden = params::flag(q(&query, "hide"), "hide", true)?;
     let revs = params::revision_ids(q(&query, "revisionids"))?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let revs = &revs;
+    s.execute(&request, caller, |mut changeset| async move {
         let head = changeset.live(id, ResourceType::File).await?;
         changeset.hide(id, revs.clone(), hidden).await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
     })
     .await
 }
@@ -254,9 +258,10 @@ pub async fn move_file(
     }
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let (name, expect) = (&name, &expect);
+    s.execute(&request, caller, |mut changeset| async move {
         let head = changeset.move_file(id, to, name.clone(), expect.clone()).await?;
-        Ok(format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
     })
     .await
 }
@@ -282,7 +287,8 @@ pub async fn put_description(
         .await
         .map_err(content_error)?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let upload = &upload;
+    s.execute(&request, caller, |mut changeset| async move {
         changeset.live(id, ResourceType::File).await?;
         let property = changeset
             .put_property(PropertyWrite {
@@ -294,7 +300,7 @@ pub async fn put_description(
                 expect: Expect::default(),
             })
             .await?;
-        Ok(format.reply(StatusCode::OK, &views::property(&property, Shown::head(&property))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::property(&property, Shown::head(&property)))))
     })
     .await
 }
@@ -310,12 +316,12 @@ pub async fn delete_description(
     let caller = caller.writer()?;
     let id = file_id(&path)?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    s.execute(&request, caller, |mut changeset| async move {
         changeset.live(id, ResourceType::File).await?;
         let deleted = changeset
             .delete_property(Parent::File(id), DESCRIPTION_KEY, Abort::Never, Expect::default())
             .await?;
-        Ok(format.reply(StatusCode::OK, &views::property(&deleted, Shown::head(&deleted))))
+        Ok((changeset, format.reply(StatusCode::OK, &views::property(&deleted, Shown::head(&deleted)))))
     })
     .await
 }

@@ -13,7 +13,7 @@ pub mod params;
 mod properties;
 pub mod views;
 
-use crate::command::{Command, CommandRequest, CommandRunner, Reply};
+use palimpsest_web::command::{Command, CommandRequest, Reply};
 use crate::content::ContentConfig;
 use crate::operation::{Actor, Changeset, Failure};
 use crate::projection::NAME;
@@ -33,8 +33,6 @@ use std::sync::Arc;
 pub struct Resources {
     /// The platform's state.
     pub app: AppState,
-    /// Runs write commands.
-    pub runner: CommandRunner,
     /// Where content goes.
     pub content: Arc<ContentConfig>,
     /// Read model queries.
@@ -53,7 +51,6 @@ impl Resources {
     /// The context's state with an explicit content store.
     pub fn with_content(app: AppState, content: ContentConfig) -> Self {
         Resources {
-            runner: CommandRunner::new(app.store.clone(), app.watch.clone()),
             reader: Reader::new(app.read.clone()),
             keys: Arc::new(Keys::load(&app.data_dir, &app.admin_token)),
             content: Arc::new(content),
@@ -61,14 +58,19 @@ impl Resources {
         }
     }
 
-    /// Runs an operation as one command for `caller`: one append, the answer after the read
-    /// model shows it.
-    pub async fn execute(
+    /// Runs an operation as one command for `caller` through the platform's runner: one
+    /// append, the answer after the read model shows it. `operation` gets a fresh
+    /// [`Changeset`] on each try and gives it back with the answer.
+    pub async fn execute<F, Fut>(
         &self,
         request: &CommandRequest,
         caller: Caller,
-        mut operation: impl AsyncFnMut(&mut Changeset<'_, '_>) -> Result<Reply, Failure>,
-    ) -> Result<Response, ApiError> {
+        mut operation: F,
+    ) -> Result<Response, ApiError>
+    where
+        F: FnMut(Changeset) -> Fut,
+        Fut: Future<Output = Result<(Changeset, Reply), Failure>>,
+    {
         let actor = Actor {
             user_id: caller.user_id,
             now: params::now(),
@@ -84,11 +86,14 @@ impl Resources {
             },
         };
         let reply = self
-            .runner
-            .run(command, async |attempt| {
-                let mut changeset = Changeset::new(attempt, actor);
-                let reply = operation(&mut changeset).await?;
-                changeset.finish(reply)
+            .app
+            .commands
+            .run(command, |attempt| {
+                let done = operation(Changeset::new(attempt, actor));
+                async move {
+                    let (changeset, reply) = done.await?;
+                    changeset.finish(reply)
+                }
             })
             .await
             .map_err(error::answer)?;

@@ -6,7 +6,7 @@ use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
 use super::views::{self, Shown};
 use super::{Resources, params};
-use crate::command::CommandRequest;
+use palimpsest_web::command::CommandRequest;
 use crate::content::{self, Upload};
 use crate::operation::{Abort, Changeset, Failure, PropertyWrite};
 use crate::resource::Expect;
@@ -48,7 +48,7 @@ fn abort(query: &Params, default: Abort) -> Result<Abort, ApiError> {
 }
 
 /// A file parent must be a live file.
-async fn check_parent(changeset: &mut Changeset<'_, '_>, parent: Parent) -> Result<(), Failure> {
+async fn check_parent(changeset: &mut Changeset, parent: Parent) -> Result<(), Failure> {
     if let Parent::File(id) = parent {
         changeset.live(id, ResourceType::File).await?;
     }
@@ -145,10 +145,11 @@ pub async fn put(
         expect,
     };
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
-        check_parent(changeset, parent).await?;
+    let write = &write;
+    s.execute(&request, caller, |mut changeset| async move {
+        check_parent(&mut changeset, parent).await?;
         let head = changeset.put_property(write.clone()).await?;
-        Ok(format.reply(StatusCode::OK, &element(&head)))
+        Ok((changeset, format.reply(StatusCode::OK, &element(&head))))
     })
     .await
 }
@@ -182,10 +183,11 @@ pub async fn create(
         expect: Expect::default(),
     };
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
-        check_parent(changeset, parent).await?;
+    let write = &write;
+    s.execute(&request, caller, |mut changeset| async move {
+        check_parent(&mut changeset, parent).await?;
         let head = changeset.put_property(write.clone()).await?;
-        Ok(format.reply(StatusCode::OK, &element(&head)))
+        Ok((changeset, format.reply(StatusCode::OK, &element(&head))))
     })
     .await
 }
@@ -266,8 +268,9 @@ pub async fn batch(
         entries.push(entry(&s, index, item).await?);
     }
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
-        check_parent(changeset, parent).await?;
+    let entries = &entries;
+    s.execute(&request, caller, |mut changeset| async move {
+        check_parent(&mut changeset, parent).await?;
         let mut results = Vec::new();
         for entry in entries.clone() {
             let expect = Expect {
@@ -292,7 +295,7 @@ pub async fn batch(
             results.push(element(&revision));
         }
         let list = views::list("properties", results).attr("href", views::properties_href(parent));
-        Ok(format.reply(StatusCode::OK, &list))
+        Ok((changeset, format.reply(StatusCode::OK, &list)))
     })
     .await
 }
@@ -311,11 +314,12 @@ pub async fn delete(
     let abort = abort(&query, Abort::Never)?;
     let expect = params::expect(None, &headers, query.get("etag").map(String::as_str))?;
     let format = Format::of(&headers);
-    s.execute(&request, caller, async |changeset| {
+    let (name, expect) = (&name, &expect);
+    s.execute(&request, caller, |mut changeset| async move {
         let deleted = changeset
             .delete_property(parent, &name, abort, expect.clone())
             .await?;
-        Ok(format.reply(StatusCode::OK, &element(&deleted)))
+        Ok((changeset, format.reply(StatusCode::OK, &element(&deleted))))
     })
     .await
 }

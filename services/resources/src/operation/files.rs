@@ -36,7 +36,7 @@ pub struct Restore {
     pub to: Option<Parent>,
 }
 
-impl Changeset<'_, '_> {
+impl Changeset {
     /// Uploads a file: a new resource if no live file holds the name (a deleted file's name
     /// makes a NEW resource), else a new content revision of that file. Returns the file's head.
     pub async fn put_file(&mut self, write: FileWrite, description_upload: Option<Upload>) -> Result<Revision, Failure> {
@@ -137,7 +137,7 @@ impl Changeset<'_, '_> {
         };
         self.decide(head.res_id, command)
             .await?
-            .ok_or_else(|| crate::command::CommandError::Internal("restore decided no revision".into()))
+            .ok_or_else(|| palimpsest_web::command::CommandError::Internal("restore decided no revision".into()))
     }
 
     async fn free_name(&mut self, parent: Parent, name: &str) -> Result<String, Failure> {

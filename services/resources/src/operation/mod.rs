@@ -16,7 +16,7 @@ pub use error::OperationError;
 pub use files::{FileWrite, Restore};
 pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 
-use crate::command::{Attempt, CommandError, Decision, Reply};
+use palimpsest_web::command::{Attempt, CommandError, Decision, Reply};
 use crate::content::Upload;
 use crate::ids::{Allocator, Counters};
 use crate::names::{self, NameState};
@@ -45,8 +45,8 @@ pub struct Actor {
 }
 
 /// One try of an operation (see the module doc).
-pub struct Changeset<'a, 'r> {
-    attempt: &'a mut Attempt<'r>,
+pub struct Changeset {
+    attempt: Attempt,
     actor: Actor,
     ids: Option<Allocator>,
     resources: HashMap<i64, ResourceState>,
@@ -55,9 +55,9 @@ pub struct Changeset<'a, 'r> {
     revisions: Vec<Revision>,
 }
 
-impl<'a, 'r> Changeset<'a, 'r> {
+impl Changeset {
     /// A changeset acting as `actor`, loading through `attempt`.
-    pub fn new(attempt: &'a mut Attempt<'r>, actor: Actor) -> Self {
+    pub fn new(attempt: Attempt, actor: Actor) -> Self {
         Changeset {
             attempt,
             actor,

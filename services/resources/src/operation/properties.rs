@@ -62,7 +62,7 @@ pub fn expectation(abort: Abort, name: &str, expect: &Expect) -> Result<Expect, 
     }
 }
 
-impl Changeset<'_, '_> {
+impl Changeset {
     /// The live property `name` of `parent`, if any.
     pub async fn property(&mut self, parent: Parent, name: &str) -> Result<Option<Revision>, Failure> {
         match self.holder(ResourceType::Property, parent, name).await? {
