@@ -148,9 +148,9 @@ impl Reader {
         let sql = format!(
             "SELECT {REV_COLUMNS} FROM resources.resourcerevs v JOIN resources.resources r \
              ON r.res_id = v.resrev_res_id WHERE v.resrev_res_id = $1 \
-             AND ($2 = 0 OR (v.resrev_change_mask & $2) <> 0) ORDER BY v.resrev_rev"
+             AND ($2::integer = 0 OR (v.resrev_change_mask::integer & $2::integer) <> 0) ORDER BY v.resrev_rev"
         );
-        self.rows(&sql, &[&res_id, &i16::from(filter)]).await
+        self.rows(&sql, &[&res_id, &i32::from(filter)]).await
     }
 
     /// The live resources of a type under a parent, by name.
