@@ -45,12 +45,20 @@ pub fn release(state: &NameState, res_id: i64) -> Option<NameEvent> {
 
 /// The `n`-th alternative of `name` tried when a restore finds its name taken:
 /// `photo.png` → `photo(2).png`, `notes` → `notes(2)`.
+/// The stem is shortened so the result stays within [`MAX_NAME`] characters.
 pub fn alternative(name: &str, n: u32) -> String {
-    match name.rfind('.') {
-        Some(dot) if dot > 0 => format!("{}({n}){}", &name[..dot], &name[dot..]),
-        _ => format!("{name}({n})"),
-    }
+    let (stem, extension) = match name.rfind('.') {
+        Some(dot) if dot > 0 => (&name[..dot], &name[dot..]),
+        _ => (name, ""),
+    };
+    let suffix = format!("({n}){extension}");
+    let room = MAX_NAME.saturating_sub(suffix.chars().count());
+    let stem: String = stem.chars().take(room).collect();
+    format!("{stem}{suffix}").chars().take(MAX_NAME).collect()
 }
+
+/// Longest name Deki stores (`resrev_name varchar(255)`), in characters.
+pub const MAX_NAME: usize = 255;
 
 #[cfg(test)]
 mod tests {
@@ -73,6 +81,8 @@ mod tests {
         assert_eq!(alternative("photo.png", 2), "photo(2).png");
         assert_eq!(alternative("notes", 3), "notes(3)");
         assert_eq!(alternative(".hidden", 2), ".hidden(2)");
+        let long = format!("{}.png", "x".repeat(251));
+        assert_eq!(alternative(&long, 12).chars().count(), MAX_NAME);
         assert_eq!(
             key(ResourceType::File, Parent::Page(12), "a/b"),
             "file@page:12/a/b"

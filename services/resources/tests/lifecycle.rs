@@ -145,3 +145,41 @@ async fn writes_need_a_key_and_bad_input_is_a_json_400() {
     assert_eq!(deki.log_size().await, 0);
     deki.stop().await;
 }
+
+#[tokio::test]
+async fn every_documented_route_is_served() {
+    let deki = Deki::start().await;
+    let spec: serde_json::Value = deki
+        .http
+        .get(format!("{}/openapi.json", deki.base))
+        .send()
+        .await
+        .expect("spec")
+        .json()
+        .await
+        .expect("json");
+    let paths = spec["paths"].as_object().expect("paths");
+    assert!(paths.len() >= 20, "{}", paths.len());
+    for (path, operations) in paths {
+        let concrete = path
+            .trim_start_matches("/@api/deki")
+            .replace("{pageid}", "1")
+            .replace("{fileid}", "1")
+            .replace("{userid}", "1")
+            .replace("{filename}", "f.txt")
+            .replace("{key}", "k");
+        for method in operations.as_object().expect("operations").keys() {
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+            let answer = deki
+                .send(method.clone(), &concrete, Some(&deki.admin), &[], None)
+                .await;
+            assert_ne!(answer.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {concrete}");
+            assert!(
+                answer.status != StatusCode::NOT_FOUND || answer.json()["error"].is_string(),
+                "{method} {concrete} is not routed"
+            );
+            assert!(answer.status.as_u16() < 500, "{method} {concrete}: {}", answer.text());
+        }
+    }
+    deki.stop().await;
+}

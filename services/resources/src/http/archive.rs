@@ -8,7 +8,8 @@ use super::views::{self, Shown};
 use super::{Resources, params};
 use palimpsest_web::command::CommandRequest;
 use crate::operation::Restore;
-use axum::extract::{Path, Query, State};
+use super::extract::{PathParams, QueryParams};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::Parent;
@@ -39,8 +40,8 @@ pub async fn restore(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.admin()?;
@@ -63,7 +64,7 @@ pub async fn wipe(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.admin()?;

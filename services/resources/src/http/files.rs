@@ -12,7 +12,8 @@ use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, refuse};
 use crate::operation::DESCRIPTION_KEY;
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
+use super::extract::{PathParams, QueryParams};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::{Parent, ResourceType};
@@ -40,7 +41,7 @@ fn q<'a>(query: &'a Params, name: &str) -> Option<&'a str> {
 /// `GET /pages/{pageid}/files`: the page's live files.
 pub async fn list(
     State(s): State<Resources>,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let rows = s
@@ -61,8 +62,8 @@ pub async fn list(
 pub async fn get_by_name(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
 ) -> Result<Response, ApiError> {
     let (parent, name) = (page(&path)?, filename(&path)?);
     let row = s
@@ -79,8 +80,8 @@ pub async fn get_by_name(
 pub async fn get_by_id(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
 ) -> Result<Response, ApiError> {
     let revision = params::revision(q(&query, "revision"))?;
     download::serve(&s, caller, file_id(&path)?, revision, Wanted::File).await
@@ -90,8 +91,8 @@ pub async fn get_by_id(
 pub async fn info(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let revision = params::revision(q(&query, "revision"))?;
@@ -104,8 +105,8 @@ pub async fn info(
 pub async fn revisions(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let id = file_id(&path)?;
@@ -127,8 +128,8 @@ pub async fn put(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -172,8 +173,8 @@ pub async fn delete_by_name(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;
@@ -201,8 +202,8 @@ pub async fn delete_by_id(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;
@@ -222,8 +223,8 @@ pub async fn hide(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.admin()?;
@@ -245,8 +246,8 @@ pub async fn move_file(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;
@@ -272,7 +273,7 @@ pub async fn put_description(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -310,7 +311,7 @@ pub async fn delete_description(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod doc;
 mod download;
 mod error;
+mod extract;
 mod files;
 mod openapi;
 pub mod params;
@@ -23,10 +24,14 @@ use auth::{Caller, Keys};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::response::{IntoResponse, Response};
+use axum::handler::Handler;
 use axum::routing::{get, post, put};
 use palimpsest_events::Metadata;
 use palimpsest_web::{ApiError, AppState};
 use std::sync::Arc;
+
+/// The largest body a route that reads it whole accepts (a description, a batch of properties).
+const SMALL_BODY: usize = 1024 * 1024;
 
 /// What every handler of the context gets.
 #[derive(Clone)]
@@ -120,7 +125,9 @@ pub fn routes(state: Resources) -> Router {
         .route("/files/{fileid}/move", post(files::move_file))
         .route(
             "/files/{fileid}/description",
-            put(files::put_description).delete(files::delete_description),
+            put(files::put_description)
+                .delete(files::delete_description)
+                .layer(DefaultBodyLimit::max(SMALL_BODY)),
         )
         .route("/archive/files", get(archive::list))
         .route("/archive/files/restore/{fileid}", post(archive::restore))
@@ -130,7 +137,9 @@ pub fn routes(state: Resources) -> Router {
         .fold(api, |api, parent| {
             api.route(
                 &format!("{parent}/properties"),
-                get(properties::list).post(properties::create).put(properties::batch),
+                get(properties::list)
+                    .post(properties::create)
+                    .put(properties::batch.layer(DefaultBodyLimit::max(SMALL_BODY))),
             )
             .route(
                 &format!("{parent}/properties/{{key}}"),

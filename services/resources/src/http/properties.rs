@@ -11,7 +11,8 @@ use crate::content::{self, Upload};
 use crate::operation::{Abort, Changeset, Failure, PropertyWrite};
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
+use super::extract::{PathParams, QueryParams};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::{Parent, ResourceType, Revision};
@@ -62,7 +63,7 @@ fn element(revision: &Revision) -> crate::http::doc::Element {
 /// `GET …/properties`: the live properties.
 pub async fn list(
     State(s): State<Resources>,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let parent = parent(&path)?;
@@ -94,8 +95,8 @@ async fn row_of(s: &Resources, path: &Params) -> Result<i64, ApiError> {
 pub async fn value(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
 ) -> Result<Response, ApiError> {
     let res_id = row_of(&s, &path).await?;
     let revision = params::revision(query.get("revision").map(String::as_str))?;
@@ -106,8 +107,8 @@ pub async fn value(
 pub async fn info(
     State(s): State<Resources>,
     caller: Caller,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let res_id = row_of(&s, &path).await?;
@@ -123,8 +124,8 @@ pub async fn put(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -159,7 +160,7 @@ pub async fn create(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
+    PathParams(path): PathParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -245,8 +246,8 @@ pub async fn batch(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -305,8 +306,8 @@ pub async fn delete(
     State(s): State<Resources>,
     caller: Caller,
     request: CommandRequest,
-    Path(path): Path<Params>,
-    Query(query): Query<Params>,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;

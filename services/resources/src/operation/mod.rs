@@ -32,6 +32,14 @@ use palimpsest_events::resources::{
 use palimpsest_events::{DomainEvent, NewEvent, StreamName};
 use std::collections::HashMap;
 
+/// `resrev_change_description` is a `varchar(255)`.
+const MAX_DESCRIPTION: usize = 255;
+
+/// `text` cut to at most `max` characters.
+fn clip(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
 /// A command error of this context.
 pub type Failure = CommandError<OperationError>;
 
@@ -154,7 +162,7 @@ impl Changeset {
             changeset_id: ids.changeset(),
             user_id: actor.user_id,
             timestamp: actor.now,
-            description,
+            description: description.map(|text| clip(&text, MAX_DESCRIPTION)),
         })
     }
 
