@@ -22,7 +22,9 @@ use palimpsest_resources::content::{self, ContentConfig};
 use palimpsest_resources::http::Resources;
 use palimpsest_resources::http::auth::Caller;
 use palimpsest_resources::operation::FileWrite;
-use palimpsest_resources::resource::{self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp};
+use palimpsest_resources::resource::{
+    self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp,
+};
 use palimpsest_resources::streams;
 use palimpsest_web::command::{CommandRequest, Reply};
 use std::time::{Duration, Instant};
@@ -39,7 +41,11 @@ async fn log_rate(deki: &Deki) -> f64 {
     let stream = StreamName::new("bench", "thing", "one").expect("stream");
     let (started, mut count, mut version) = (Instant::now(), 0u64, 0i64);
     while started.elapsed() < phase() {
-        let expected = if version == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(version) };
+        let expected = if version == 0 {
+            ExpectedVersion::NoStream
+        } else {
+            ExpectedVersion::Exact(version)
+        };
         let event = NewEvent::new("Happened", 1, serde_json::json!({"n": count}));
         deki.state
             .store
@@ -53,12 +59,17 @@ async fn log_rate(deki: &Deki) -> f64 {
 }
 
 async fn runner_rate(deki: &Deki, resources: &Resources) -> f64 {
-    let caller = Caller { user_id: 10, admin: false, known: true };
+    let caller = Caller {
+        user_id: 10,
+        admin: false,
+        known: true,
+    };
     let (started, mut count) = (Instant::now(), 0u64);
     while started.elapsed() < phase() {
-        let upload = content::receive_bytes(&resources.content, Bytes::from(format!("revision {count}")))
-            .await
-            .expect("upload");
+        let upload =
+            content::receive_bytes(&resources.content, Bytes::from(format!("revision {count}")))
+                .await
+                .expect("upload");
         let write = FileWrite {
             parent: Parent::Page(1),
             name: "bench.txt".into(),
@@ -69,10 +80,17 @@ async fn runner_rate(deki: &Deki, resources: &Resources) -> f64 {
         };
         let write = &write;
         let answer = resources
-            .execute(&CommandRequest::none(), caller, |mut changeset| async move {
-                changeset.put_file(write.clone(), None).await?;
-                Ok((changeset, Reply::new(reqwest::StatusCode::OK, "text/plain", "ok")))
-            })
+            .execute(
+                &CommandRequest::none(),
+                caller,
+                |mut changeset| async move {
+                    changeset.put_file(write.clone(), None).await?;
+                    Ok((
+                        changeset,
+                        Reply::new(reqwest::StatusCode::OK, "text/plain", "ok"),
+                    ))
+                },
+            )
             .await
             .expect("revision");
         assert_eq!(answer.status(), 200);
@@ -86,7 +104,11 @@ async fn http_rate(deki: &Deki) -> f64 {
     let (started, mut count) = (Instant::now(), 0u64);
     while started.elapsed() < phase() {
         let answer = deki
-            .put("/pages/2/files/http.txt", ANN, format!("revision {count}").as_bytes())
+            .put(
+                "/pages/2/files/http.txt",
+                ANN,
+                format!("revision {count}").as_bytes(),
+            )
             .await;
         assert_eq!(answer.status, 200);
         count += 1;
@@ -109,16 +131,29 @@ async fn long_history(deki: &Deki, revisions: i64) -> i64 {
                 sha256: sha256.clone(),
                 size: 3,
                 mimetype: "text/plain".into(),
-                stored: Stored::Inline { base64: format!("YW{}j", ["Jj", "Fi"][i as usize]) },
+                stored: Stored::Inline {
+                    base64: format!("YW{}j", ["Jj", "Fi"][i as usize]),
+                },
             };
-            (ContentRef { rescontent_id: 1_000_000 + i, sha256, size: 3 }, event.encode().expect("encode"))
+            (
+                ContentRef {
+                    rescontent_id: 1_000_000 + i,
+                    sha256,
+                    size: 3,
+                },
+                event.encode().expect("encode"),
+            )
         })
         .collect();
     for (content, event) in &contents {
         let stream = streams::content(&content.sha256).expect("stream");
         deki.state
             .store
-            .append(AppendRequest::new().stream(stream, ExpectedVersion::NoStream, vec![event.clone()]))
+            .append(AppendRequest::new().stream(
+                stream,
+                ExpectedVersion::NoStream,
+                vec![event.clone()],
+            ))
             .await
             .expect("content");
     }
@@ -147,7 +182,10 @@ async fn long_history(deki: &Deki, revisions: i64) -> i64 {
                 stamp(rev),
             )
         } else {
-            let edit = Edit { content: Some((contents[(rev % 2) as usize].0.clone(), "text/plain".into())), ..Edit::default() };
+            let edit = Edit {
+                content: Some((contents[(rev % 2) as usize].0.clone(), "text/plain".into())),
+                ..Edit::default()
+            };
             ResourceCommand::Edit(edit, Expect::default(), stamp(rev))
         };
         let events = resource::decide(res_id, command, &state).expect("decide");
@@ -156,11 +194,19 @@ async fn long_history(deki: &Deki, revisions: i64) -> i64 {
             pending.push(event.encode().expect("encode"));
         }
         if pending.len() == 1000 || rev == revisions {
-            let expected = if version == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(version) };
+            let expected = if version == 0 {
+                ExpectedVersion::NoStream
+            } else {
+                ExpectedVersion::Exact(version)
+            };
             version += pending.len() as i64;
             deki.state
                 .store
-                .append(AppendRequest::new().stream(stream.clone(), expected, std::mem::take(&mut pending)))
+                .append(AppendRequest::new().stream(
+                    stream.clone(),
+                    expected,
+                    std::mem::take(&mut pending),
+                ))
                 .await
                 .expect("history");
         }
@@ -181,9 +227,14 @@ async fn read_cost(deki: &Deki, res_id: i64, revisions: i64) -> (f64, f64) {
         let one = deki.get(&format!("/files/{res_id}?revision=1"), None).await;
         first += started.elapsed();
         let started = Instant::now();
-        let many = deki.get(&format!("/files/{res_id}?revision={revisions}"), None).await;
+        let many = deki
+            .get(&format!("/files/{res_id}?revision={revisions}"), None)
+            .await;
         last += started.elapsed();
-        assert_eq!((one.status, many.status), (reqwest::StatusCode::OK, reqwest::StatusCode::OK));
+        assert_eq!(
+            (one.status, many.status),
+            (reqwest::StatusCode::OK, reqwest::StatusCode::OK)
+        );
     }
     let micros = |total: Duration| total.as_secs_f64() * 1e6 / rounds as f64;
     (micros(first), micros(last))
@@ -199,7 +250,10 @@ async fn main() {
     let floor = log_rate(&deki).await;
     let runner = runner_rate(&deki, &resources).await;
     let http = http_rate(&deki).await;
-    println!("== resources: revisions ({:.0}s per phase; same server, same run) ==", phase().as_secs_f64());
+    println!(
+        "== resources: revisions ({:.0}s per phase; same server, same run) ==",
+        phase().as_secs_f64()
+    );
     println!("log, 1-event appends, 1 writer:              {floor:>8.0} /s");
     println!(
         "revisions via the command runner, 1 writer:  {runner:>8.0} /s  ({:.0}% of the log's rate)",
@@ -212,9 +266,15 @@ async fn main() {
     let revisions = 10_000;
     let started = Instant::now();
     let res_id = long_history(&deki, revisions).await;
-    println!("built a {revisions}-revision file in {:.1}s", started.elapsed().as_secs_f64());
+    println!(
+        "built a {revisions}-revision file in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
     let (first, last) = read_cost(&deki, res_id, revisions).await;
     println!("GET revision 1:      {first:>8.0} µs");
-    println!("GET revision {revisions}: {last:>8.0} µs  (ratio {:.2})", last / first);
+    println!(
+        "GET revision {revisions}: {last:>8.0} µs  (ratio {:.2})",
+        last / first
+    );
     deki.stop().await;
 }

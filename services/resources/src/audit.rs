@@ -20,12 +20,12 @@ pub fn state_at(stream: &StreamName, events: &[RecordedEvent]) -> Option<Value> 
             json!({"head": state.head, "hidden": state.hidden, "wiped": state.wiped})
         }),
         "name" => decode_all::<NameEvent>(events).map(|all| {
-            let state = all.iter().fold(NameState::default(), |s, e| names::evolve(s, e));
+            let state = all.iter().fold(NameState::default(), names::evolve);
             json!({"holder": state.holder})
         }),
         "content" => decode_all::<ContentEvent>(events).map(|all| json!({"stored": all.first()})),
         "ids" => decode_all::<IdsEvent>(events).map(|all| {
-            let c = all.iter().fold(Counters::default(), |c, e| ids::evolve(c, e));
+            let c = all.iter().fold(Counters::default(), ids::evolve);
             json!({"res": c.res, "resrev": c.resrev, "rescontent": c.rescontent, "changeset": c.changeset})
         }),
         _ => return None,

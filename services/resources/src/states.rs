@@ -1,11 +1,11 @@
 //! The write-side states of the context's streams, as the command runner loads them.
 
-use palimpsest_web::command::StreamState;
 use crate::ids::{self, Counters};
 use crate::names::{self, NameState};
 use crate::resource::{self, ResourceState};
 use palimpsest_events::resources::{ContentEvent, IdsEvent, NameEvent, ResourceEvent};
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 impl StreamState for ResourceState {
     fn initial(_: &StreamName) -> Self {
@@ -55,7 +55,9 @@ impl StreamState for ContentState {
 
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
         let ContentEvent::ContentStored {
-            rescontent_id, size, ..
+            rescontent_id,
+            size,
+            ..
         } = ContentEvent::decode(event)?;
         self.stored = Some((rescontent_id, size));
         Ok(())

@@ -83,7 +83,10 @@ async fn a_200_mb_file_streams_in_and_out_with_bounded_memory() {
         baseline / 1024,
         peak / 1024
     );
-    assert!(grown_mb < 64, "peak RSS grew by {grown_mb} MB for a 200 MB body");
+    assert!(
+        grown_mb < 64,
+        "peak RSS grew by {grown_mb} MB for a 200 MB body"
+    );
     assert_eq!(deki.stored_files(), 1);
     deki.stop().await;
 }

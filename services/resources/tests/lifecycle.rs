@@ -18,10 +18,15 @@ async fn a_file_lives_through_update_rename_move_delete_and_restore() {
     assert_eq!(created["user.createdby"]["@id"], "10");
 
     let updated = deki.upload(1, "a.txt", b"two").await;
-    assert_eq!((attr(&updated, "id"), attr(&updated, "revision")), (id.clone(), "2".into()));
+    assert_eq!(
+        (attr(&updated, "id"), attr(&updated, "revision")),
+        (id.clone(), "2".into())
+    );
     assert_eq!(attr(&updated, "res-change-mask"), "CONTENT");
 
-    let renamed = deki.post(&format!("/files/{id}/move?name=b.txt"), BOB).await;
+    let renamed = deki
+        .post(&format!("/files/{id}/move?name=b.txt"), BOB)
+        .await;
     assert_eq!(renamed.status, StatusCode::OK, "{}", renamed.text());
     assert_eq!(attr(&renamed.json(), "res-change-mask"), "NAME");
     assert_eq!(renamed.json()["user.createdby"]["@id"], "11");
@@ -38,21 +43,40 @@ async fn a_file_lives_through_update_rename_move_delete_and_restore() {
     let deleted = deki.delete("/pages/2/files/b.txt", ANN).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
     assert_eq!(attr(&deleted.json(), "res-change-mask"), "DELETEFLAG");
-    assert_eq!(deki.delete(&format!("/files/{id}"), ANN).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        deki.delete(&format!("/files/{id}"), ANN).await.status,
+        StatusCode::NOT_FOUND
+    );
     let before = deki.log_size().await;
-    let refused = deki.post(&format!("/files/{id}/move?name=c.txt"), ANN).await;
+    let refused = deki
+        .post(&format!("/files/{id}/move?name=c.txt"), ANN)
+        .await;
     assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.text());
     assert!(refused.json()["error"].is_string());
-    assert_eq!(deki.get(&format!("/files/{id}"), Some(ANN)).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(deki.log_size().await, before, "a refused write appends nothing");
+    assert_eq!(
+        deki.get(&format!("/files/{id}"), Some(ANN)).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        deki.log_size().await,
+        before,
+        "a refused write appends nothing"
+    );
 
     let reborn = deki.upload(2, "b.txt", b"three").await;
-    assert_ne!(attr(&reborn, "id"), id, "a deleted file's name makes a NEW resource");
+    assert_ne!(
+        attr(&reborn, "id"),
+        id,
+        "a deleted file's name makes a NEW resource"
+    );
     assert_eq!(attr(&reborn, "revision"), "1");
 
     let archive = deki.get("/archive/files", Some(&deki.admin)).await.json();
     assert_eq!(archive["file.archive"]["@id"], id.as_str());
-    assert_eq!(deki.get("/archive/files", Some(ANN)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        deki.get("/archive/files", Some(ANN)).await.status,
+        StatusCode::FORBIDDEN
+    );
     let restored = deki
         .post(&format!("/archive/files/restore/{id}"), &deki.admin)
         .await;
@@ -64,8 +88,14 @@ async fn a_file_lives_through_update_rename_move_delete_and_restore() {
     assert_eq!(deki.get(&format!("/files/{id}"), None).await.text(), "two");
     let first = deki.get(&format!("/files/{id}?revision=1"), None).await;
     assert_eq!(first.text(), "one");
-    assert_eq!(first.header("etag").split('_').next(), Some(format!("\"{id}.r1").as_str()));
-    assert_eq!(deki.get("/pages/2/files/b(2).txt", None).await.text(), "two");
+    assert_eq!(
+        first.header("etag").split('_').next(),
+        Some(format!("\"{id}.r1").as_str())
+    );
+    assert_eq!(
+        deki.get("/pages/2/files/b(2).txt", None).await.text(),
+        "two"
+    );
 
     let names = deki
         .get(&format!("/files/{id}/revisions?changefilter=NAME"), None)
@@ -79,13 +109,25 @@ async fn a_file_lives_through_update_rename_move_delete_and_restore() {
         .collect();
     assert_eq!(revs, ["1", "3", "6"]);
     assert_eq!(
-        deki.get(&format!("/files/{id}/revisions?changefilter=SIZE"), None).await.status,
+        deki.get(&format!("/files/{id}/revisions?changefilter=SIZE"), None)
+            .await
+            .status,
         StatusCode::BAD_REQUEST
     );
     let xml = deki
-        .send(Method::GET, &format!("/files/{id}/info"), None, &[("accept", "application/xml")], None)
+        .send(
+            Method::GET,
+            &format!("/files/{id}/info"),
+            None,
+            &[("accept", "application/xml")],
+            None,
+        )
         .await;
-    assert!(xml.text().contains("<filename>b(2).txt</filename>"), "{}", xml.text());
+    assert!(
+        xml.text().contains("<filename>b(2).txt</filename>"),
+        "{}",
+        xml.text()
+    );
 
     let rows = deki
         .rows(&format!("SELECT res_headrev, resrev_name, resrev_parent_page_id, res_deleted, resrev_change_mask FROM resources.resources WHERE res_id = {id}"))
@@ -132,14 +174,25 @@ async fn a_retried_request_with_the_same_idempotency_key_is_not_a_second_revisio
 async fn writes_need_a_key_and_bad_input_is_a_json_400() {
     let deki = Deki::start().await;
     let anonymous = deki
-        .send(Method::PUT, "/pages/1/files/a", None, &[], Some(b"x".to_vec()))
+        .send(
+            Method::PUT,
+            "/pages/1/files/a",
+            None,
+            &[],
+            Some(b"x".to_vec()),
+        )
         .await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
     let unknown = deki.put("/pages/1/files/a", "nope", b"x").await;
     assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
     let bad_page = deki.put("/pages/abc/files/a", ANN, b"x").await;
     assert_eq!(bad_page.status, StatusCode::BAD_REQUEST);
-    assert!(bad_page.json()["error"].as_str().unwrap_or("").contains("pageid"));
+    assert!(
+        bad_page.json()["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pageid")
+    );
     let control = deki.put("/pages/1/files/a%01b", ANN, b"x").await;
     assert_eq!(control.status, StatusCode::BAD_REQUEST);
     assert_eq!(deki.log_size().await, 0);
@@ -173,12 +226,20 @@ async fn every_documented_route_is_served() {
             let answer = deki
                 .send(method.clone(), &concrete, Some(&deki.admin), &[], None)
                 .await;
-            assert_ne!(answer.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {concrete}");
+            assert_ne!(
+                answer.status,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {concrete}"
+            );
             assert!(
                 answer.status != StatusCode::NOT_FOUND || answer.json()["error"].is_string(),
                 "{method} {concrete} is not routed"
             );
-            assert!(answer.status.as_u16() < 500, "{method} {concrete}: {}", answer.text());
+            assert!(
+                answer.status.as_u16() < 500,
+                "{method} {concrete}: {}",
+                answer.text()
+            );
         }
     }
     deki.stop().await;

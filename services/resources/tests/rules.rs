@@ -23,9 +23,24 @@ async fn of_two_writers_based_on_the_same_head_one_wins_and_the_other_is_refused
     let (a, b) = tokio::join!(write(ANN, b"ann"), write(BOB, b"bob"));
     let mut statuses = [a.status, b.status];
     statuses.sort();
-    assert_eq!(statuses, [StatusCode::OK, StatusCode::CONFLICT], "{} / {}", a.text(), b.text());
-    let loser = if a.status == StatusCode::CONFLICT { &a } else { &b };
-    assert!(loser.json()["error"].as_str().unwrap_or("").contains("revision 2"));
+    assert_eq!(
+        statuses,
+        [StatusCode::OK, StatusCode::CONFLICT],
+        "{} / {}",
+        a.text(),
+        b.text()
+    );
+    let loser = if a.status == StatusCode::CONFLICT {
+        &a
+    } else {
+        &b
+    };
+    assert!(
+        loser.json()["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("revision 2")
+    );
     let head = deki.get(&format!("/files/{id}/info"), None).await.json();
     assert_eq!(attr(&head, "revision"), "2");
 
@@ -39,9 +54,20 @@ async fn of_two_writers_based_on_the_same_head_one_wins_and_the_other_is_refused
             None,
         )
         .await;
-    assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED, "{}", stale.text());
+    assert_eq!(
+        stale.status,
+        StatusCode::PRECONDITION_FAILED,
+        "{}",
+        stale.text()
+    );
     let fresh = deki
-        .send(Method::DELETE, &format!("/files/{id}"), Some(ANN), &[("if-match", &etag)], None)
+        .send(
+            Method::DELETE,
+            &format!("/files/{id}"),
+            Some(ANN),
+            &[("if-match", &etag)],
+            None,
+        )
         .await;
     assert_eq!(fresh.status, StatusCode::OK, "{}", fresh.text());
     deki.stop().await;
@@ -59,7 +85,10 @@ async fn identical_content_is_stored_once_across_resources() {
     assert_eq!(attr(&a, "res-contents-id"), attr(&c, "res-contents-id"));
     let small_a = deki.upload(4, "s.txt", b"same").await;
     let small_b = deki.upload(5, "s.txt", b"same").await;
-    assert_eq!(attr(&small_a, "res-contents-id"), attr(&small_b, "res-contents-id"));
+    assert_eq!(
+        attr(&small_a, "res-contents-id"),
+        attr(&small_b, "res-contents-id")
+    );
     let rows = deki
         .rows("SELECT rescontent_id, rescontent_res_id, rescontent_res_rev, rescontent_size, rescontent_location IS NOT NULL AS stored FROM resources.resourcecontents ORDER BY rescontent_id")
         .await;
@@ -68,7 +97,12 @@ async fn identical_content_is_stored_once_across_resources() {
     assert_eq!(rows[0]["stored"], true);
     assert_eq!(rows[1]["stored"], false);
     assert_eq!(deki.stored_files(), 1, "one copy on disk");
-    assert_eq!(deki.get(&format!("/files/{}", attr(&c, "id")), None).await.body, big);
+    assert_eq!(
+        deki.get(&format!("/files/{}", attr(&c, "id")), None)
+            .await
+            .body,
+        big
+    );
     deki.stop().await;
 }
 
@@ -82,17 +116,29 @@ async fn hidden_revisions_are_shown_only_to_the_admin() {
     let hidden = deki.post(&hide, &deki.admin).await;
     assert_eq!(hidden.status, StatusCode::OK, "{}", hidden.text());
     let head_hidden = deki
-        .post(&format!("/files/{id}/revisions?hide=true&revisionids=2"), &deki.admin)
+        .post(
+            &format!("/files/{id}/revisions?hide=true&revisionids=2"),
+            &deki.admin,
+        )
         .await;
     assert_eq!(head_hidden.status, StatusCode::BAD_REQUEST);
     let old = format!("/files/{id}?revision=1");
-    assert_eq!(deki.get(&old, Some(ANN)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        deki.get(&old, Some(ANN)).await.status,
+        StatusCode::FORBIDDEN
+    );
     assert_eq!(deki.get(&old, None).await.status, StatusCode::FORBIDDEN);
     assert_eq!(deki.get(&old, Some(&deki.admin)).await.text(), "secret");
-    let history = deki.get(&format!("/files/{id}/revisions"), None).await.json();
+    let history = deki
+        .get(&format!("/files/{id}/revisions"), None)
+        .await
+        .json();
     assert_eq!(history["file"][0]["@res-rev-is-hidden"], "true");
     let shown = deki
-        .post(&format!("/files/{id}/revisions?hide=false&revisionids=1"), &deki.admin)
+        .post(
+            &format!("/files/{id}/revisions?hide=false&revisionids=1"),
+            &deki.admin,
+        )
         .await;
     assert_eq!(shown.status, StatusCode::OK);
     assert_eq!(deki.get(&old, Some(ANN)).await.text(), "secret");
@@ -109,25 +155,52 @@ async fn property_writes_follow_the_abort_mode_and_the_etag() {
     assert!(etag.starts_with('"') && etag.contains(".r1_ts"), "{etag}");
 
     let without_etag = deki.put(path, ANN, b"blue").await;
-    assert_eq!(without_etag.status, StatusCode::CONFLICT, "abort=modified needs the ETag");
-    let exists = deki.put(&format!("{path}?abort=exists"), ANN, b"blue").await;
+    assert_eq!(
+        without_etag.status,
+        StatusCode::CONFLICT,
+        "abort=modified needs the ETag"
+    );
+    let exists = deki
+        .put(&format!("{path}?abort=exists"), ANN, b"blue")
+        .await;
     assert_eq!(exists.status, StatusCode::CONFLICT);
     let stale = deki
-        .put(&format!("{path}?etag=%221.r9_ts2000-01-01T00:00:00Z%22"), ANN, b"blue")
+        .put(
+            &format!("{path}?etag=%221.r9_ts2000-01-01T00:00:00Z%22"),
+            ANN,
+            b"blue",
+        )
         .await;
     assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
     let matched = deki
-        .send(Method::PUT, path, Some(BOB), &[("if-match", &etag)], Some(b"blue".to_vec()))
+        .send(
+            Method::PUT,
+            path,
+            Some(BOB),
+            &[("if-match", &etag)],
+            Some(b"blue".to_vec()),
+        )
         .await;
     assert_eq!(matched.status, StatusCode::OK, "{}", matched.text());
     assert_eq!(attr(&matched.json(), "revision"), "2");
-    let never = deki.put(&format!("{path}?abort=never"), ANN, b"green").await;
+    let never = deki
+        .put(&format!("{path}?abort=never"), ANN, b"green")
+        .await;
     assert_eq!(attr(&never.json(), "revision"), "3");
     let value = deki.get(path, None).await;
-    assert_eq!((value.text(), value.header("content-type")), ("green".into(), "text/plain".into()));
+    assert_eq!(
+        (value.text(), value.header("content-type")),
+        ("green".into(), "text/plain".into())
+    );
 
     let slug = deki
-        .send(Method::POST, "/pages/9/properties", Some(ANN), &[("slug", "colour")], Some(b"x".to_vec()))
+        .send(
+            Method::POST,
+            "/pages/9/properties",
+            Some(ANN),
+            &[("slug", "colour")],
+            Some(b"x".to_vec()),
+        )
         .await;
     assert_eq!(slug.status, StatusCode::CONFLICT);
     let listed = deki.get("/pages/9/properties", None).await.json();
@@ -137,7 +210,11 @@ async fn property_writes_follow_the_abort_mode_and_the_etag() {
     assert_eq!(deleted.status, StatusCode::OK);
     assert_eq!(deki.get(path, None).await.status, StatusCode::NOT_FOUND);
     let again = deki.put(&format!("{path}?abort=exists"), ANN, b"new").await;
-    assert_eq!(again.status, StatusCode::OK, "a deleted property's key is free again");
+    assert_eq!(
+        again.status,
+        StatusCode::OK,
+        "a deleted property's key is free again"
+    );
     assert_eq!(attr(&again.json(), "revision"), "1");
     deki.stop().await;
 }
@@ -155,7 +232,13 @@ async fn a_changeset_of_several_properties_is_one_append_and_all_or_nothing() {
     ]});
     let before = deki.log_size().await;
     let answer = deki
-        .send(Method::PUT, "/pages/3/properties", Some(ANN), &[], Some(batch.to_string().into_bytes()))
+        .send(
+            Method::PUT,
+            "/pages/3/properties",
+            Some(ANN),
+            &[],
+            Some(batch.to_string().into_bytes()),
+        )
         .await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     let changesets = deki
@@ -163,7 +246,9 @@ async fn a_changeset_of_several_properties_is_one_append_and_all_or_nothing() {
         .await;
     assert_eq!(changesets.len(), 1, "both revisions share one changeset");
     let appended = deki
-        .rows(&format!("SELECT count(DISTINCT correlation_id) AS n FROM log.events WHERE position > {before}"))
+        .rows(&format!(
+            "SELECT count(DISTINCT correlation_id) AS n FROM log.events WHERE position > {before}"
+        ))
         .await;
     assert_eq!(appended[0]["n"], 1, "one command");
 
@@ -173,11 +258,28 @@ async fn a_changeset_of_several_properties_is_one_append_and_all_or_nothing() {
     ]});
     let size = deki.log_size().await;
     let answer = deki
-        .send(Method::PUT, "/pages/3/properties", Some(ANN), &[], Some(refused.to_string().into_bytes()))
+        .send(
+            Method::PUT,
+            "/pages/3/properties",
+            Some(ANN),
+            &[],
+            Some(refused.to_string().into_bytes()),
+        )
         .await;
-    assert_eq!(answer.status, StatusCode::CONFLICT, "a exists and no ETag was given");
-    assert_eq!(deki.log_size().await, size, "nothing of the changeset was appended");
-    assert_eq!(deki.get("/pages/3/properties/c", None).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        answer.status,
+        StatusCode::CONFLICT,
+        "a exists and no ETag was given"
+    );
+    assert_eq!(
+        deki.log_size().await,
+        size,
+        "nothing of the changeset was appended"
+    );
+    assert_eq!(
+        deki.get("/pages/3/properties/c", None).await.status,
+        StatusCode::NOT_FOUND
+    );
     deki.stop().await;
 }
 
@@ -185,23 +287,43 @@ async fn a_changeset_of_several_properties_is_one_append_and_all_or_nothing() {
 async fn a_file_description_is_its_property_set_with_the_upload_in_one_changeset() {
     let deki = Deki::start().await;
     let file = deki
-        .put("/pages/4/files/d.txt?description=first%20draft", ANN, b"text")
+        .put(
+            "/pages/4/files/d.txt?description=first%20draft",
+            ANN,
+            b"text",
+        )
         .await
         .json();
     let id = attr(&file, "id");
     let key = "urn:deki.mindtouch.com%23description";
-    let description = deki.get(&format!("/files/{id}/properties/{key}"), None).await;
+    let description = deki
+        .get(&format!("/files/{id}/properties/{key}"), None)
+        .await;
     assert_eq!(description.text(), "first draft");
     let changesets = deki
         .rows("SELECT DISTINCT resrev_changeset_id FROM resources.resourcerevs")
         .await;
     assert_eq!(changesets.len(), 1);
-    let put = deki.put(&format!("/files/{id}/description"), BOB, b"final").await;
+    let put = deki
+        .put(&format!("/files/{id}/description"), BOB, b"final")
+        .await;
     assert_eq!(put.status, StatusCode::OK, "{}", put.text());
-    assert_eq!(deki.get(&format!("/files/{id}/properties/{key}"), None).await.text(), "final");
-    assert_eq!(deki.delete(&format!("/files/{id}/description"), BOB).await.status, StatusCode::OK);
     assert_eq!(
-        deki.get(&format!("/files/{id}/properties/{key}"), None).await.status,
+        deki.get(&format!("/files/{id}/properties/{key}"), None)
+            .await
+            .text(),
+        "final"
+    );
+    assert_eq!(
+        deki.delete(&format!("/files/{id}/description"), BOB)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        deki.get(&format!("/files/{id}/properties/{key}"), None)
+            .await
+            .status,
         StatusCode::NOT_FOUND
     );
     deki.stop().await;

@@ -58,9 +58,9 @@ impl ContentConfig {
     /// The file of a stored location, refusing locations that would leave the folder.
     pub fn path_of(&self, location: &str) -> Option<PathBuf> {
         let safe = !location.is_empty()
-            && location
-                .split('/')
-                .all(|part| !part.is_empty() && part != "." && part != ".." && !part.contains('\\'));
+            && location.split('/').all(|part| {
+                !part.is_empty() && part != "." && part != ".." && !part.contains('\\')
+            });
         safe.then(|| self.dir.join(location))
     }
 }
@@ -86,10 +86,16 @@ mod tests {
 
     #[test]
     fn the_folder_defaults_beside_the_data_folder_and_locations_stay_inside_it() {
-        assert_eq!(beside(Path::new("/srv/.data")), PathBuf::from("/srv/.data-resources"));
+        assert_eq!(
+            beside(Path::new("/srv/.data")),
+            PathBuf::from("/srv/.data-resources")
+        );
         let config = ContentConfig::new(PathBuf::from("/store"), 10 * INLINE_CEILING);
         assert_eq!(config.inline_max, INLINE_CEILING);
-        assert_eq!(config.path_of("ab/abcd"), Some(PathBuf::from("/store/ab/abcd")));
+        assert_eq!(
+            config.path_of("ab/abcd"),
+            Some(PathBuf::from("/store/ab/abcd"))
+        );
         assert_eq!(config.path_of("../etc/passwd"), None);
         assert_eq!(config.path_of("/etc/passwd"), None);
         assert_eq!(location_of("abcdef"), "ab/abcdef");

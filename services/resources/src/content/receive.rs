@@ -85,7 +85,11 @@ where
 
 /// [`receive`] for content already in memory (a property value, a description).
 pub async fn receive_bytes(config: &ContentConfig, bytes: Bytes) -> Result<Upload, ContentError> {
-    receive(config, futures::stream::once(async { Ok::<_, ContentError>(bytes) })).await
+    receive(
+        config,
+        futures::stream::once(async { Ok::<_, ContentError>(bytes) }),
+    )
+    .await
 }
 
 /// Moves the temporary file to the digest's location, unless that digest is already stored.
@@ -120,13 +124,20 @@ mod tests {
     #[tokio::test]
     async fn small_content_is_inline_and_large_content_is_stored_once_by_digest() {
         let (config, dir) = config(4);
-        let small = receive_bytes(&config, Bytes::from_static(b"abc")).await.expect("small");
+        let small = receive_bytes(&config, Bytes::from_static(b"abc"))
+            .await
+            .expect("small");
         assert_eq!(small.size, 3);
         assert_eq!(
             small.sha256,
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-        assert_eq!(small.stored, Stored::Inline { base64: "YWJj".into() });
+        assert_eq!(
+            small.stored,
+            Stored::Inline {
+                base64: "YWJj".into()
+            }
+        );
         let chunks = futures::stream::iter(vec![
             Ok::<_, std::io::Error>(Bytes::from_static(b"hello ")),
             Ok(Bytes::from_static(b"world")),
@@ -153,7 +164,10 @@ mod tests {
             Ok(Bytes::from_static(b"hello ")),
             Err(std::io::Error::other("reset")),
         ]);
-        assert!(matches!(receive(&config, chunks).await, Err(ContentError::Body(_))));
+        assert!(matches!(
+            receive(&config, chunks).await,
+            Err(ContentError::Body(_))
+        ));
         assert_eq!(std::fs::read_dir(dir.join(".tmp")).expect("tmp").count(), 0);
         std::fs::remove_dir_all(dir).expect("cleanup");
     }

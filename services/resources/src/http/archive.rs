@@ -4,16 +4,16 @@
 use super::auth::Caller;
 use super::doc::{Element, Format};
 use super::error::read;
+use super::extract::{PathParams, QueryParams};
 use super::views::{self, Shown};
 use super::{Resources, params};
-use palimpsest_web::command::CommandRequest;
 use crate::operation::Restore;
-use super::extract::{PathParams, QueryParams};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::Parent;
 use palimpsest_web::ApiError;
+use palimpsest_web::command::CommandRequest;
 use std::collections::HashMap;
 
 type Params = HashMap<String, String>;
@@ -23,7 +23,11 @@ fn file_id(path: &Params) -> Result<i64, ApiError> {
 }
 
 /// `GET /archive/files`: every deleted file.
-pub async fn list(State(s): State<Resources>, caller: Caller, headers: HeaderMap) -> Result<Response, ApiError> {
+pub async fn list(
+    State(s): State<Resources>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     caller.admin()?;
     let rows = s.reader.archive().await.map_err(read)?;
     let files = rows
@@ -54,7 +58,13 @@ pub async fn restore(
     let format = Format::of(&headers);
     s.execute(&request, caller, |mut changeset| async move {
         let restored = changeset.restore_file(Restore { res_id, to }).await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&restored, Shown::head(&restored)))))
+        Ok((
+            changeset,
+            format.reply(
+                StatusCode::OK,
+                &views::file(&restored, Shown::head(&restored)),
+            ),
+        ))
     })
     .await
 }
@@ -72,7 +82,9 @@ pub async fn wipe(
     let format = Format::of(&headers);
     s.execute(&request, caller, |mut changeset| async move {
         changeset.wipe(res_id).await?;
-        let answer = Element::new("file.archive").attr("id", res_id).attr("wiped", true);
+        let answer = Element::new("file.archive")
+            .attr("id", res_id)
+            .attr("wiped", true);
         Ok((changeset, format.reply(StatusCode::OK, &answer)))
     })
     .await

@@ -95,7 +95,10 @@ impl Caller {
         if caller.admin {
             Ok(caller)
         } else {
-            Err(ApiError::new(StatusCode::FORBIDDEN, "this needs the admin token"))
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "this needs the admin token",
+            ))
         }
     }
 }
@@ -110,7 +113,9 @@ fn presented(parts: &Parts) -> Option<String> {
             .filter(|v| !v.is_empty())
             .map(str::to_owned)
     };
-    if let Some(bearer) = header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(|k| k.trim().to_owned())) {
+    if let Some(bearer) =
+        header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(|k| k.trim().to_owned()))
+    {
         return Some(bearer);
     }
     if let Some(token) = header("x-authtoken") {
@@ -127,16 +132,20 @@ fn presented(parts: &Parts) -> Option<String> {
 impl FromRequestParts<Resources> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &Resources) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Resources,
+    ) -> Result<Self, Self::Rejection> {
         match presented(parts) {
             None => Ok(Caller {
                 user_id: 0,
                 admin: false,
                 known: false,
             }),
-            Some(key) => state.keys.caller(&key).ok_or_else(|| {
-                ApiError::new(StatusCode::UNAUTHORIZED, "unknown API key")
-            }),
+            Some(key) => state
+                .keys
+                .caller(&key)
+                .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown API key")),
         }
     }
 }

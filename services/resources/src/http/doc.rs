@@ -155,7 +155,11 @@ mod tests {
     fn an_element_renders_as_deki_json_and_as_xml() {
         let files = Element::new("files")
             .attr("count", 2)
-            .child(Element::new("file").attr("id", 1).leaf("filename", "a&b.png"))
+            .child(
+                Element::new("file")
+                    .attr("id", 1)
+                    .leaf("filename", "a&b.png"),
+            )
             .child(Element::new("file").attr("id", 2).leaf("filename", "c.png"));
         assert_eq!(
             files.to_json(),
@@ -165,7 +169,12 @@ mod tests {
             files.to_xml(),
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><files count=\"2\"><file id=\"1\"><filename>a&amp;b.png</filename></file><file id=\"2\"><filename>c.png</filename></file></files>"
         );
-        let contents = Element::new("contents").attr("type", "text/plain").text("hi");
-        assert_eq!(contents.to_json(), json!({"@type": "text/plain", "#text": "hi"}));
+        let contents = Element::new("contents")
+            .attr("type", "text/plain")
+            .text("hi");
+        assert_eq!(
+            contents.to_json(),
+            json!({"@type": "text/plain", "#text": "hi"})
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! Serving a revision's content: the bytes from the row, or streamed from the content store
 //! (never read whole into memory), with its MIME type and ETag.
 
+use super::Resources;
 use super::auth::Caller;
 use super::error::read;
-use super::Resources;
 use crate::read::{ContentBody, RevisionRow};
 use crate::resource::etag;
 use axum::body::Body;
@@ -83,7 +83,12 @@ pub async fn content(s: &Resources, row: &RevisionRow) -> Result<Response, ApiEr
         .content(revision.content.rescontent_id)
         .await
         .map_err(read)?
-        .ok_or_else(|| ApiError::internal(format!("content {} missing", revision.content.rescontent_id)))?;
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "content {} missing",
+                revision.content.rescontent_id
+            ))
+        })?;
     let headers = [
         (header::CONTENT_TYPE, revision.mimetype.clone()),
         (header::ETAG, etag(revision)),
@@ -92,10 +97,9 @@ pub async fn content(s: &Resources, row: &RevisionRow) -> Result<Response, ApiEr
     match stored {
         ContentBody::Inline(bytes) => Ok((headers, bytes).into_response()),
         ContentBody::Location(location) => {
-            let path = s
-                .content
-                .path_of(&location)
-                .ok_or_else(|| ApiError::internal(format!("content location `{location}` leaves the store")))?;
+            let path = s.content.path_of(&location).ok_or_else(|| {
+                ApiError::internal(format!("content location `{location}` leaves the store"))
+            })?;
             let file = tokio::fs::File::open(&path)
                 .await
                 .map_err(|e| ApiError::internal(format!("content {}: {e}", path.display())))?;

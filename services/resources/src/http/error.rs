@@ -1,12 +1,12 @@
 //! Every refusal of the context as an HTTP status and a JSON body, decided here and only here.
 
-use palimpsest_web::command::CommandError;
 use crate::content::ContentError;
 use crate::operation::{Failure, OperationError};
 use crate::read::ReadError;
 use crate::resource::ResourceError;
 use axum::http::StatusCode;
 use palimpsest_web::ApiError;
+use palimpsest_web::command::CommandError;
 
 /// The status of an operation's refusal.
 fn status(e: &OperationError) -> StatusCode {
@@ -44,7 +44,9 @@ pub fn answer(e: Failure) -> ApiError {
         CommandError::Conflict { .. } => ApiError::conflict(e.to_string()),
         CommandError::KeyReused => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
         CommandError::Refused(message) => ApiError::bad_request(message),
-        CommandError::Unavailable(message) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message),
+        CommandError::Unavailable(message) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+        }
         CommandError::Internal(detail) => ApiError::internal(detail),
     }
 }
@@ -54,7 +56,10 @@ pub fn read(e: ReadError) -> ApiError {
     match e {
         ReadError::Pool(pool) => {
             tracing::warn!(error = %pool, "read model unavailable");
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the read model is unavailable")
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the read model is unavailable",
+            )
         }
         ReadError::Db(db) => ApiError::internal(db),
     }

@@ -4,20 +4,20 @@ use super::auth::Caller;
 use super::doc::Format;
 use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
+use super::extract::{PathParams, QueryParams};
 use super::views::{self, Shown};
 use super::{Resources, params};
-use palimpsest_web::command::CommandRequest;
 use crate::content;
-use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, refuse};
 use crate::operation::DESCRIPTION_KEY;
+use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, refuse};
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
-use super::extract::{PathParams, QueryParams};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::{Parent, ResourceType};
 use palimpsest_web::ApiError;
+use palimpsest_web::command::CommandRequest;
 use std::collections::HashMap;
 
 type Params = HashMap<String, String>;
@@ -98,7 +98,9 @@ pub async fn info(
     let revision = params::revision(q(&query, "revision"))?;
     let row = download::visible(&s, caller, file_id(&path)?, revision, Wanted::File).await?;
     let element = views::file(&row.revision, Shown::of(&row));
-    Ok(Format::of(&headers).reply(StatusCode::OK, &element).into_response())
+    Ok(Format::of(&headers)
+        .reply(StatusCode::OK, &element)
+        .into_response())
 }
 
 /// `GET /files/{fileid}/revisions?changefilter=CONTENT,NAME`: the file's history.
@@ -118,8 +120,11 @@ pub async fn revisions(
         .iter()
         .map(|row| views::file(&row.revision, Shown::of(row)))
         .collect::<Vec<_>>();
-    let element = views::list("files", files).attr("totalcount", rows.first().map_or(0, |r| r.head_rev));
-    Ok(Format::of(&headers).reply(StatusCode::OK, &element).into_response())
+    let element =
+        views::list("files", files).attr("totalcount", rows.first().map_or(0, |r| r.head_rev));
+    Ok(Format::of(&headers)
+        .reply(StatusCode::OK, &element)
+        .into_response())
 }
 
 /// `PUT /pages/{pageid}/files/{filename}?description=&revision=`: upload (streamed) a new file
@@ -163,7 +168,10 @@ pub async fn put(
         let head = changeset
             .put_file(write.clone(), description_upload.clone())
             .await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
+        Ok((
+            changeset,
+            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+        ))
     })
     .await
 }
@@ -183,7 +191,7 @@ pub async fn delete_by_name(
     let format = Format::of(&headers);
     let (name, expect) = (&name, &expect);
     s.execute(&request, caller, |mut changeset| async move {
-        let holder = changeset.holder(ResourceType::File, parent, &name).await?;
+        let holder = changeset.holder(ResourceType::File, parent, name).await?;
         let res_id = holder.ok_or_else(|| {
             refuse(OperationError::NoSuchName {
                 kind: "file",
@@ -192,7 +200,13 @@ pub async fn delete_by_name(
             })
         })?;
         let deleted = changeset.delete_file(res_id, expect.clone()).await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted)))))
+        Ok((
+            changeset,
+            format.reply(
+                StatusCode::OK,
+                &views::file(&deleted, Shown::head(&deleted)),
+            ),
+        ))
     })
     .await
 }
@@ -213,7 +227,13 @@ pub async fn delete_by_id(
     let expect = &expect;
     s.execute(&request, caller, |mut changeset| async move {
         let deleted = changeset.delete_file(id, expect.clone()).await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&deleted, Shown::head(&deleted)))))
+        Ok((
+            changeset,
+            format.reply(
+                StatusCode::OK,
+                &views::file(&deleted, Shown::head(&deleted)),
+            ),
+        ))
     })
     .await
 }
@@ -236,7 +256,10 @@ pub async fn hide(
     s.execute(&request, caller, |mut changeset| async move {
         let head = changeset.live(id, ResourceType::File).await?;
         changeset.hide(id, revs.clone(), hidden).await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
+        Ok((
+            changeset,
+            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+        ))
     })
     .await
 }
@@ -252,17 +275,29 @@ pub async fn move_file(
 ) -> Result<Response, ApiError> {
     let caller = caller.writer()?;
     let id = file_id(&path)?;
-    let to = q(&query, "to").map(|t| params::id(t, "to")).transpose()?.map(Parent::Page);
-    let name = q(&query, "name").map(|n| params::name(n, "name")).transpose()?;
+    let to = q(&query, "to")
+        .map(|t| params::id(t, "to"))
+        .transpose()?
+        .map(Parent::Page);
+    let name = q(&query, "name")
+        .map(|n| params::name(n, "name"))
+        .transpose()?;
     if to.is_none() && name.is_none() {
-        return Err(ApiError::bad_request("move needs to= (a page id) and/or name="));
+        return Err(ApiError::bad_request(
+            "move needs to= (a page id) and/or name=",
+        ));
     }
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
     let (name, expect) = (&name, &expect);
     s.execute(&request, caller, |mut changeset| async move {
-        let head = changeset.move_file(id, to, name.clone(), expect.clone()).await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head)))))
+        let head = changeset
+            .move_file(id, to, name.clone(), expect.clone())
+            .await?;
+        Ok((
+            changeset,
+            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+        ))
     })
     .await
 }
@@ -282,7 +317,9 @@ pub async fn put_description(
     let text = std::str::from_utf8(&body)
         .map_err(|_| ApiError::bad_request("the description must be UTF-8 text"))?;
     if text.contains('\u{0}') {
-        return Err(ApiError::bad_request("the description must not contain U+0000"));
+        return Err(ApiError::bad_request(
+            "the description must not contain U+0000",
+        ));
     }
     let upload = content::receive_bytes(&s.content, body.clone())
         .await
@@ -301,7 +338,13 @@ pub async fn put_description(
                 expect: Expect::default(),
             })
             .await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::property(&property, Shown::head(&property)))))
+        Ok((
+            changeset,
+            format.reply(
+                StatusCode::OK,
+                &views::property(&property, Shown::head(&property)),
+            ),
+        ))
     })
     .await
 }
@@ -320,9 +363,20 @@ pub async fn delete_description(
     s.execute(&request, caller, |mut changeset| async move {
         changeset.live(id, ResourceType::File).await?;
         let deleted = changeset
-            .delete_property(Parent::File(id), DESCRIPTION_KEY, Abort::Never, Expect::default())
+            .delete_property(
+                Parent::File(id),
+                DESCRIPTION_KEY,
+                Abort::Never,
+                Expect::default(),
+            )
             .await?;
-        Ok((changeset, format.reply(StatusCode::OK, &views::property(&deleted, Shown::head(&deleted)))))
+        Ok((
+            changeset,
+            format.reply(
+                StatusCode::OK,
+                &views::property(&deleted, Shown::head(&deleted)),
+            ),
+        ))
     })
     .await
 }

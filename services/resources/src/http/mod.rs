@@ -14,7 +14,6 @@ pub mod params;
 mod properties;
 pub mod views;
 
-use palimpsest_web::command::{Command, CommandRequest, Reply};
 use crate::content::ContentConfig;
 use crate::operation::{Actor, Changeset, Failure};
 use crate::projection::NAME;
@@ -23,10 +22,11 @@ use crate::streams::CONTEXT;
 use auth::{Caller, Keys};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::response::{IntoResponse, Response};
 use axum::handler::Handler;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use palimpsest_events::Metadata;
+use palimpsest_web::command::{Command, CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use std::sync::Arc;
 
@@ -117,11 +117,19 @@ pub fn routes(state: Resources) -> Router {
         .route("/pages/{pageid}/files", get(files::list))
         .route(
             "/pages/{pageid}/files/{filename}",
-            get(files::get_by_name).put(files::put).delete(files::delete_by_name),
+            get(files::get_by_name)
+                .put(files::put)
+                .delete(files::delete_by_name),
         )
-        .route("/files/{fileid}", get(files::get_by_id).delete(files::delete_by_id))
+        .route(
+            "/files/{fileid}",
+            get(files::get_by_id).delete(files::delete_by_id),
+        )
         .route("/files/{fileid}/info", get(files::info))
-        .route("/files/{fileid}/revisions", get(files::revisions).post(files::hide))
+        .route(
+            "/files/{fileid}/revisions",
+            get(files::revisions).post(files::hide),
+        )
         .route("/files/{fileid}/move", post(files::move_file))
         .route(
             "/files/{fileid}/description",
@@ -131,22 +139,35 @@ pub fn routes(state: Resources) -> Router {
         )
         .route("/archive/files", get(archive::list))
         .route("/archive/files/restore/{fileid}", post(archive::restore))
-        .route("/archive/files/{fileid}", axum::routing::delete(archive::wipe));
-    let api = ["/pages/{pageid}", "/files/{fileid}", "/users/{userid}", "/site"]
-        .into_iter()
-        .fold(api, |api, parent| {
-            api.route(
-                &format!("{parent}/properties"),
-                get(properties::list)
-                    .post(properties::create)
-                    .put(properties::batch.layer(DefaultBodyLimit::max(SMALL_BODY))),
-            )
-            .route(
-                &format!("{parent}/properties/{{key}}"),
-                get(properties::value).put(properties::put).delete(properties::delete),
-            )
-            .route(&format!("{parent}/properties/{{key}}/info"), get(properties::info))
-        });
+        .route(
+            "/archive/files/{fileid}",
+            axum::routing::delete(archive::wipe),
+        );
+    let api = [
+        "/pages/{pageid}",
+        "/files/{fileid}",
+        "/users/{userid}",
+        "/site",
+    ]
+    .into_iter()
+    .fold(api, |api, parent| {
+        api.route(
+            &format!("{parent}/properties"),
+            get(properties::list)
+                .post(properties::create)
+                .put(properties::batch.layer(DefaultBodyLimit::max(SMALL_BODY))),
+        )
+        .route(
+            &format!("{parent}/properties/{{key}}"),
+            get(properties::value)
+                .put(properties::put)
+                .delete(properties::delete),
+        )
+        .route(
+            &format!("{parent}/properties/{{key}}/info"),
+            get(properties::info),
+        )
+    });
     Router::new()
         .nest("/@api/deki", api)
         .route("/openapi.json", get(openapi::document))

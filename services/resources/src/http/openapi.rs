@@ -46,11 +46,17 @@ fn header(name: &str, description: &str) -> Value {
 }
 
 fn idempotency() -> Value {
-    header("Idempotency-Key", "A retried request with the same key is answered the first answer and appends nothing")
+    header(
+        "Idempotency-Key",
+        "A retried request with the same key is answered the first answer and appends nothing",
+    )
 }
 
 fn if_match() -> Value {
-    header("If-Match", "The ETag of the head the write is based on; a stale one is 412")
+    header(
+        "If-Match",
+        "The ETag of the head the write is based on; a stale one is 412",
+    )
 }
 
 fn revision() -> Value {
@@ -92,10 +98,18 @@ fn with_body(mut operation: Value, body: Value) -> Value {
 fn file_paths(paths: &mut serde_json::Map<String, Value>) {
     let page = || id("pageid", "The page's id");
     let file = || id("fileid", "The file's id (res_id)");
-    let name = || path("filename", "The file name (1-255 characters, no control characters)");
-    paths.insert(format!("{API}/pages/{{pageid}}/files"), json!({
-        "get": op("The page's files", vec![page()], read(document_of("Files")))
-    }));
+    let name = || {
+        path(
+            "filename",
+            "The file name (1-255 characters, no control characters)",
+        )
+    };
+    paths.insert(
+        format!("{API}/pages/{{pageid}}/files"),
+        json!({
+            "get": op("The page's files", vec![page()], read(document_of("Files")))
+        }),
+    );
     paths.insert(format!("{API}/pages/{{pageid}}/files/{{filename}}"), json!({
         "get": op("A file's content by name", vec![page(), name(), revision()], read(bytes())),
         "put": with_body(op("Upload a file (a new resource, or a new revision of the live file of that name)",
@@ -122,9 +136,12 @@ fn file_paths(paths: &mut serde_json::Map<String, Value>) {
         "put": with_body(op("Set the file's description", vec![file(), idempotency()], write(document_of("Property"))), raw_body("The description, UTF-8 text")),
         "delete": op("Remove the file's description", vec![file(), idempotency()], write(document_of("Property")))
     }));
-    paths.insert(format!("{API}/archive/files"), json!({
-        "get": op("Deleted files (admin)", vec![], read(document_of("Archive")))
-    }));
+    paths.insert(
+        format!("{API}/archive/files"),
+        json!({
+            "get": op("Deleted files (admin)", vec![], read(document_of("Archive")))
+        }),
+    );
     paths.insert(format!("{API}/archive/files/restore/{{fileid}}"), json!({
         "post": op("Restore a deleted file (admin), renamed on a name clash", vec![file(), query("to", "The page to restore to (default: where it was)"), idempotency()], write(document_of("File")))
     }));

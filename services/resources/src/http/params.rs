@@ -63,13 +63,19 @@ pub fn mimetype(headers: &HeaderMap, default: &str) -> Result<String, ApiError> 
         return Ok(default.to_owned());
     }
     if text.len() > MAX_NAME {
-        return Err(ApiError::bad_request("Content-Type must be at most 255 characters"));
+        return Err(ApiError::bad_request(
+            "Content-Type must be at most 255 characters",
+        ));
     }
     Ok(text.to_owned())
 }
 
 /// The head the client based its write on: `revision=N` and `If-Match` (or `etag=`).
-pub fn expect(revision_text: Option<&str>, headers: &HeaderMap, etag: Option<&str>) -> Result<Expect, ApiError> {
+pub fn expect(
+    revision_text: Option<&str>,
+    headers: &HeaderMap,
+    etag: Option<&str>,
+) -> Result<Expect, ApiError> {
     let if_match = headers
         .get(header::IF_MATCH)
         .map(|v| {
@@ -80,7 +86,9 @@ pub fn expect(revision_text: Option<&str>, headers: &HeaderMap, etag: Option<&st
         .transpose()?;
     Ok(Expect {
         revision: revision(revision_text)?,
-        etag: if_match.or(etag.map(str::to_owned)).filter(|e| !e.trim().is_empty()),
+        etag: if_match
+            .or(etag.map(str::to_owned))
+            .filter(|e| !e.trim().is_empty()),
     })
 }
 
@@ -90,7 +98,9 @@ pub fn flag(text: Option<&str>, what: &str, default: bool) -> Result<bool, ApiEr
         None => Ok(default),
         Some(t) if t == "true" || t == "1" => Ok(true),
         Some(t) if t == "false" || t == "0" => Ok(false),
-        Some(t) => Err(ApiError::bad_request(format!("{what} must be true or false, got `{t}`"))),
+        Some(t) => Err(ApiError::bad_request(format!(
+            "{what} must be true or false, got `{t}`"
+        ))),
     }
 }
 
@@ -98,7 +108,9 @@ pub fn flag(text: Option<&str>, what: &str, default: bool) -> Result<bool, ApiEr
 pub fn revision_ids(text: Option<&str>) -> Result<Vec<i64>, ApiError> {
     let text = text.unwrap_or("").trim();
     if text.is_empty() {
-        return Err(ApiError::bad_request("revisionids is required (e.g. revisionids=1,2)"));
+        return Err(ApiError::bad_request(
+            "revisionids is required (e.g. revisionids=1,2)",
+        ));
     }
     text.split(',').map(|t| id(t, "revisionids")).collect()
 }

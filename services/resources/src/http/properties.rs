@@ -4,19 +4,19 @@ use super::auth::Caller;
 use super::doc::Format;
 use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
+use super::extract::{PathParams, QueryParams};
 use super::views::{self, Shown};
 use super::{Resources, params};
-use palimpsest_web::command::CommandRequest;
 use crate::content::{self, Upload};
 use crate::operation::{Abort, Changeset, Failure, PropertyWrite};
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
-use super::extract::{PathParams, QueryParams};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::{Parent, ResourceType, Revision};
 use palimpsest_web::ApiError;
+use palimpsest_web::command::CommandRequest;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -43,7 +43,9 @@ fn abort(query: &Params, default: Abort) -> Result<Abort, ApiError> {
     match query.get("abort") {
         None => Ok(default),
         Some(text) => Abort::parse(text).ok_or_else(|| {
-            ApiError::bad_request(format!("abort must be never, modified or exists, got `{text}`"))
+            ApiError::bad_request(format!(
+                "abort must be never, modified or exists, got `{text}`"
+            ))
         }),
     }
 }
@@ -77,7 +79,9 @@ pub async fn list(
         .map(|row| views::property(&row.revision, Shown::of(row)))
         .collect();
     let element = views::list("properties", items).attr("href", views::properties_href(parent));
-    Ok(Format::of(&headers).reply(StatusCode::OK, &element).into_response())
+    Ok(Format::of(&headers)
+        .reply(StatusCode::OK, &element)
+        .into_response())
 }
 
 async fn row_of(s: &Resources, path: &Params) -> Result<i64, ApiError> {
@@ -115,7 +119,9 @@ pub async fn info(
     let revision = params::revision(query.get("revision").map(String::as_str))?;
     let row = download::visible(&s, caller, res_id, revision, Wanted::Property).await?;
     let element = views::property(&row.revision, Shown::of(&row));
-    Ok(Format::of(&headers).reply(StatusCode::OK, &element).into_response())
+    Ok(Format::of(&headers)
+        .reply(StatusCode::OK, &element)
+        .into_response())
 }
 
 /// `PUT …/properties/{key}?abort=&etag=` (or `If-Match`): sets the value (the body, streamed).
@@ -219,16 +225,33 @@ async fn entry(s: &Resources, index: usize, item: &Value) -> Result<Entry, ApiEr
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => Some((text.clone(), DEFAULT_TYPE.to_owned())),
         Some(contents @ Value::Object(_)) => {
-            let text = text_of(contents.get("#text").unwrap_or(&Value::Null), &at("contents.#text"))?;
-            let kind = text_of(contents.get("@type").unwrap_or(&Value::Null), &at("contents.@type"))?;
-            Some((text.unwrap_or_default(), kind.unwrap_or_else(|| DEFAULT_TYPE.to_owned())))
+            let text = text_of(
+                contents.get("#text").unwrap_or(&Value::Null),
+                &at("contents.#text"),
+            )?;
+            let kind = text_of(
+                contents.get("@type").unwrap_or(&Value::Null),
+                &at("contents.@type"),
+            )?;
+            Some((
+                text.unwrap_or_default(),
+                kind.unwrap_or_else(|| DEFAULT_TYPE.to_owned()),
+            ))
         }
-        Some(_) => return Err(ApiError::bad_request(format!("{} must be an object or a string", at("contents")))),
+        Some(_) => {
+            return Err(ApiError::bad_request(format!(
+                "{} must be an object or a string",
+                at("contents")
+            )));
+        }
     };
     let value = match value {
         Some((text, kind)) => {
             if text.contains('\u{0}') || kind.chars().any(char::is_control) || kind.len() > 255 {
-                return Err(ApiError::bad_request(format!("{} is not storable", at("contents"))));
+                return Err(ApiError::bad_request(format!(
+                    "{} is not storable",
+                    at("contents")
+                )));
             }
             let upload = content::receive_bytes(&s.content, Bytes::from(text))
                 .await
@@ -259,7 +282,11 @@ pub async fn batch(
     let items = match document.get("property") {
         Some(Value::Array(items)) => items.clone(),
         Some(item @ Value::Object(_)) => vec![item.clone()],
-        _ => return Err(ApiError::bad_request("property must be an object or an array of objects")),
+        _ => {
+            return Err(ApiError::bad_request(
+                "property must be an object or an array of objects",
+            ));
+        }
     };
     if items.is_empty() || items.len() > 100 {
         return Err(ApiError::bad_request("property must list 1-100 properties"));
@@ -291,7 +318,11 @@ pub async fn batch(
                         })
                         .await?
                 }
-                None => changeset.delete_property(parent, &entry.name, abort, expect).await?,
+                None => {
+                    changeset
+                        .delete_property(parent, &entry.name, abort, expect)
+                        .await?
+                }
             };
             results.push(element(&revision));
         }
@@ -318,7 +349,7 @@ pub async fn delete(
     let (name, expect) = (&name, &expect);
     s.execute(&request, caller, |mut changeset| async move {
         let deleted = changeset
-            .delete_property(parent, &name, abort, expect.clone())
+            .delete_property(parent, name, abort, expect.clone())
             .await?;
         Ok((changeset, format.reply(StatusCode::OK, &element(&deleted))))
     })

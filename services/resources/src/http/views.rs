@@ -122,7 +122,11 @@ pub fn file_named(name: &str, revision: &Revision, shown: Shown) -> Element {
 
 /// `<property>`: a property revision; `href` is its path under the parent.
 pub fn property(revision: &Revision, shown: Shown) -> Element {
-    let href = format!("{}/{}", properties_href(revision.parent), encode(&revision.name));
+    let href = format!(
+        "{}/{}",
+        properties_href(revision.parent),
+        encode(&revision.name)
+    );
     let mut element = Element::new("property")
         .attr("name", revision.name.clone())
         .attr("href", format!("{href}/info"))
@@ -157,7 +161,9 @@ pub fn properties_href(parent: Parent) -> String {
 
 /// A list element with `count`.
 pub fn list(name: &str, items: Vec<Element>) -> Element {
-    Element::new(name).attr("count", items.len()).children(items)
+    Element::new(name)
+        .attr("count", items.len())
+        .children(items)
 }
 
 fn iso(revision: &Revision) -> String {
@@ -183,9 +189,15 @@ mod tests {
 
     #[test]
     fn change_filters_name_deki_mask_bits() {
-        assert_eq!(parse_filter("content, name"), Ok(mask::CONTENT | mask::NAME));
+        assert_eq!(
+            parse_filter("content, name"),
+            Ok(mask::CONTENT | mask::NAME)
+        );
         assert_eq!(parse_filter("DELETEFLAG,PARENT"), Ok(48));
         assert_eq!(parse_filter("size"), Err("size".into()));
-        assert_eq!(mask_names(mask::NAME | mask::CONTENT | mask::PARENT), "CONTENT,NAME,PARENT");
+        assert_eq!(
+            mask_names(mask::NAME | mask::CONTENT | mask::PARENT),
+            "CONTENT,NAME,PARENT"
+        );
     }
 }

@@ -39,7 +39,11 @@ pub struct Restore {
 impl Changeset {
     /// Uploads a file: a new resource if no live file holds the name (a deleted file's name
     /// makes a NEW resource), else a new content revision of that file. Returns the file's head.
-    pub async fn put_file(&mut self, write: FileWrite, description_upload: Option<Upload>) -> Result<Revision, Failure> {
+    pub async fn put_file(
+        &mut self,
+        write: FileWrite,
+        description_upload: Option<Upload>,
+    ) -> Result<Revision, Failure> {
         let holder = self
             .holder(ResourceType::File, write.parent, &write.name)
             .await?;
@@ -97,7 +101,9 @@ impl Changeset {
             head.name,
             name.as_deref().unwrap_or(&head.name)
         ));
-        let revision = self.edit(&head, None, (to, name), expect, description).await?;
+        let revision = self
+            .edit(&head, None, (to, name), expect, description)
+            .await?;
         Ok(revision.unwrap_or(head))
     }
 
@@ -127,21 +133,23 @@ impl Changeset {
         let name = self.free_name(parent, &head.name).await?;
         self.claim(ResourceType::File, parent, &name, head.res_id)
             .await?;
-        let stamp = self
-            .stamp(Some(format!("File restored: {name}")))
-            .await?;
+        let stamp = self.stamp(Some(format!("File restored: {name}"))).await?;
         let command = crate::resource::ResourceCommand::Restore {
             parent,
             name,
             stamp,
         };
-        self.decide(head.res_id, command)
-            .await?
-            .ok_or_else(|| palimpsest_web::command::CommandError::Internal("restore decided no revision".into()))
+        self.decide(head.res_id, command).await?.ok_or_else(|| {
+            palimpsest_web::command::CommandError::Internal("restore decided no revision".into())
+        })
     }
 
     async fn free_name(&mut self, parent: Parent, name: &str) -> Result<String, Failure> {
-        if self.holder(ResourceType::File, parent, name).await?.is_none() {
+        if self
+            .holder(ResourceType::File, parent, name)
+            .await?
+            .is_none()
+        {
             return Ok(name.to_owned());
         }
         for n in 2..RESTORE_NAME_TRIES + 2 {

@@ -16,13 +16,10 @@ pub use error::OperationError;
 pub use files::{FileWrite, Restore};
 pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 
-use palimpsest_web::command::{Attempt, CommandError, Decision, Reply};
 use crate::content::Upload;
 use crate::ids::{Allocator, Counters};
 use crate::names::{self, NameState};
-use crate::resource::{
-    self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp,
-};
+use crate::resource::{self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp};
 use crate::states::ContentState;
 use crate::streams;
 use chrono::{DateTime, Utc};
@@ -30,6 +27,7 @@ use palimpsest_events::resources::{
     ContentEvent, ContentRef, NameEvent, Parent, ResourceEvent, ResourceType, Revision,
 };
 use palimpsest_events::{DomainEvent, NewEvent, StreamName};
+use palimpsest_web::command::{Attempt, CommandError, Decision, Reply};
 use std::collections::HashMap;
 
 /// `resrev_change_description` is a `varchar(255)`.
@@ -281,7 +279,8 @@ impl Changeset {
         state: NameState,
         event: NameEvent,
     ) -> Result<(), Failure> {
-        self.names.insert(stream.clone(), names::evolve(state, &event));
+        self.names
+            .insert(stream.clone(), names::evolve(state, &event));
         self.push(stream, encode(&event)?);
         Ok(())
     }
@@ -331,16 +330,24 @@ impl Changeset {
     ) -> Result<Option<Revision>, Failure> {
         let content = match upload {
             Some((upload, mimetype)) => Some((
-                self.content(upload, mimetype, head.res_id, head.rev + 1).await?,
+                self.content(upload, mimetype, head.res_id, head.rev + 1)
+                    .await?,
                 mimetype.to_owned(),
             )),
             None => None,
         };
         let (parent, name) = place;
-        let target = (parent.unwrap_or(head.parent), name.clone().unwrap_or(head.name.clone()));
+        let target = (
+            parent.unwrap_or(head.parent),
+            name.clone().unwrap_or(head.name.clone()),
+        );
         if (target.0, target.1.as_str()) != (head.parent, head.name.as_str()) {
-            resource::decide(head.res_id, probe(&expect), &self.resource(head.res_id).await?)
-                .map_err(refuse)?;
+            resource::decide(
+                head.res_id,
+                probe(&expect),
+                &self.resource(head.res_id).await?,
+            )
+            .map_err(refuse)?;
             self.release(head.res_type, head.parent, &head.name, head.res_id)
                 .await?;
             self.claim(head.res_type, target.0, &target.1, head.res_id)
@@ -416,10 +423,13 @@ pub fn refuse(e: impl Into<OperationError>) -> Failure {
 }
 
 fn name_stream(res_type: ResourceType, parent: Parent, name: &str) -> Result<StreamName, Failure> {
-    streams::name(res_type, parent, name).map_err(|e| refuse(OperationError::InvalidName(e.to_string())))
+    streams::name(res_type, parent, name)
+        .map_err(|e| refuse(OperationError::InvalidName(e.to_string())))
 }
 
-fn internal(stream: Result<StreamName, palimpsest_events::StreamNameError>) -> Result<StreamName, Failure> {
+fn internal(
+    stream: Result<StreamName, palimpsest_events::StreamNameError>,
+) -> Result<StreamName, Failure> {
     stream.map_err(|e| CommandError::Internal(e.to_string()))
 }
 

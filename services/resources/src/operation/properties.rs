@@ -64,7 +64,11 @@ pub fn expectation(abort: Abort, name: &str, expect: &Expect) -> Result<Expect, 
 
 impl Changeset {
     /// The live property `name` of `parent`, if any.
-    pub async fn property(&mut self, parent: Parent, name: &str) -> Result<Option<Revision>, Failure> {
+    pub async fn property(
+        &mut self,
+        parent: Parent,
+        name: &str,
+    ) -> Result<Option<Revision>, Failure> {
         match self.holder(ResourceType::Property, parent, name).await? {
             Some(res_id) => Ok(Some(self.live(res_id, ResourceType::Property).await?)),
             None => Ok(None),
@@ -141,7 +145,10 @@ mod tests {
             etag: Some("\"1.r1_ts2026-01-01T00:00:00Z\"".into()),
             revision: None,
         };
-        assert_eq!(expectation(Abort::Never, "k", &tagged), Ok(Expect::default()));
+        assert_eq!(
+            expectation(Abort::Never, "k", &tagged),
+            Ok(Expect::default())
+        );
         assert_eq!(
             expectation(Abort::Exists, "k", &none),
             Err(OperationError::PropertyExists("k".into()))
@@ -150,7 +157,10 @@ mod tests {
             expectation(Abort::Modified, "k", &none),
             Err(OperationError::EtagRequired("k".into()))
         );
-        assert_eq!(expectation(Abort::Modified, "k", &tagged), Ok(tagged.clone()));
+        assert_eq!(
+            expectation(Abort::Modified, "k", &tagged),
+            Ok(tagged.clone())
+        );
         assert_eq!(Abort::parse("EXISTS"), Some(Abort::Exists));
         assert_eq!(Abort::parse("sometimes"), None);
     }

@@ -31,7 +31,11 @@ impl Projection for ResourcesProjection {
         NAME
     }
 
-    async fn create_tables(&self, tx: &Transaction<'_>, schema: &str) -> Result<(), ProjectionError> {
+    async fn create_tables(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+    ) -> Result<(), ProjectionError> {
         tx.batch_execute(&schema::ddl(schema)).await?;
         Ok(())
     }
@@ -57,8 +61,17 @@ impl Projection for ResourcesProjection {
                     stored,
                     ..
                 } = ContentEvent::decode(event)?;
-                rows::content(tx, schema, rescontent_id, res_id, res_rev, size, &mimetype, &stored)
-                    .await
+                rows::content(
+                    tx,
+                    schema,
+                    rescontent_id,
+                    res_id,
+                    res_rev,
+                    size,
+                    &mimetype,
+                    &stored,
+                )
+                .await
             }
             "name" | "ids" => Ok(()),
             other => Err(ProjectionError::Invalid(format!(
@@ -68,12 +81,14 @@ impl Projection for ResourcesProjection {
     }
 }
 
-async fn resource(tx: &Transaction<'_>, schema: &str, event: &RecordedEvent) -> Result<(), ProjectionError> {
-    let res_id: i64 = event
-        .stream
-        .key
-        .parse()
-        .map_err(|_| ProjectionError::Invalid(format!("resource stream key `{}`", event.stream.key)))?;
+async fn resource(
+    tx: &Transaction<'_>,
+    schema: &str,
+    event: &RecordedEvent,
+) -> Result<(), ProjectionError> {
+    let res_id: i64 = event.stream.key.parse().map_err(|_| {
+        ProjectionError::Invalid(format!("resource stream key `{}`", event.stream.key))
+    })?;
     match ResourceEvent::decode(event)? {
         ResourceEvent::RevisionAdded(revision) => rows::revision(tx, schema, &revision).await,
         ResourceEvent::RevisionsHidden { revs, hidden, .. } => {

@@ -43,7 +43,11 @@ fn placeholders(from: usize, count: usize) -> String {
 }
 
 /// A new revision: its `resourcerevs` row, and the `resources` row mirroring the head.
-pub async fn revision(tx: &Transaction<'_>, schema: &str, revision: &Revision) -> Result<(), ProjectionError> {
+pub async fn revision(
+    tx: &Transaction<'_>,
+    schema: &str,
+    revision: &Revision,
+) -> Result<(), ProjectionError> {
     let mut params: Vec<Param> = vec![Box::new(revision.resrev_id), Box::new(revision.res_id)];
     params.extend(revision_params(revision));
     tx.execute(

@@ -121,7 +121,11 @@ impl Reader {
         Reader { pool }
     }
 
-    async fn rows(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Vec<RevisionRow>, ReadError> {
+    async fn rows(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<RevisionRow>, ReadError> {
         let client = self.pool.get().await?;
         let rows = client.query(sql, params).await?;
         Ok(rows.iter().map(to_row).collect())
@@ -154,7 +158,11 @@ impl Reader {
     }
 
     /// The live resources of a type under a parent, by name.
-    pub async fn children(&self, res_type: ResourceType, parent: Parent) -> Result<Vec<RevisionRow>, ReadError> {
+    pub async fn children(
+        &self,
+        res_type: ResourceType,
+        parent: Parent,
+    ) -> Result<Vec<RevisionRow>, ReadError> {
         let (clause, id) = match parent {
             Parent::Page(id) => ("r.resrev_parent_page_id = $2", id),
             Parent::User(id) => ("r.resrev_parent_user_id = $2", id),
@@ -172,7 +180,12 @@ impl Reader {
     }
 
     /// The live resource of a type named `name` under a parent.
-    pub async fn child(&self, res_type: ResourceType, parent: Parent, name: &str) -> Result<Option<RevisionRow>, ReadError> {
+    pub async fn child(
+        &self,
+        res_type: ResourceType,
+        parent: Parent,
+        name: &str,
+    ) -> Result<Option<RevisionRow>, ReadError> {
         Ok(self
             .children(res_type, parent)
             .await?

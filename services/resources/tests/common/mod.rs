@@ -79,8 +79,10 @@ impl Deki {
         let shutdown = CancellationToken::new();
         let runner =
             palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
-        let resources =
-            Resources::with_content(state.clone(), ContentConfig::new(content_dir.clone(), inline_max));
+        let resources = Resources::with_content(
+            state.clone(),
+            ContentConfig::new(content_dir.clone(), inline_max),
+        );
         let app = axum::Router::new()
             .nest("/resources", routes(resources))
             .layer(axum::middleware::from_fn(
@@ -154,8 +156,14 @@ impl Deki {
     }
 
     pub async fn put(&self, path: &str, key: &str, body: &[u8]) -> Answer {
-        self.send(Method::PUT, path, Some(key), &[("content-type", "text/plain")], Some(body.to_vec()))
-            .await
+        self.send(
+            Method::PUT,
+            path,
+            Some(key),
+            &[("content-type", "text/plain")],
+            Some(body.to_vec()),
+        )
+        .await
     }
 
     pub async fn post(&self, path: &str, key: &str) -> Answer {
@@ -168,8 +176,15 @@ impl Deki {
 
     /// Uploads a file and returns its JSON (asserting 200).
     pub async fn upload(&self, page: i64, name: &str, body: &[u8]) -> Value {
-        let answer = self.put(&format!("/pages/{page}/files/{name}"), ANN, body).await;
-        assert_eq!(answer.status, StatusCode::OK, "upload {name}: {}", answer.text());
+        let answer = self
+            .put(&format!("/pages/{page}/files/{name}"), ANN, body)
+            .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "upload {name}: {}",
+            answer.text()
+        );
         answer.json()
     }
 
