@@ -163,6 +163,29 @@ impl Reader {
         res_type: ResourceType,
         parent: Parent,
     ) -> Result<Vec<RevisionRow>, ReadError> {
+        self.live_under(res_type, parent, None).await
+    }
+
+    /// The live resource of a type named `name` under a parent.
+    pub async fn child(
+        &self,
+        res_type: ResourceType,
+        parent: Parent,
+        name: &str,
+    ) -> Result<Option<RevisionRow>, ReadError> {
+        Ok(self
+            .live_under(res_type, parent, Some(name))
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    async fn live_under(
+        &self,
+        res_type: ResourceType,
+        parent: Parent,
+        name: Option<&str>,
+    ) -> Result<Vec<RevisionRow>, ReadError> {
         let (clause, id) = match parent {
             Parent::Page(id) => ("r.resrev_parent_page_id = $2", id),
             Parent::User(id) => ("r.resrev_parent_user_id = $2", id),
@@ -174,23 +197,10 @@ impl Reader {
         };
         let sql = format!(
             "SELECT {HEAD_COLUMNS} FROM resources.resources r WHERE r.res_type = $1 AND {clause} \
-             AND r.res_deleted = 0 ORDER BY r.resrev_name, r.res_id"
+             AND r.res_deleted = 0 AND ($3::text IS NULL OR r.resrev_name = $3) \
+             ORDER BY r.resrev_name, r.res_id"
         );
-        self.rows(&sql, &[&res_type.code(), &id]).await
-    }
-
-    /// The live resource of a type named `name` under a parent.
-    pub async fn child(
-        &self,
-        res_type: ResourceType,
-        parent: Parent,
-        name: &str,
-    ) -> Result<Option<RevisionRow>, ReadError> {
-        Ok(self
-            .children(res_type, parent)
-            .await?
-            .into_iter()
-            .find(|row| row.revision.name == name))
+        self.rows(&sql, &[&res_type.code(), &id, &name]).await
     }
 
     /// Deleted files: the archive.
