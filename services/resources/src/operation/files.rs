@@ -44,6 +44,8 @@ impl Changeset {
         write: FileWrite,
         description_upload: Option<Upload>,
     ) -> Result<Revision, Failure> {
+        self.preload(ResourceType::File, write.parent, &write.name, &write.upload)
+            .await?;
         let holder = self
             .holder(ResourceType::File, write.parent, &write.name)
             .await?;

@@ -57,6 +57,7 @@ pub struct Changeset {
     ids: Option<Allocator>,
     resources: HashMap<i64, ResourceState>,
     names: HashMap<StreamName, NameState>,
+    contents: HashMap<StreamName, ContentState>,
     writes: Vec<(StreamName, Vec<NewEvent>)>,
     revisions: Vec<Revision>,
 }
@@ -70,6 +71,7 @@ impl Changeset {
             ids: None,
             resources: HashMap::new(),
             names: HashMap::new(),
+            contents: HashMap::new(),
             writes: Vec::new(),
             revisions: Vec::new(),
         }
@@ -92,6 +94,32 @@ impl Changeset {
             .fold(Decision::new(reply), |decision, (stream, events)| {
                 decision.write(stream, events)
             }))
+    }
+
+    /// Loads, at once (one round trip's time rather than three), the streams an upload of
+    /// `upload` as `name` under `parent` reads first: the name, the content and the id counters.
+    pub async fn preload(
+        &mut self,
+        res_type: ResourceType,
+        parent: Parent,
+        name: &str,
+        upload: &Upload,
+    ) -> Result<(), Failure> {
+        let name_stream = name_stream(res_type, parent, name)?;
+        let content_stream = internal(streams::content(&upload.sha256))?;
+        let ids_stream = internal(streams::ids())?;
+        let attempt = &self.attempt;
+        let (name, content, counters) = tokio::join!(
+            attempt.load::<NameState>(&name_stream),
+            attempt.load::<ContentState>(&content_stream),
+            attempt.load::<Counters>(&ids_stream),
+        );
+        self.names.entry(name_stream).or_insert(name?);
+        self.contents.entry(content_stream).or_insert(content?);
+        if self.ids.is_none() {
+            self.ids = Some(Allocator::new(counters?));
+        }
+        Ok(())
     }
 
     /// A resource's state: as this changeset left it, else as loaded.
@@ -174,11 +202,11 @@ impl Changeset {
         rev: i64,
     ) -> Result<ContentRef, Failure> {
         let stream = internal(streams::content(&upload.sha256))?;
-        let state: ContentState = match self.writes.iter().any(|(s, _)| *s == stream) {
-            true => ContentState::default(),
-            false => self.attempt.load(&stream).await?,
+        let state: ContentState = match self.contents.get(&stream) {
+            Some(state) => state.clone(),
+            None => self.attempt.load(&stream).await?,
         };
-        if let Some((rescontent_id, size)) = state.stored.or_else(|| self.stored_here(&stream)) {
+        if let Some((rescontent_id, size)) = state.stored {
             return Ok(ContentRef {
                 rescontent_id,
                 sha256: upload.sha256.clone(),
@@ -195,22 +223,18 @@ impl Changeset {
             mimetype: mimetype.to_owned(),
             stored: upload.stored.clone(),
         };
-        self.push(stream, encode(&event)?);
+        self.push(stream.clone(), encode(&event)?);
+        self.contents.insert(
+            stream,
+            ContentState {
+                stored: Some((rescontent_id, upload.size)),
+            },
+        );
         Ok(ContentRef {
             rescontent_id,
             sha256: upload.sha256.clone(),
             size: upload.size,
         })
-    }
-
-    /// A content stored earlier in this same changeset.
-    fn stored_here(&self, stream: &StreamName) -> Option<(i64, i64)> {
-        let (_, events) = self.writes.iter().find(|(s, _)| s == stream)?;
-        let event = events.first()?;
-        Some((
-            event.payload.get("rescontent_id")?.as_i64()?,
-            event.payload.get("size")?.as_i64()?,
-        ))
     }
 
     /// Decides `command` on `res_id` and records what it decided.

@@ -77,6 +77,13 @@ impl Changeset {
 
     /// Sets a property (creating it if it does not exist); its head after.
     pub async fn put_property(&mut self, write: PropertyWrite) -> Result<Revision, Failure> {
+        self.preload(
+            ResourceType::Property,
+            write.parent,
+            &write.name,
+            &write.upload,
+        )
+        .await?;
         match self.property(write.parent, &write.name).await? {
             Some(head) => {
                 let expect =
