@@ -13,10 +13,12 @@
 
 pub mod append;
 pub mod audit;
+pub mod budget;
 pub mod error;
 pub mod head;
 pub mod migrations;
 pub mod notify;
+mod plan;
 pub mod relay;
 pub mod rows;
 pub mod store;

@@ -1,5 +1,6 @@
 //! The event store: connecting, appending through the group-commit writer, reading.
 
+use crate::budget::{Budget, BudgetSnapshot};
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
 use crate::{AppendError, AppendRequest, Appended, LogError, head::HeadWatch, migrations};
@@ -18,6 +19,7 @@ struct Inner {
     pool: Pool,
     writer: WriterHandle,
     head: HeadWatch,
+    budget: Arc<Budget>,
 }
 
 /// Builds a connection pool for `database_url` with the log's session settings: a transaction
@@ -81,15 +83,27 @@ impl EventStore {
     pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
         migrations::migrate(&pool).await?;
         let head = HeadWatch::start(database_url, pool.clone()).await?;
-        let writer = writer::spawn(pool.clone(), head.clone());
+        let budget = Arc::new(Budget::default());
+        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone());
         Ok(EventStore {
-            inner: Arc::new(Inner { pool, writer, head }),
+            inner: Arc::new(Inner {
+                pool,
+                writer,
+                head,
+                budget,
+            }),
         })
     }
 
     /// The pool the store reads and writes through.
     pub fn pool(&self) -> &Pool {
         &self.inner.pool
+    }
+
+    /// The appender's cumulative phase timings: subtract two snapshots to see where the
+    /// appends between them spent their time.
+    pub fn budget(&self) -> BudgetSnapshot {
+        self.inner.budget.snapshot()
     }
 
     /// Follows the log's head position: wakes the relay and projectors when events commit.

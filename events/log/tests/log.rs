@@ -368,3 +368,83 @@ async fn a_stream_without_events_is_a_version_check_and_positions_follow_request
     assert_eq!(store.head_position().await.expect("head"), 4);
     db.drop().await;
 }
+
+#[tokio::test]
+async fn two_appenders_on_one_log_keep_versions_positions_and_chains() {
+    // Each store remembers the heads it wrote; the other's appends must make it re-read them.
+    let (db, first) = setup().await;
+    let second = EventStore::connect(db.url()).await.expect("second store");
+    for round in 0..5i64 {
+        for (i, store) in [&first, &second].into_iter().enumerate() {
+            let version = round * 2 + i as i64;
+            let expected = if version == 0 {
+                ExpectedVersion::NoStream
+            } else {
+                ExpectedVersion::Exact(version)
+            };
+            store
+                .append(AppendRequest::new().stream(
+                    stream("shared"),
+                    expected,
+                    vec![event(version)],
+                ))
+                .await
+                .expect("append at the version the other store left");
+        }
+    }
+    // A stream this store never saw, created by the other one: not taken for a new stream.
+    let err = first
+        .append(AppendRequest::new().stream(
+            stream("shared"),
+            ExpectedVersion::NoStream,
+            vec![event(99)],
+        ))
+        .await
+        .expect_err("the stream exists");
+    assert!(
+        matches!(err, AppendError::WrongExpectedVersion { actual: 10, .. }),
+        "{err}"
+    );
+    second
+        .append(AppendRequest::new().stream(stream("other"), ExpectedVersion::Any, vec![event(1)]))
+        .await
+        .expect("other");
+    let appended = first
+        .append(AppendRequest::new().stream(stream("other"), ExpectedVersion::Any, vec![event(2)]))
+        .await
+        .expect("any version on a stream created elsewhere");
+    assert_eq!(appended.events[0].version, 2);
+    let positions: Vec<i64> = first
+        .read_all(0, 100)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
+    assert_eq!(positions, (1..=12).collect::<Vec<_>>());
+    let report = palimpsest_log::audit::verify(first.pool(), None)
+        .await
+        .expect("audit");
+    assert_eq!(report.broken, None);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_retried_command_whose_stream_moved_on_is_a_repeat_not_a_conflict() {
+    let (db, store) = setup().await;
+    let retried =
+        AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)]);
+    let first = store.append(retried.clone()).await.expect("first");
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Exact(1), vec![event(2)]))
+        .await
+        .expect("second");
+    let again = store
+        .append(retried)
+        .await
+        .expect("the retry is recognised by its event ids");
+    assert!(again.replayed);
+    assert_eq!(again.events, first.events);
+    assert_eq!(store.head_position().await.expect("head"), 2);
+    db.drop().await;
+}
