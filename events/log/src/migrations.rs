@@ -7,6 +7,11 @@ use deadpool_postgres::Pool;
 pub const MIGRATIONS: &[(i32, &str, &str)] = &[
     (1, "log", include_str!("migrations/0001_log.sql")),
     (
+        2,
+        "command_replies",
+        include_str!("migrations/0002_command_replies.sql"),
+    ),
+    (
         4,
         "appender guard",
         include_str!("migrations/0004_appender_guard.sql"),

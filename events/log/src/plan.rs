@@ -166,8 +166,36 @@ pub(crate) struct Rows {
     pub(crate) recorded_at: Vec<DateTime<Utc>>,
     pub(crate) prev_hash: Vec<Option<Vec<u8>>>,
     pub(crate) hash: Vec<Vec<u8>>,
-    /// Idempotency rows: key, first and last position.
-    pub(crate) keys: (Vec<String>, Vec<i64>, Vec<i64>),
+    /// Idempotency rows of the accepted commands that carry a key.
+    pub(crate) keys: RememberedKeys,
+}
+
+/// Column arrays for the idempotency rows of a batch: each key with its positions and, when the
+/// command gave one, the answer to repeat.
+#[derive(Default)]
+pub(crate) struct RememberedKeys {
+    pub(crate) key: Vec<String>,
+    pub(crate) first: Vec<i64>,
+    pub(crate) last: Vec<i64>,
+    pub(crate) request_hash: Vec<Option<Vec<u8>>>,
+    pub(crate) status: Vec<Option<i16>>,
+    pub(crate) content_type: Vec<Option<String>>,
+    pub(crate) body: Vec<Option<Vec<u8>>>,
+}
+
+impl RememberedKeys {
+    fn push(&mut self, key: &str, first: i64, last: i64, reply: Option<&crate::StoredReply>) {
+        self.key.push(key.to_owned());
+        self.first.push(first);
+        self.last.push(last);
+        self.request_hash
+            .push(reply.map(|r| r.request_hash.clone()));
+        self.status
+            .push(reply.and_then(|r| i16::try_from(r.status).ok()));
+        self.content_type
+            .push(reply.map(|r| r.content_type.clone()));
+        self.body.push(reply.map(|r| r.body.clone()));
+    }
 }
 
 impl Rows {
@@ -182,9 +210,8 @@ impl Rows {
             if let (Some(key), Some(first), Some(last)) =
                 (&req.metadata.idempotency_key, events.first(), events.last())
             {
-                rows.keys.0.push(key.clone());
-                rows.keys.1.push(first.position);
-                rows.keys.2.push(last.position);
+                rows.keys
+                    .push(key, first.position, last.position, req.reply.as_ref());
             }
         }
         Ok(rows)

@@ -439,7 +439,16 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
         &rows.hash,
     ];
     let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
-    let remember_params: [&(dyn ToSql + Sync); 3] = [&rows.keys.0, &rows.keys.1, &rows.keys.2];
+    let keys = &rows.keys;
+    let remember_params: [&(dyn ToSql + Sync); 7] = [
+        &keys.key,
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+    ];
     let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
     tokio::try_join!(
@@ -541,8 +550,10 @@ const UPSERT_HEADS_SQL: &str = "INSERT INTO log.streams (context, category, stre
      ON CONFLICT (context, category, stream_key) \
      DO UPDATE SET version = excluded.version, last_hash = excluded.last_hash";
 /// No `ON CONFLICT`: a key stored before makes the batch fail and re-run carefully.
-const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position) \
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])";
+const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position, \
+     request_hash, reply_status, reply_content_type, reply_body) \
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::int2[], \
+     $6::text[], $7::bytea[])";
 
 /// Reads back a replayed command's events (they are immutable, so after the commit is fine).
 fn replay_sql() -> String {
