@@ -30,12 +30,13 @@ use crate::plan::{Head, Plan, Planner, Rows, Seen, decode_heads, stream_columns}
 use crate::rows::{COLUMNS, to_events};
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
 use chrono::{SubsecRound, Utc};
-use deadpool_postgres::{Client, Pool};
+use deadpool_postgres::{Client, Object, Pool};
 use palimpsest_events::{ExpectedVersion, StreamName};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 use uuid::Uuid;
@@ -85,10 +86,29 @@ pub(crate) fn spawn(pool: Pool, head: HeadWatch, budget: Arc<Budget>) -> WriterH
         head,
         budget,
         known: Known::default(),
+        line: None,
+        in_flight: VecDeque::new(),
     };
     tokio::spawn(async move {
         let mut last_batch = 1usize;
-        while let Some(first) = queue.recv().await {
+        loop {
+            let first = match appender.in_flight.front_mut() {
+                // Answer a sent batch as soon as it commits, or take the next commands.
+                Some(oldest) => tokio::select! {
+                    biased;
+                    done = &mut oldest.io => Wake::Done(done),
+                    job = queue.recv() => Wake::Job(job),
+                },
+                None => Wake::Job(queue.recv().await),
+            };
+            let first = match first {
+                Wake::Done(done) => {
+                    appender.settle_oldest(done).await;
+                    continue;
+                }
+                Wake::Job(Some(job)) => job,
+                Wake::Job(None) => return appender.drain().await,
+            };
             let mut events = first.0.event_count();
             let mut batch = vec![first];
             let deadline = tokio::time::Instant::now() + LINGER;
@@ -110,7 +130,7 @@ pub(crate) fn spawn(pool: Pool, head: HeadWatch, budget: Arc<Budget>) -> WriterH
             let started = Instant::now();
             let waited = batch.iter().map(|j| started - j.2).sum();
             appender.budget.batch(batch.len(), events, waited);
-            appender.run_batch(batch).await;
+            appender.take(batch).await;
         }
     });
     WriterHandle { jobs }
@@ -133,13 +153,24 @@ pub(crate) async fn durable(pool: &Pool) -> Result<(), LogError> {
 #[derive(Default)]
 struct Known {
     position: Option<i64>,
+    /// The id of the event at `position`, when this appender wrote it.
+    last_event: Option<Uuid>,
     heads: HashMap<StreamName, Head>,
 }
 
 impl Known {
     fn forget(&mut self) {
         self.position = None;
+        self.last_event = None;
         self.heads.clear();
+    }
+
+    /// Moves the log's end past a batch planned (or written) by this appender.
+    fn advance(&mut self, position: i64, rows: &Rows) {
+        if let Some(id) = rows.event_id.last() {
+            self.last_event = Some(*id);
+        }
+        self.position = Some(position);
     }
 
     /// Whether a batch can be planned from memory: the position is known and every stream is
@@ -164,8 +195,6 @@ fn needs_care(plans: &[Plan]) -> bool {
 /// How a batch is run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Mode {
-    /// Planned from what the appender remembers, sent in one round trip behind a guard.
-    Warm,
     /// Stream heads read under the lock first (two round trips).
     Read,
     /// Heads, idempotency keys and event ids read under the lock first: repeats are found.
@@ -177,21 +206,204 @@ struct Appender {
     head: HeadWatch,
     budget: Arc<Budget>,
     known: Known,
+    /// The connection warm batches are pipelined on, in order, with their statements prepared.
+    line: Option<Arc<Object>>,
+    /// Warm batches sent and not yet settled, oldest first.
+    in_flight: VecDeque<Sent>,
+}
+
+/// How many warm batches may be on the line at once: while Postgres writes one, the next is
+/// planned, encoded and queued behind it, so the backend goes from one batch to the next without
+/// waiting for this process.
+const PIPELINE_DEPTH: usize = 4;
+
+/// A warm batch on the line.
+struct Sent {
+    requests: Vec<AppendRequest>,
+    replies: Vec<Reply>,
+    plans: Vec<Plan>,
+    position: i64,
+    io: JoinHandle<Result<(), AppendError>>,
+}
+
+/// What woke the appender.
+enum Wake {
+    Done(Result<Result<(), AppendError>, tokio::task::JoinError>),
+    Job(Option<Job>),
 }
 
 impl Appender {
+    /// Runs or sends a batch: warm ones go on the line behind those in flight; others wait for
+    /// the line to settle and run alone.
     #[tracing::instrument(skip_all, fields(commands = batch.len()))]
-    async fn run_batch(&mut self, batch: Vec<Job>) {
+    async fn take(&mut self, batch: Vec<Job>) {
         let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|j| (j.0, j.1)).unzip();
         metrics::histogram!("palimpsest_append_batch_commands").record(requests.len() as f64);
         if self.known.heads.len() > MAX_REMEMBERED_STREAMS {
+            self.drain().await;
             self.known.heads.clear();
         }
-        let mut mode = if self.known.covers(&requests) {
-            Mode::Warm
-        } else {
-            Mode::Read
+        if !self.known.covers(&requests) {
+            self.drain().await;
+            return self.run(requests, replies, Mode::Read).await;
+        }
+        if let Some((requests, replies)) = self.send(requests, replies).await {
+            self.drain().await;
+            return self.run(requests, replies, Mode::Careful).await;
+        }
+        while self.in_flight.len() >= PIPELINE_DEPTH {
+            let Some(oldest) = self.in_flight.front_mut() else {
+                break;
+            };
+            let done = (&mut oldest.io).await;
+            self.settle_oldest(done).await;
+        }
+    }
+
+    /// Plans a warm batch from memory and queues it on the line; gives it back when it must be
+    /// planned carefully instead (a refusal may hide a repeat) or the line cannot be had.
+    async fn send(
+        &mut self,
+        requests: Vec<AppendRequest>,
+        replies: Vec<Reply>,
+    ) -> Option<(Vec<AppendRequest>, Vec<Reply>)> {
+        let Some(expected) = self.known.position else {
+            return Some((requests, replies));
         };
+        let last_event = self.known.last_event;
+        let planning = Instant::now();
+        let (plans, position) = self.plan(&requests, expected, Seen::default());
+        let rows = match Rows::of(&requests, &plans) {
+            Ok(rows) if !needs_care(&plans) => rows,
+            _ => {
+                self.known.forget();
+                return Some((requests, replies));
+            }
+        };
+        self.budget.add(Phase::Plan, planning.elapsed());
+        let line = match self.line().await {
+            Ok(line) => line,
+            Err(e) => {
+                tracing::warn!(error = %e, "no connection for the append line");
+                self.known.forget();
+                return Some((requests, replies));
+            }
+        };
+        self.known.advance(position, &rows);
+        let budget = self.budget.clone();
+        let mut io = Box::pin(async move {
+            let sent = Instant::now();
+            let result =
+                one_round_trip(&line, &rows, (expected, last_event), position, &budget).await;
+            budget.add(Phase::Writes, sent.elapsed());
+            result
+        });
+        // Polled once here, every statement of this batch is queued on the line before any of
+        // the next batch's.
+        let io = match futures::poll!(&mut io) {
+            std::task::Poll::Ready(result) => tokio::spawn(async move { result }),
+            std::task::Poll::Pending => tokio::spawn(io),
+        };
+        self.in_flight.push_back(Sent {
+            requests,
+            replies,
+            plans,
+            position,
+            io,
+        });
+        None
+    }
+
+    /// The line's connection, taken from the pool and its statements prepared (so that sending
+    /// a batch never waits halfway).
+    async fn line(&mut self) -> Result<Arc<Object>, AppendError> {
+        if let Some(line) = &self.line {
+            return Ok(line.clone());
+        }
+        let client = self.pool.get().await?;
+        for sql in LINE_STATEMENTS {
+            client.prepare_cached(sql).await?;
+        }
+        let line = Arc::new(client);
+        self.line = Some(line.clone());
+        Ok(line)
+    }
+
+    /// Settles the oldest batch on the line, whose outcome is `done`. After a failure, every
+    /// later batch was planned on it: they are settled first (their guard fails them), then the
+    /// failed ones run again from the database.
+    async fn settle_oldest(
+        &mut self,
+        done: Result<Result<(), AppendError>, tokio::task::JoinError>,
+    ) {
+        let Some(sent) = self.in_flight.pop_front() else {
+            return;
+        };
+        let result =
+            done.unwrap_or_else(|e| Err(AppendError::Log(LogError::Corrupt(e.to_string()))));
+        let failure = match result {
+            Ok(()) => return self.settle_written(sent).await,
+            Err(e) => (sent, e),
+        };
+        self.known.forget();
+        self.line = None;
+        let mut failed = vec![failure];
+        while let Some(later) = self.in_flight.pop_front() {
+            let result = match later.io.await {
+                Ok(result) => result,
+                Err(e) => Err(AppendError::Log(LogError::Corrupt(e.to_string()))),
+            };
+            let later = Sent {
+                io: tokio::spawn(async { Ok(()) }),
+                ..later
+            };
+            match result {
+                Ok(()) => self.settle_written(later).await,
+                Err(e) => failed.push((later, e)),
+            }
+        }
+        for (sent, e) in failed {
+            tracing::debug!(error = %e, "batch on the line failed; planning it again");
+            self.run(sent.requests, sent.replies, mode_after(&e)).await;
+        }
+    }
+
+    async fn settle_written(&mut self, sent: Sent) {
+        let repeats = sent.plans.iter().any(|p| matches!(p, Plan::Replay(..)));
+        let outcome = match repeats {
+            // A key repeated within the batch: its events are read back.
+            true => match self.pool.get().await {
+                Ok(client) => replay(&client, (sent.plans, sent.position)).await,
+                Err(e) => Err(e.into()),
+            },
+            false => Ok(written(sent.plans, sent.position)),
+        };
+        match outcome {
+            Ok((outcomes, last)) => {
+                self.head.advance(last);
+                self.answer_when_durable(sent.replies, outcomes);
+            }
+            Err(e) => {
+                self.head.advance(sent.position);
+                let message = e.to_string();
+                for reply in sent.replies {
+                    let _ =
+                        reply.send(Err(AppendError::Log(LogError::NotDurable(message.clone()))));
+                }
+            }
+        }
+    }
+
+    /// Settles every batch on the line.
+    async fn drain(&mut self) {
+        while let Some(oldest) = self.in_flight.front_mut() {
+            let done = (&mut oldest.io).await;
+            self.settle_oldest(done).await;
+        }
+    }
+
+    /// Runs a batch alone, from heads read under the lock, more carefully after each failure.
+    async fn run(&mut self, requests: Vec<AppendRequest>, replies: Vec<Reply>, mut mode: Mode) {
         loop {
             match self.commit(&requests, mode).await {
                 Ok(None) => mode = Mode::Careful,
@@ -201,12 +413,7 @@ impl Appender {
                     return;
                 }
                 Err(e) if mode != Mode::Careful => {
-                    // Another writer moved the log (the guard), or a key or an event id was
-                    // seen before (a unique index): plan again from the database.
-                    mode = match db_state(&e) {
-                        Some(s) if *s == SqlState::T_R_SERIALIZATION_FAILURE => Mode::Read,
-                        _ => Mode::Careful,
-                    };
+                    mode = mode_after(&e);
                     tracing::debug!(error = %e, ?mode, "batch re-planned");
                 }
                 Err(e) if requests.len() == 1 => {
@@ -270,13 +477,9 @@ impl Appender {
         let started = Instant::now();
         let client = self.pool.get().await?;
         self.budget.add(Phase::Pool, started.elapsed());
-        let result = match mode {
-            Mode::Warm => self.commit_warm(&client, requests).await,
-            Mode::Read | Mode::Careful => {
-                self.commit_read(&client, requests, mode == Mode::Careful)
-                    .await
-            }
-        };
+        let result = self
+            .commit_read(&client, requests, mode == Mode::Careful)
+            .await;
         let result = match result {
             Ok(Some(plans)) => replay(&client, plans).await.map(Some),
             Ok(None) => Ok(None),
@@ -289,38 +492,6 @@ impl Appender {
             let _ = client.batch_execute("ROLLBACK").await;
         }
         result
-    }
-
-    /// One round trip: planned from memory, guarded, written, committed.
-    async fn commit_warm(
-        &mut self,
-        client: &Client,
-        requests: &[AppendRequest],
-    ) -> Result<Option<(Vec<Plan>, i64)>, AppendError> {
-        let expected = self.known.position.ok_or(LogError::WriterStopped)?;
-        let planning = Instant::now();
-        let (plans, position) = self.plan(requests, expected, Seen::default());
-        if needs_care(&plans) {
-            return Ok(None);
-        }
-        let rows = Rows::of(requests, &plans)?;
-        self.budget.add(Phase::Plan, planning.elapsed());
-        let sent = Instant::now();
-        let lock = client.prepare_cached(LOCK_SQL).await?;
-        let guard = client.prepare_cached(GUARD_SQL).await?;
-        let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
-        let guard_params: [&(dyn ToSql + Sync); 1] = [&expected];
-        let (begun, locked, _, _) = tokio::try_join!(
-            timed(async { Ok::<_, AppendError>(client.batch_execute(BEGIN_SQL).await?) }),
-            timed(async { Ok::<_, AppendError>(client.execute(&lock, &lock_params).await?) }),
-            async { Ok::<_, AppendError>(client.execute(&guard, &guard_params).await?) },
-            write(client, &rows, position),
-        )?;
-        self.budget.add(Phase::Writes, sent.elapsed());
-        self.budget
-            .add(Phase::LockWait, locked.1.saturating_duration_since(begun.1));
-        self.known.position = Some(position);
-        Ok(Some((plans, position)))
     }
 
     /// Two round trips: heads (and, carefully, keys and event ids) read under the lock, then
@@ -362,6 +533,7 @@ impl Appender {
         let start: i64 = head_row.get(0);
         if self.known.position != Some(start) {
             self.known.forget();
+            self.known.position = Some(start);
         }
         for (name, head) in decode_heads(&head_rows)? {
             self.known.heads.insert(name, head);
@@ -389,7 +561,7 @@ impl Appender {
         let sent = Instant::now();
         write(client, &rows, position).await?;
         self.budget.add(Phase::Writes, sent.elapsed());
-        self.known.position = Some(position);
+        self.known.advance(position, &rows);
         Ok(Some((plans, position)))
     }
 
@@ -416,7 +588,7 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
     let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
     let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
     let advance = client.prepare_cached(ADVANCE_SQL).await?;
-    let notify = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
+    let notify = client.prepare_cached(NOTIFY_SQL).await?;
     let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let position_text = position.to_string();
@@ -460,6 +632,23 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
         client.batch_execute("COMMIT"),
     )?;
     Ok(())
+}
+
+/// Each command's outcome when none is a repeat.
+fn written(plans: Vec<Plan>, position: i64) -> Outcomes {
+    let outcomes = plans
+        .into_iter()
+        .map(|p| match p {
+            Plan::Write(events) => Ok(Appended {
+                events,
+                last_position: position,
+                replayed: false,
+            }),
+            Plan::Refused(e) => Err(e),
+            Plan::Replay(..) => Err(AppendError::Log(LogError::WriterStopped)),
+        })
+        .collect();
+    (outcomes, position)
 }
 
 /// Each command's outcome; a repeat's events are read back (immutable, so after the commit).
@@ -506,6 +695,37 @@ fn keys_and_ids(requests: &[AppendRequest]) -> (Vec<&str>, Vec<Uuid>) {
     (keys, ids)
 }
 
+/// How to run a batch again after `e`: another writer moved the log (the guard) needs fresh
+/// heads; anything else, such as a key or an event id seen before (a unique index), needs care.
+fn mode_after(e: &AppendError) -> Mode {
+    match db_state(e) {
+        Some(s) if *s == SqlState::T_R_SERIALIZATION_FAILURE => Mode::Read,
+        _ => Mode::Careful,
+    }
+}
+
+/// A warm batch in one round trip: `BEGIN`, the lock, the guard, the writes, `COMMIT`.
+async fn one_round_trip(
+    client: &Client,
+    rows: &Rows,
+    (expected, last_event): (i64, Option<Uuid>),
+    position: i64,
+    budget: &Budget,
+) -> Result<(), AppendError> {
+    let lock = client.prepare_cached(LOCK_SQL).await?;
+    let guard = client.prepare_cached(GUARD_SQL).await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
+    let guard_params: [&(dyn ToSql + Sync); 2] = [&expected, &last_event];
+    let (begun, locked, _, _) = tokio::try_join!(
+        timed(async { Ok::<_, AppendError>(client.batch_execute(BEGIN_SQL).await?) }),
+        timed(async { Ok::<_, AppendError>(client.execute(&lock, &lock_params).await?) }),
+        async { Ok::<_, AppendError>(client.execute(&guard, &guard_params).await?) },
+        write(client, rows, position),
+    )?;
+    budget.add(Phase::LockWait, locked.1.saturating_duration_since(begun.1));
+    Ok(())
+}
+
 fn db_state(e: &AppendError) -> Option<&SqlState> {
     match e {
         AppendError::Log(LogError::Db(e)) => e.code(),
@@ -523,7 +743,18 @@ async fn timed<T, E>(f: impl Future<Output = Result<T, E>>) -> Result<(T, Instan
 /// trips and not for an fsync; `durable` is awaited before anyone is told (see the module).
 const BEGIN_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off";
 const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
-const GUARD_SQL: &str = "SELECT log.expect_head($1)";
+const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
+const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
+/// What a warm batch sends, prepared on the line before its first batch.
+const LINE_STATEMENTS: [&str; 7] = [
+    LOCK_SQL,
+    GUARD_SQL,
+    INSERT_SQL,
+    UPSERT_HEADS_SQL,
+    REMEMBER_KEYS_SQL,
+    ADVANCE_SQL,
+    NOTIFY_SQL,
+];
 const HEAD_SQL: &str = "SELECT position FROM log.head WHERE id = 1";
 const ADVANCE_SQL: &str = "UPDATE log.head SET position = $1 WHERE id = 1";
 /// One index lookup per touched stream (a lateral subquery: a join would let the planner pick

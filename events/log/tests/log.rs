@@ -448,3 +448,67 @@ async fn a_retried_command_whose_stream_moved_on_is_a_repeat_not_a_conflict() {
     assert_eq!(store.head_position().await.expect("head"), 2);
     db.drop().await;
 }
+
+#[tokio::test]
+async fn repeats_and_a_second_appender_amid_pipelined_batches_keep_every_outcome_and_chain() {
+    let (db, store) = setup().await;
+    let other = EventStore::connect(db.url()).await.expect("second store");
+    let keyed = |i: i64| {
+        AppendRequest::new()
+            .stream(
+                stream(&format!("keyed-{i}")),
+                ExpectedVersion::NoStream,
+                vec![event(i)],
+            )
+            .metadata(Metadata {
+                idempotency_key: Some(format!("key-{i}")),
+                ..Default::default()
+            })
+    };
+    let mut firsts = Vec::new();
+    for i in 0..10 {
+        firsts.push(store.append(keyed(i)).await.expect("keyed"));
+    }
+    let mut tasks = Vec::new();
+    for i in 0..300i64 {
+        let store = if i % 5 == 0 {
+            other.clone()
+        } else {
+            store.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let req = if i % 7 == 0 {
+                keyed(i % 10)
+            } else {
+                AppendRequest::new().stream(
+                    stream(&format!("busy-{}", i % 8)),
+                    ExpectedVersion::Any,
+                    vec![event(i), event(i + 1000)],
+                )
+            };
+            (i, store.append(req).await.expect("append"))
+        }));
+    }
+    let mut written = 10;
+    for t in tasks {
+        let (i, appended) = t.await.expect("join");
+        if i % 7 == 0 {
+            assert!(appended.replayed, "command {i} repeats key-{}", i % 10);
+            assert_eq!(appended.events, firsts[(i % 10) as usize].events);
+        } else {
+            assert!(!appended.replayed);
+            written += 2;
+        }
+    }
+    let positions: Vec<i64> = store
+        .read_all(0, 10_000)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
+    assert_eq!(positions, (1..=written).collect::<Vec<_>>());
+    let report = audit::verify(store.pool(), None).await.expect("audit");
+    assert_eq!(report.broken, None);
+    db.drop().await;
+}
