@@ -22,7 +22,7 @@ mod cluster;
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::budget::{BudgetSnapshot, Phase};
-use palimpsest_log::{AppendRequest, EventStore};
+use palimpsest_log::{AppendOptions, AppendRequest, EventStore};
 use palimpsest_projections::{ProjectionWatch, rebuild, spawn_runner};
 use palimpsest_stream_heads::StreamHeads;
 use palimpsest_testkit::TestDb;
@@ -376,6 +376,106 @@ async fn catch_up(store: &EventStore, client: &tokio_postgres::Client) -> (f64, 
     (rate, head - from)
 }
 
+/// A CPU profile (Linux `perf`, sampling) of this process and the cluster's backends while 64
+/// writers append 1-event commands: the top symbols by share of samples. Skipped without `perf`
+/// or a private cluster.
+async fn profile(store: &EventStore, server: &Server) {
+    let Some(postmaster) = server.cluster.as_ref().and_then(|c| c.postmaster()) else {
+        return;
+    };
+    let mut pids = vec![std::process::id()];
+    pids.extend(cluster::children(postmaster));
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let data = std::env::temp_dir().join(format!("palimpsest-bench-{}.perf", std::process::id()));
+    let Some(data_path) = data.to_str().map(str::to_owned) else {
+        return;
+    };
+    let recorder = tokio::process::Command::new("perf")
+        // System-wide (per-process sampling gets nothing in this VM), filtered when reported.
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "499",
+            "-a",
+            "-o",
+            &data_path,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn();
+    let Ok(mut recorder) = recorder else {
+        println!("profile: no perf on this machine");
+        return;
+    };
+    let rate = append_rate(store, 64, 1, "profile").await;
+    if let Some(id) = recorder.id() {
+        let _ = tokio::process::Command::new("kill")
+            .args(["-INT", &id.to_string()])
+            .status()
+            .await;
+    }
+    let _ = recorder.wait().await;
+    let report = tokio::process::Command::new("perf")
+        .args([
+            "report",
+            "-i",
+            &data_path,
+            "--stdio",
+            "--sort",
+            "comm,dso,sym",
+        ])
+        .arg(format!("--pid={}", pids.join(",")))
+        .args(["--percent-limit", "1", "--no-children"])
+        .output()
+        .await;
+    let _ = std::fs::remove_file(&data);
+    println!("profile: CPU samples while 64 writers append 1-event commands ({rate:.0} events/s):");
+    if let Ok(out) = report {
+        for line in String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .take(30)
+        {
+            println!("  {line}");
+        }
+    }
+}
+
+/// The appender's pipeline on and off, alternating in the same run (A B A B) so the machine's
+/// noise shows beside the difference.
+async fn compare_pipelining(url: &str) {
+    println!(
+        "-- option: batches pipelined on one connection (depth 4) vs one at a time (depth 1) --"
+    );
+    let mut stores = Vec::new();
+    for depth in [1usize, 4] {
+        let pool = palimpsest_log::store::pool(url, 16).expect("pool");
+        let options = AppendOptions {
+            pipeline_depth: depth,
+        };
+        stores.push((
+            depth,
+            EventStore::with_options(url, pool, options)
+                .await
+                .expect("store"),
+        ));
+    }
+    for events in [1, 10] {
+        let mut line = format!("64 writers x {events:>2}-event:");
+        for round in 0..2 {
+            for (depth, store) in &stores {
+                let tag = format!("pipe-{depth}-{events}-{round}");
+                let rate = append_rate(store, 64, events, &tag).await;
+                line.push_str(&format!(" depth {depth} {rate:>7.0}/s |"));
+            }
+        }
+        println!("{line}");
+    }
+}
+
 /// Every figure on the log as it stands.
 async fn suite(store: &EventStore, server: &Server, label: &str) {
     let url = server.url.as_str();
@@ -400,6 +500,10 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
             let rate = append_phase(store, server, &stats, writers, events, &tag).await;
             rates.insert((writers, events), rate);
         }
+    }
+    if events_before == 0 {
+        profile(store, server).await;
+        compare_pipelining(url).await;
     }
     let r = |w, e| rates.get(&(w, e)).copied().unwrap_or(0.0);
     let max_rate = rates.values().copied().fold(0.0, f64::max);

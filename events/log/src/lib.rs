@@ -26,7 +26,7 @@ mod writer;
 
 pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};
 pub use error::LogError;
-pub use store::EventStore;
+pub use store::{AppendOptions, EventStore};
 
 /// The key of the transaction-level advisory lock every append holds from before it reads
 /// stream versions until its commit is visible; `log.events` refuses inserts without it.

@@ -9,6 +9,19 @@ use palimpsest_events::{RecordedEvent, StreamName};
 use std::sync::Arc;
 use tokio_postgres::NoTls;
 
+/// How the appender runs.
+#[derive(Debug, Clone, Copy)]
+pub struct AppendOptions {
+    /// Most batches sent on the append line before the oldest has committed (1: one at a time).
+    pub pipeline_depth: usize,
+}
+
+impl Default for AppendOptions {
+    fn default() -> Self {
+        AppendOptions { pipeline_depth: 4 }
+    }
+}
+
 /// The log of every context: cheap to clone, shared by handlers, the relay and projectors.
 #[derive(Clone)]
 pub struct EventStore {
@@ -81,10 +94,19 @@ impl EventStore {
 
     /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).
     pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
+        Self::with_options(database_url, pool, AppendOptions::default()).await
+    }
+
+    /// Like [`EventStore::with_pool`], with the appender tuned (the bench compares settings).
+    pub async fn with_options(
+        database_url: &str,
+        pool: Pool,
+        options: AppendOptions,
+    ) -> Result<EventStore, LogError> {
         migrations::migrate(&pool).await?;
         let head = HeadWatch::start(database_url, pool.clone()).await?;
         let budget = Arc::new(Budget::default());
-        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone());
+        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone(), options);
         Ok(EventStore {
             inner: Arc::new(Inner {
                 pool,

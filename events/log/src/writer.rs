@@ -28,6 +28,7 @@ use crate::budget::{Budget, Phase};
 use crate::head::HeadWatch;
 use crate::plan::{Head, Plan, Planner, Rows, Seen, decode_heads, stream_columns};
 use crate::rows::{COLUMNS, to_events};
+use crate::store::AppendOptions;
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
 use chrono::{SubsecRound, Utc};
 use deadpool_postgres::{Client, Object, Pool};
@@ -79,7 +80,12 @@ impl WriterHandle {
 const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Starts the appender task.
-pub(crate) fn spawn(pool: Pool, head: HeadWatch, budget: Arc<Budget>) -> WriterHandle {
+pub(crate) fn spawn(
+    pool: Pool,
+    head: HeadWatch,
+    budget: Arc<Budget>,
+    options: AppendOptions,
+) -> WriterHandle {
     let (jobs, mut queue) = mpsc::channel::<Job>(4096);
     let mut appender = Appender {
         pool,
@@ -88,6 +94,7 @@ pub(crate) fn spawn(pool: Pool, head: HeadWatch, budget: Arc<Budget>) -> WriterH
         known: Known::default(),
         line: None,
         in_flight: VecDeque::new(),
+        depth: options.pipeline_depth.max(1),
     };
     tokio::spawn(async move {
         let mut last_batch = 1usize;
@@ -210,12 +217,9 @@ struct Appender {
     line: Option<Arc<Object>>,
     /// Warm batches sent and not yet settled, oldest first.
     in_flight: VecDeque<Sent>,
+    /// Most batches in flight (see [`AppendOptions::pipeline_depth`]).
+    depth: usize,
 }
-
-/// How many warm batches may be on the line at once: while Postgres writes one, the next is
-/// planned, encoded and queued behind it, so the backend goes from one batch to the next without
-/// waiting for this process.
-const PIPELINE_DEPTH: usize = 4;
 
 /// A warm batch on the line.
 struct Sent {
@@ -251,7 +255,9 @@ impl Appender {
             self.drain().await;
             return self.run(requests, replies, Mode::Careful).await;
         }
-        while self.in_flight.len() >= PIPELINE_DEPTH {
+        // While Postgres writes one batch, the next is planned, encoded and queued behind it,
+        // so the backend goes from one batch to the next without waiting for this process.
+        while self.in_flight.len() >= self.depth {
             let Some(oldest) = self.in_flight.front_mut() else {
                 break;
             };

@@ -176,3 +176,24 @@ pub fn cpu_seconds(pid: u32, children: bool) -> f64 {
     }
     total
 }
+
+/// The direct children of a process (a cluster's backends and helpers).
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .and_then(|(_, r)| r.split_whitespace().nth(1).map(str::to_owned))
+                })
+                .and_then(|p| p.parse::<u32>().ok())
+                == Some(pid)
+        })
+        .collect()
+}
