@@ -90,10 +90,12 @@ impl ProjectionWatch {
         let mut rx = self.seen.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         let mut asked_db = false;
+        let mut polled = false;
         loop {
-            {
+            let seen = {
                 let seen = rx.borrow_and_update();
-                if seen.positions.get(name).copied().unwrap_or(0) >= position {
+                let reached = seen.positions.get(name).copied();
+                if reached.unwrap_or(0) >= position {
                     return Ok(());
                 }
                 if let Some(stall) = seen.stalls.get(name)
@@ -101,8 +103,13 @@ impl ProjectionWatch {
                 {
                     return Err(WaitError::Stalled(stall.clone()));
                 }
-            }
-            if !asked_db {
+                reached
+            };
+            // Once a notification of `name` has been seen, later ones will wake us: the
+            // database is asked only before the first (it may have come before we started) and
+            // on the slow poll (one may be lost while the listening connection reconnects).
+            // Asking on every wait made each write cost a query under load.
+            if !asked_db && (seen.is_none() || polled) {
                 // A notification may have come before we subscribed: ask the checkpoint once.
                 asked_db = true;
                 if self.read_checkpoint(name).await {
@@ -116,7 +123,7 @@ impl ProjectionWatch {
             };
             tokio::select! {
                 changed = rx.changed() => if changed.is_err() { return Err(timed_out) },
-                _ = poll => asked_db = false,
+                _ = poll => (asked_db, polled) = (false, true),
                 _ = tokio::time::sleep_until(deadline) => return Err(timed_out),
             }
         }
