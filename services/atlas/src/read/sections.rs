@@ -2,6 +2,7 @@
 
 use crate::read::SCHEMA as S;
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SectionStateRow, SubmissionRow};
+use crate::section::SectionStatus;
 use tokio_postgres::{GenericClient, Row};
 
 const SECTION_COLUMNS: &str = "s.id, s.title, s.description, s.user_id, s.created_by, s.created_at, \
@@ -73,8 +74,9 @@ fn submission(row: &Row) -> SubmissionRow {
 /// Sections with their state, most recently changed first, optionally of one status.
 pub async fn list(
     client: &impl GenericClient,
-    status: Option<&str>,
+    status: Option<SectionStatus>,
 ) -> Result<Vec<SectionRow>, tokio_postgres::Error> {
+    let status = status.map(SectionStatus::as_str);
     let rows = client
         .query(
             &format!(
