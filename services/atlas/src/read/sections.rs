@@ -1,6 +1,7 @@
 //! Section queries on the read model.
 
 use crate::read::SCHEMA as S;
+use crate::read::error::{ReadError, stored_json};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SectionStateRow, SubmissionRow};
 use crate::section::SectionStatus;
 use tokio_postgres::{GenericClient, Row};
@@ -111,7 +112,7 @@ pub async fn get(
 pub async fn editor(
     client: &impl GenericClient,
     id: &str,
-) -> Result<Option<EditorView>, tokio_postgres::Error> {
+) -> Result<Option<EditorView>, ReadError> {
     let Some(section) = get(client, id).await? else {
         return Ok(None);
     };
@@ -126,10 +127,10 @@ pub async fn editor(
             .as_ref()
             .map(commit),
     };
-    let snapshot = head
-        .as_ref()
-        .and_then(|c| serde_json::from_str(&c.snapshot_json).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let snapshot = match &head {
+        Some(c) => stored_json(&c.snapshot_json, "section_commits.snapshot_json", &c.id)?,
+        None => serde_json::Value::Null,
+    };
     Ok(Some(EditorView {
         state: section.state.clone(),
         section,

@@ -436,7 +436,10 @@ fn submit_is_refused_while_another_holds_a_live_lock() {
             lock_expires_at: t(1).plus_seconds(LOCK_TTL_SECONDS),
         })
     );
-    assert!(decide(submit("ann", 5), &state).is_ok(), "the holder submits");
+    assert!(
+        decide(submit("ann", 5), &state).is_ok(),
+        "the holder submits"
+    );
     assert!(
         decide(submit("bob", 17), &state).is_ok(),
         "a lapsed lock does not stop anyone"

@@ -67,7 +67,10 @@ fn geometry(value: &Value, field: &str, depth: usize) -> Result<(), SnapshotErro
 
 fn collection(m: &Map<String, Value>, field: &str, depth: usize) -> Result<(), SnapshotError> {
     if depth >= MAX_DEPTH {
-        return refuse(field, format!("nests GeometryCollections over {MAX_DEPTH} deep"));
+        return refuse(
+            field,
+            format!("nests GeometryCollections over {MAX_DEPTH} deep"),
+        );
     }
     match m.get("geometries") {
         Some(Value::Array(members)) => members
@@ -187,7 +190,9 @@ mod tests {
             "g.coordinates is required"
         );
         assert_eq!(
-            reason(json!({"type": "GeometryCollection", "geometries": [{"type": "Point", "coordinates": [0, null]}]})),
+            reason(
+                json!({"type": "GeometryCollection", "geometries": [{"type": "Point", "coordinates": [0, null]}]})
+            ),
             "g.geometries[0].coordinates must be a position: an array of two or more numbers"
         );
     }

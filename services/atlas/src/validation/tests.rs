@@ -230,7 +230,9 @@ fn is_deleted_and_a_null_status_are_read_as_sent() {
     };
     assert_eq!(g.is_deleted, 1);
     assert_eq!(
-        refused(json!({"entities": [{"id": "e", "operation": "create", "name": "x", "is_deleted": 2}]})),
+        refused(
+            json!({"entities": [{"id": "e", "operation": "create", "name": "x", "is_deleted": 2}]})
+        ),
         "entities[0].is_deleted must be 0 or 1"
     );
 }
