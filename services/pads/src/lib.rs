@@ -4,6 +4,7 @@
 //! - [`domain`]: the pure core (states folded from events, deciders).
 //! - [`changes`]: the easysync operations, on changesets in wire form.
 //! - [`store`]: Etherpad's key-value store, keys and value shapes, byte for byte.
+//! - [`stream_keys`]: the stream keys of tokens and mappers (the empty mapper included).
 //! - [`projection`]: the projector building `pads.store` from the log.
 //! - [`api`]: Etherpad's HTTP API (`/api/1.3.0/<function>`), plus the endpoint where editing
 //!   clients submit changesets against a base revision.
@@ -19,6 +20,7 @@ pub mod projection;
 pub mod reads;
 pub mod service;
 pub mod store;
+pub mod stream_keys;
 
 pub use api::router;
 pub use projection::projection;

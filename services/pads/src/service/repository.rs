@@ -96,7 +96,11 @@ pub struct Repository {
 
 /// The stream of category `category` and key `key` in the pads context.
 pub fn stream(category: &str, key: &str) -> Result<StreamName, palimpsest_events::StreamNameError> {
-    StreamName::new(pads::CONTEXT, category, key)
+    StreamName::new(
+        pads::CONTEXT,
+        category,
+        crate::stream_keys::encode(category, key),
+    )
 }
 
 impl Repository {

@@ -1,0 +1,233 @@
+//! Answers and stored records compared with what real Etherpad 2.5.3 answered and stored for
+//! the same calls (`tests/fixtures/etherpad/`, made as its README says).
+
+mod support;
+
+use serde_json::{Value, json};
+use support::Server;
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/etherpad/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The JSON type of each field of a record (what a reader of the store relies on).
+fn shape(record: &Value) -> Value {
+    match record {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let kind = match v {
+                        Value::Null => "null",
+                        Value::String(_) => "string",
+                        Value::Number(_) => "number",
+                        _ => "other",
+                    };
+                    (k.clone(), json!(kind))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test]
+async fn chat_records_are_stored_as_etherpad_stores_them() {
+    let s = Server::start().await;
+    let store = fixture("misc_store.json");
+    s.ok("createPad", &[("padID", "chat")]).await;
+    let author = s.ok("createAuthor", &[("name", "x")]).await["authorID"]
+        .as_str()
+        .expect("author")
+        .to_owned();
+    // The calls misc.json records, in its order.
+    let calls: [&[(&str, &str)]; 6] = [
+        &[("text", "hi"), ("authorID", "")],
+        &[
+            ("text", "t"),
+            ("authorID", &author),
+            ("time", "1700000000000"),
+        ],
+        &[("text", "t2"), ("authorID", &author), ("time", "soon")],
+        &[("text", "t3"), ("authorID", &author)],
+        &[("text", "anon")],
+        &[("text", "f"), ("authorID", "a.x"), ("time", "1.5")],
+    ];
+    for (n, params) in calls.iter().enumerate() {
+        let mut params = params.to_vec();
+        params.push(("padID", "chat"));
+        s.ok("appendChatMessage", &params).await;
+        let ours: Value =
+            serde_json::from_str(&s.raw(&format!("pad:chat:chat:{n}")).await.expect("stored"))
+                .expect("json");
+        let theirs = &store[format!("pad:fx_misc:chat:{n}")];
+        assert_eq!(shape(&ours), shape(theirs), "chat {n}: {ours} vs {theirs}");
+        assert_eq!(ours["text"], theirs["text"]);
+        let same_author = theirs["authorId"] == json!("a.dWrkaIWbWd4PvMXC");
+        if !same_author {
+            assert_eq!(ours["authorId"], theirs["authorId"], "chat {n}");
+        }
+    }
+    // an integer-looking time is kept as the text the caller sent, as Etherpad keeps it
+    let kept: Value =
+        serde_json::from_str(&s.raw("pad:chat:chat:1").await.expect("stored")).expect("json");
+    assert_eq!(kept["time"], json!("1700000000000"));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn an_empty_mapper_gets_an_id_as_in_etherpad() {
+    let s = Server::start().await;
+    let misc = fixture("misc.json");
+    assert_eq!(misc["groupMapper_empty"]["code"], 0);
+    let group = s
+        .ok("createGroupIfNotExistsFor", &[("groupMapper", "")])
+        .await;
+    assert!(
+        group["groupID"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("g.")),
+        "{group}"
+    );
+    assert_eq!(
+        s.ok("createGroupIfNotExistsFor", &[("groupMapper", "")])
+            .await,
+        group,
+        "the empty mapper maps to one group"
+    );
+    assert_eq!(
+        s.raw("mapper2group:")
+            .await
+            .map(|v| json!(serde_json::from_str::<Value>(&v).ok())),
+        Some(json!(group["groupID"])),
+        "stored under Etherpad's key"
+    );
+    assert_eq!(misc["authorMapper_empty"]["code"], 0);
+    let author = s
+        .ok("createAuthorIfNotExistsFor", &[("authorMapper", "")])
+        .await;
+    assert!(
+        author["authorID"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("a.")),
+        "{author}"
+    );
+    s.stop().await;
+}
+
+/// Palimpsest has no editor connection (clients submit changesets over HTTP), so nobody is ever
+/// connected to a pad: these answers are what Etherpad answers for a pad nobody has open, which
+/// is what the fixture's Etherpad (with no browser connected) answered.
+#[tokio::test]
+async fn connected_editor_functions_answer_as_for_a_pad_nobody_has_open() {
+    let s = Server::start().await;
+    let misc = fixture("misc.json");
+    s.ok("createPad", &[("padID", "open")]).await;
+    assert_eq!(
+        s.ok("padUsers", &[("padID", "open")]).await,
+        misc["padUsers"]["data"]
+    );
+    assert_eq!(
+        s.ok("padUsersCount", &[("padID", "open")]).await,
+        misc["padUsersCount"]["data"]
+    );
+    let stats = s.ok("getStats", &[]).await;
+    assert_eq!(stats["totalPads"], 1, "pads are counted");
+    assert_eq!(
+        (&stats["totalSessions"], &stats["totalActivePads"]),
+        (
+            &misc["getStats"]["data"]["totalSessions"],
+            &misc["getStats"]["data"]["totalActivePads"]
+        ),
+        "editor sessions and active pads: none without an editor connection"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn new_session_and_read_only_ids_take_etherpads_form() {
+    let s = Server::start().await;
+    let misc = fixture("misc.json");
+    let hex32 = |id: &str, prefix: &str| {
+        id.strip_prefix(prefix).is_some_and(|h| {
+            h.len() == 32
+                && h.bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        })
+    };
+    assert!(hex32(
+        misc["getReadOnlyID"]["data"]["readOnlyID"]
+            .as_str()
+            .expect("ro"),
+        "r."
+    ));
+    assert!(hex32(
+        misc["createSession"]["data"]["sessionID"]
+            .as_str()
+            .expect("s"),
+        "s."
+    ));
+    s.ok("createPad", &[("padID", "ids")]).await;
+    let ro = s.ok("getReadOnlyID", &[("padID", "ids")]).await;
+    assert!(hex32(ro["readOnlyID"].as_str().expect("ro"), "r."), "{ro}");
+    let group = s.ok("createGroup", &[]).await["groupID"]
+        .as_str()
+        .expect("g")
+        .to_owned();
+    let author = s.ok("createAuthor", &[]).await["authorID"]
+        .as_str()
+        .expect("a")
+        .to_owned();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let until = (now + 3600).to_string();
+    let session = s
+        .ok(
+            "createSession",
+            &[
+                ("groupID", &group),
+                ("authorID", &author),
+                ("validUntil", &until),
+            ],
+        )
+        .await;
+    let id = session["sessionID"].as_str().expect("session");
+    assert!(hex32(id, "s."), "{session}");
+    assert_eq!(
+        s.ok("getSessionInfo", &[("sessionID", id)]).await["authorID"],
+        json!(author)
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn get_html_escapes_as_etherpad_does() {
+    let s = Server::start().await;
+    let misc = fixture("misc.json");
+    for (create, html) in [("createPad_url", "getHTML_url")] {
+        let text = misc[create]["params"]["text"].as_str().expect("text");
+        s.post_form("createPad", &[("padID", "esc"), ("text", text)])
+            .await;
+        assert_eq!(
+            s.ok("getHTML", &[("padID", "esc")]).await,
+            misc[html]["data"]
+        );
+    }
+    s.ok("deletePad", &[("padID", "esc")]).await;
+    s.post_form(
+        "createPad",
+        &[("padID", "esc"), ("text", "a:b/c?d=e&f<g>\"h'i é\n")],
+    )
+    .await;
+    assert_eq!(
+        s.ok("getHTML", &[("padID", "esc")]).await,
+        misc["getHTML_hex"]["data"]
+    );
+    s.stop().await;
+}
