@@ -231,3 +231,72 @@ async fn get_html_escapes_as_etherpad_does() {
     );
     s.stop().await;
 }
+
+#[tokio::test]
+async fn set_html_answers_as_etherpad_through_the_api() {
+    let s = Server::start().await;
+    let cases = fixture("set_html.json");
+    for (name, case) in cases.as_object().expect("cases") {
+        let pad = format!("fx_{name}");
+        s.post_form("createPad", &[("padID", &pad), ("text", "")])
+            .await;
+        let html = case["html_in"].as_str().expect("html");
+        let (status, body) = s
+            .post_form("setHTML", &[("padID", &pad), ("html", html)])
+            .await;
+        assert_eq!((status, &body), (200, &case["setHTML"]), "{name}");
+        for function in [
+            "getHTML",
+            "getText",
+            "getAttributePool",
+            "getRevisionsCount",
+        ] {
+            let (_, ours) = s.get(function, &[("padID", &pad)]).await;
+            assert_eq!(ours, case[function], "{name}: {function}");
+        }
+        for (rev, theirs) in case["revisions"]
+            .as_array()
+            .expect("revisions")
+            .iter()
+            .enumerate()
+        {
+            let rev = rev.to_string();
+            let ours = s
+                .ok("getRevisionChangeset", &[("padID", &pad), ("rev", &rev)])
+                .await;
+            assert_eq!(&ours, theirs, "{name}: revision {rev}");
+        }
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn set_html_refuses_what_etherpad_refuses() {
+    let s = Server::start().await;
+    let errors = fixture("set_html_errors.json");
+    for name in ["loose_li", "ace_line", "libreoffice_symbols"] {
+        let case = &errors[name];
+        let pad = format!("fx_err_{name}");
+        s.post_form("createPad", &[("padID", &pad), ("text", "")])
+            .await;
+        let html = case["html_in"].as_str().expect("html");
+        let (_, body) = s
+            .post_form("setHTML", &[("padID", &pad), ("html", html)])
+            .await;
+        assert_eq!(body, case["setHTML"], "{name}");
+        let (_, text) = s.get("getText", &[("padID", &pad)]).await;
+        assert_eq!(text, case["getText"], "{name}");
+    }
+    s.post_form("createPad", &[("padID", "fx_err_nohtml"), ("text", "")])
+        .await;
+    let (_, body) = s.post_form("setHTML", &[("padID", "fx_err_nohtml")]).await;
+    assert_eq!(body, errors["missing_html"]["setHTML"]);
+    let (_, body) = s
+        .post_form(
+            "setHTML",
+            &[("padID", "fx_err_nopad"), ("html", "<p>x</p>")],
+        )
+        .await;
+    assert_eq!(body, errors["missing_pad"]["setHTML"]);
+    s.stop().await;
+}

@@ -15,6 +15,7 @@ pub mod envelope;
 mod ext_calls;
 pub mod fields;
 mod group_calls;
+mod html_calls;
 mod instance_calls;
 mod pad_admin_calls;
 mod pad_calls;
@@ -200,7 +201,8 @@ async fn dispatch(
         "appendChatMessage" => chat_calls::append_chat_message(c).await,
         "getChatHistory" => chat_calls::get_chat_history(c).await,
         "getChatHead" => chat_calls::get_chat_head(c).await,
-        "setHTML" | "createDiffHTML" => Err(Failure::not_implemented()),
+        "setHTML" => html_calls::set_html(c).await,
+        "createDiffHTML" => Err(Failure::not_implemented()),
         _ => Err(Failure::not_found("no such function")),
     }
 }
