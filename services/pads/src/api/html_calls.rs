@@ -5,7 +5,6 @@ use super::envelope::{Data, Failure};
 use super::pad_calls::pad_param;
 use super::{Ctx, now_ms};
 use crate::import;
-use crate::service::Retry;
 use serde_json::Value;
 
 /// `setHTML(padID, html, authorId)`: the pad's text becomes what Etherpad imports from `html`.
@@ -18,17 +17,13 @@ pub async fn set_html(c: Ctx<'_>) -> Result<Data, Failure> {
     let id = pad_param(&c.p, "padID")?;
     let author = c.p.author_id("authorId");
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = import::set_html(&pad, &html, &author, now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (html, id, author) = (&html, &id, &author);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            let authors = load.authors([author.clone()]).await?;
+            let decision = import::set_html(&pad, html, author, now, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
