@@ -300,3 +300,100 @@ async fn set_html_refuses_what_etherpad_refuses() {
     assert_eq!(body, errors["missing_pad"]["setHTML"]);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_openapi_document_covers_every_function_and_describes_its_answers() {
+    let s = Server::start().await;
+    let doc: Value = s
+        .http
+        .get(format!("{}/api/openapi.json", s.base))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(doc["openapi"], "3.0.2");
+    let theirs = fixture("openapi.json");
+    let ours_paths: Vec<&String> = doc["paths"].as_object().expect("paths").keys().collect();
+    let their_paths: Vec<&String> = theirs["paths"].as_object().expect("paths").keys().collect();
+    let mut a = ours_paths.clone();
+    let mut b = their_paths.clone();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "the same functions as Etherpad's document");
+
+    s.ok("createPad", &[("padID", "doc"), ("text", "hello")])
+        .await;
+    let group = s.ok("createGroup", &[]).await["groupID"]
+        .as_str()
+        .expect("g")
+        .to_owned();
+    let author = s.ok("createAuthor", &[("name", "x")]).await["authorID"]
+        .as_str()
+        .expect("a")
+        .to_owned();
+    let until = "99999999999";
+    let session = s
+        .ok(
+            "createSession",
+            &[
+                ("groupID", &group),
+                ("authorID", &author),
+                ("validUntil", until),
+            ],
+        )
+        .await["sessionID"]
+        .as_str()
+        .expect("s")
+        .to_owned();
+    s.ok(
+        "appendChatMessage",
+        &[("padID", "doc"), ("text", "hi"), ("authorID", &author)],
+    )
+    .await;
+    let calls: &[(&str, &[(&str, &str)])] = &[
+        ("getText", &[("padID", "doc")]),
+        ("getHTML", &[("padID", "doc")]),
+        ("getAttributePool", &[("padID", "doc")]),
+        ("getRevisionsCount", &[("padID", "doc")]),
+        ("getSavedRevisionsCount", &[("padID", "doc")]),
+        ("listSavedRevisions", &[("padID", "doc")]),
+        ("getLastEdited", &[("padID", "doc")]),
+        ("getReadOnlyID", &[("padID", "doc")]),
+        ("listAuthorsOfPad", &[("padID", "doc")]),
+        ("padUsersCount", &[("padID", "doc")]),
+        ("padUsers", &[("padID", "doc")]),
+        ("getChatHistory", &[("padID", "doc")]),
+        ("getChatHead", &[("padID", "doc")]),
+        ("listAllPads", &[]),
+        ("listAllGroups", &[]),
+        ("getStats", &[]),
+        ("listPads", &[("groupID", &group)]),
+        ("getSessionInfo", &[("sessionID", &session)]),
+        ("listSessionsOfGroup", &[("groupID", &group)]),
+        ("listSessionsOfAuthor", &[("authorID", &author)]),
+        ("listPadsOfAuthor", &[("authorID", &author)]),
+        ("copyPad", &[("sourceID", "doc"), ("destinationID", "doc2")]),
+    ];
+    for (function, params) in calls {
+        let data = s.ok(function, params).await;
+        let schema = &doc["paths"][format!("/{function}")]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"]["properties"]["data"];
+        if let Some(props) = schema["properties"].as_object() {
+            let keys: Vec<&String> = data
+                .as_object()
+                .unwrap_or_else(|| panic!("{function}: {data}"))
+                .keys()
+                .collect();
+            let documented: Vec<&String> = props.keys().collect();
+            assert_eq!(keys, documented, "{function}: {data}");
+        } else if let Some(each) = schema["additionalProperties"]["properties"].as_object() {
+            for (_, value) in data.as_object().expect("object") {
+                let keys: Vec<&String> = value.as_object().expect("object").keys().collect();
+                assert_eq!(keys, each.keys().collect::<Vec<_>>(), "{function}: {data}");
+            }
+        }
+    }
+    s.stop().await;
+}

@@ -17,6 +17,7 @@ pub mod fields;
 mod group_calls;
 mod html_calls;
 mod instance_calls;
+pub mod openapi;
 mod pad_admin_calls;
 mod pad_calls;
 pub mod params;
@@ -65,6 +66,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api", get(current_version))
         .route("/api/", get(current_version))
+        .route("/api/openapi.json", get(openapi::serve))
         .route("/api/{version}/{function}", get(call).post(call))
         .route("/ext/submitChangeset", post(ext_calls::submit_changeset))
         .route(
