@@ -52,7 +52,7 @@ fn schemas() -> Value {
         "SectionState": {"type": "object", "properties": {
             "section_id": s(), "status": {"enum": ["editing", "submitted", "approved", "rejected", "conflicted"],
                 "description": "The spec's four statuses, plus `conflicted` (our addition): an approval that met a conflict leaves the section here, and like `rejected` it takes a new commit or restore, so its editor can recover. The spec marks only the submission conflicted, which would leave the section `submitted` with nothing pending and no way to move."},
-            "head_commit_id": nullable("string"), "version": i(), "locked_by": nullable("string"),
+            "head_commit_id": nullable("string"), "version": {"type": "integer", "description": "moves on each commit and restore only (spec §4.3): what expected_version is checked against"}, "locked_by": nullable("string"),
             "locked_at": nullable("string"), "lock_expires_at": nullable("string"), "updated_at": s()}},
         "Section": {"type": "object", "properties": {
             "id": s(), "title": s(), "description": nullable("string"), "user_id": nullable("string"),
