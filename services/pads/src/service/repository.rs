@@ -13,7 +13,11 @@ use palimpsest_events::pads::{self, AText};
 
 /// The stream of category `category` and key `key` in the pads context.
 pub fn stream(category: &str, key: &str) -> Result<StreamName, palimpsest_events::StreamNameError> {
-    StreamName::new(pads::CONTEXT, category, key)
+    StreamName::new(
+        pads::CONTEXT,
+        category,
+        crate::stream_keys::encode(category, key),
+    )
 }
 
 /// Pad `pad_id` as its store record shows it, with the pad stream version it reflects; `None`
