@@ -335,8 +335,12 @@ async fn concurrent_uploads_of_different_files_all_succeed_with_distinct_ids() {
     let uploads = (0..8).map(|i| {
         let deki = &deki;
         async move {
-            deki.put(&format!("/pages/{}/files/f{i}.txt", i + 1), ANN, format!("body {i}").as_bytes())
-                .await
+            deki.put(
+                &format!("/pages/{}/files/f{i}.txt", i + 1),
+                ANN,
+                format!("body {i}").as_bytes(),
+            )
+            .await
         }
     });
     let answers = futures::future::join_all(uploads).await;
@@ -353,6 +357,9 @@ async fn concurrent_uploads_of_different_files_all_succeed_with_distinct_ids() {
     let revs = deki
         .rows("SELECT count(DISTINCT resrev_id) AS n, count(DISTINCT resrev_changeset_id) AS c FROM resources.resourcerevs")
         .await;
-    assert_eq!((revs[0]["n"].as_i64(), revs[0]["c"].as_i64()), (Some(8), Some(8)));
+    assert_eq!(
+        (revs[0]["n"].as_i64(), revs[0]["c"].as_i64()),
+        (Some(8), Some(8))
+    );
     deki.stop().await;
 }
