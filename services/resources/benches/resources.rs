@@ -225,7 +225,10 @@ async fn long_history(deki: &Deki, revisions: i64) -> i64 {
             )
         } else {
             let edit = Edit {
-                content: Some((contents[((rev + 1) % 2) as usize].0.clone(), "text/plain".into())),
+                content: Some((
+                    contents[((rev + 1) % 2) as usize].0.clone(),
+                    "text/plain".into(),
+                )),
                 ..Edit::default()
             };
             ResourceCommand::Edit(edit, Expect::default(), stamp(rev))
