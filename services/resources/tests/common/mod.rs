@@ -63,7 +63,9 @@ impl Deki {
 
     pub async fn start_with_inline(inline_max: u64) -> Deki {
         let db = TestDb::create().await;
-        let state = AppState::for_tests(db.url()).await.expect("state");
+        let data_dir =
+            std::env::temp_dir().join(format!("palimpsest-test-{}", uuid::Uuid::new_v4()));
+        let state = AppState::connect(db.url(), data_dir).await.expect("state");
         std::fs::create_dir_all(&state.data_dir).expect("data dir");
         std::fs::write(
             state.data_dir.join("resources-keys.json"),
