@@ -328,3 +328,38 @@ async fn a_file_description_is_its_property_set_with_the_upload_in_one_changeset
     );
     deki.stop().await;
 }
+
+#[tokio::test]
+async fn concurrent_uploads_of_different_files_all_succeed_with_distinct_ids() {
+    let deki = Deki::start().await;
+    let uploads = (0..8).map(|i| {
+        let deki = &deki;
+        async move {
+            deki.put(
+                &format!("/pages/{}/files/f{i}.txt", i + 1),
+                ANN,
+                format!("body {i}").as_bytes(),
+            )
+            .await
+        }
+    });
+    let answers = futures::future::join_all(uploads).await;
+    let mut ids: Vec<String> = answers
+        .iter()
+        .map(|a| {
+            assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+            attr(&a.json(), "id")
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 8);
+    let revs = deki
+        .rows("SELECT count(DISTINCT resrev_id) AS n, count(DISTINCT resrev_changeset_id) AS c FROM resources.resourcerevs")
+        .await;
+    assert_eq!(
+        (revs[0]["n"].as_i64(), revs[0]["c"].as_i64()),
+        (Some(8), Some(8))
+    );
+    deki.stop().await;
+}

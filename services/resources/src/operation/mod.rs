@@ -327,6 +327,10 @@ impl Changeset {
         description: Option<String>,
     ) -> Result<Revision, Failure> {
         let res_id = self.allocator().await?.res();
+        // A freshly allocated id names a stream nobody wrote: it is not loaded, so the append
+        // expects it new. Were the counters stale, both that and the counter stream's version
+        // refuse the append and the runner decides again with fresh counters.
+        self.resources.insert(res_id, ResourceState::default());
         self.claim(res_type, parent, name, res_id).await?;
         let content = self.content(upload, mimetype, res_id, 1).await?;
         let stamp = self.stamp(description).await?;
