@@ -1,6 +1,6 @@
 //! The real app for tests: a fresh database, every context and projector, on a random port.
 
-use crate::config::Settings;
+use crate::config::{LimitSettings, Settings};
 use crate::contexts;
 use crate::processes::{self, Roles, Running};
 use palimpsest_testkit::TestDb;
@@ -21,21 +21,27 @@ pub struct TestApp {
 impl TestApp {
     /// Starts HTTP and every projector (no relay).
     pub async fn start() -> TestApp {
-        Self::start_inner(None).await
+        Self::start_inner(None, LimitSettings::default()).await
+    }
+
+    /// Starts HTTP and every projector (no relay), held to `limits` (short timeouts in tests).
+    pub async fn start_with_limits(limits: LimitSettings) -> TestApp {
+        Self::start_inner(None, limits).await
     }
 
     /// Starts HTTP, every projector, and the relay to the NATS server at `nats_url`.
     pub async fn start_with_nats(nats_url: &str) -> TestApp {
-        Self::start_inner(Some(nats_url.to_owned())).await
+        Self::start_inner(Some(nats_url.to_owned()), LimitSettings::default()).await
     }
 
-    async fn start_inner(nats_url: Option<String>) -> TestApp {
+    async fn start_inner(nats_url: Option<String>, limits: LimitSettings) -> TestApp {
         let db = TestDb::create().await;
         let settings = Settings {
             database_url: db.url().to_owned(),
             nats_url: nats_url.clone().unwrap_or_default(),
             nats_replicas: 1,
             data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
+            limits,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -70,9 +76,15 @@ impl TestApp {
         self.state.admin_token.as_ref().clone()
     }
 
-    /// Stops the app and drops its database.
+    /// Stops the app, drops its database and removes its data directory.
     pub async fn stop(self) {
         self.running.stop().await;
         self.db.drop().await;
+        let dir = &self.state.data_dir;
+        if let Err(e) = std::fs::remove_dir_all(dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "test data directory left behind");
+        }
     }
 }

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod error;
 pub mod health;
+pub mod limits;
 pub mod secret;
 pub mod state;
 
