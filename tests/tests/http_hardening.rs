@@ -3,7 +3,7 @@
 //! JSON, and error answers that must be JSON.
 
 use palimpsest::config::LimitSettings;
-use palimpsest::testing::TestApp;
+use palimpsest_testkit::TestApp;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ fn short_limits() -> LimitSettings {
 }
 
 fn apikey(app: &TestApp) -> String {
-    std::fs::read_to_string(app.state.data_dir.join("APIKEY.txt"))
+    std::fs::read_to_string(app.data_dir().join("APIKEY.txt"))
         .expect("APIKEY.txt")
         .trim()
         .to_owned()
@@ -270,29 +270,9 @@ async fn a_nul_in_an_id_or_query_parameter_is_a_4xx() {
     app.stop().await;
 }
 
-/// Waits until the atlas projector has made its tables (reads before that fail).
-async fn atlas_tables(app: &TestApp) {
-    let client = app.state.read.get().await.expect("client");
-    for _ in 0..100 {
-        let row = client
-            .query_one(
-                "SELECT to_regclass('atlas.entity_history') IS NOT NULL",
-                &[],
-            )
-            .await
-            .expect("query");
-        if row.get::<_, bool>(0) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the atlas tables did not appear");
-}
-
 #[tokio::test]
 async fn time_as_of_before_4713_bc_is_a_400() {
     let app = TestApp::start().await;
-    atlas_tables(&app).await;
     let http = reqwest::Client::new();
     for path in [
         "/atlas/entities?time_as_of=-5000-01-01",

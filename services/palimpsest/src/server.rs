@@ -9,7 +9,7 @@ use axum::http::Request;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use palimpsest_web::limits::{self, Guard, HttpLimits};
-use palimpsest_web::{AppState, admin, health};
+use palimpsest_web::{AppState, admin, command, health};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -24,7 +24,9 @@ pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router 
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)));
     for c in contexts {
-        router = router.nest(&format!("/{}", c.name), (c.router)(state.clone()));
+        let context = (c.router)(state.clone())
+            .layer(axum::middleware::from_fn(command::fingerprint_requests));
+        router = router.nest(&format!("/{}", c.name), context);
     }
     guarded(router, limits)
 }

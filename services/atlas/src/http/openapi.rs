@@ -7,6 +7,42 @@ fn error() -> Value {
     json!({"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
 
+/// The answers every operation may give besides its own: 400 (a NUL in the path or query, a
+/// malformed parameter), and the platform's limits (413 body too large, 408 body too slow,
+/// 503 request timeout), all `{"error"}`.
+fn responses(own: Value) -> Value {
+    let mut all = json!({"400": error(), "408": error(), "413": error(), "503": error()});
+    if let (Some(all), Value::Object(own)) = (all.as_object_mut(), own) {
+        all.extend(own);
+    }
+    all
+}
+
+/// The answers of a write: those of every operation, and 415 for a body that is not JSON.
+fn write_responses(own: Value) -> Value {
+    let mut all = responses(own);
+    if let Some(all) = all.as_object_mut() {
+        all.insert("415".into(), error());
+    }
+    all
+}
+
+/// A required text that must not be blank.
+fn text() -> Value {
+    json!({"type": "string", "minLength": 1, "pattern": "\\S"})
+}
+
+/// An optional text; `null` counts as absent.
+fn optional_text() -> Value {
+    json!({"type": ["string", "null"]})
+}
+
+/// A user id: non-blank text, or an integer (clients of the original send numbers); `null`
+/// counts as absent.
+fn user_id() -> Value {
+    json!({"type": ["string", "integer", "null"], "pattern": "\\S"})
+}
+
 fn ok(schema: Value) -> Value {
     json!({"description": "OK", "content": {"application/json": {"schema": schema}}})
 }
@@ -16,7 +52,7 @@ fn r(name: &str) -> Value {
 }
 
 fn path_id(what: &str) -> Value {
-    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}, "description": format!("The {what}'s id")})
+    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}, "description": format!("The {what}'s id")})
 }
 
 fn query(name: &str, ty: &str, description: &str) -> Value {
@@ -103,26 +139,25 @@ fn schemas() -> Value {
     })
 }
 
-fn write(summary: &str, req: Value, status: &str, answer: Value) -> Value {
-    json!({"summary": summary, "requestBody": req, "responses": {
-        status: ok(answer), "400": error(), "404": error(), "409": error()}})
+fn write(summary: &str, what: &str, req: Value, status: &str, answer: Value) -> Value {
+    json!({"summary": summary, "parameters": [path_id(what)], "requestBody": req,
+        "responses": write_responses(json!({status: ok(answer), "404": error(), "409": error()}))})
 }
 
 /// The document.
 pub fn spec() -> Value {
-    let actor = |name: &str| json!({name: {"type": "string"}});
-    let expectations = json!({"expected_version": {"type": "integer"}, "expected_head_commit_id": {"type": ["string", "null"]}});
-    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": {"type": "string"}, "title": {"type": "string"}, "note": {"type": "string"}});
-    let mut restore_props = json!({"commit_id": {"type": "string"}, "created_by": {"type": "string"}, "title": {"type": "string"}, "note": {"type": "string"}});
-    let mut submit_props =
-        json!({"submitted_by": {"type": "string"}, "commit_id": {"type": "string"}});
+    let actor = |name: &str| json!({name: user_id()});
+    let expectations = json!({"expected_version": {"type": ["integer", "null"]}, "expected_head_commit_id": optional_text()});
+    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
+    let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
+    let mut submit_props = json!({"submitted_by": user_id(), "commit_id": user_id()});
     for props in [&mut commit_props, &mut restore_props, &mut submit_props] {
         if let (Some(p), Some(e)) = (props.as_object_mut(), expectations.as_object()) {
             p.extend(e.clone());
         }
     }
     let review = body(
-        json!({"reviewed_by": {"type": "string"}, "review_note": {"type": "string"}}),
+        json!({"reviewed_by": user_id(), "review_note": optional_text()}),
         &[],
     );
     let with_state = |key: &str, schema: &str| json!({"type": "object", "properties": {key: r(schema), "state": r("SectionState")}});
@@ -134,14 +169,14 @@ pub fn spec() -> Value {
         "paths": {
             "/entities": {"get": {"summary": "Live entities, q matching name or slug",
                 "parameters": [query("q", "string", "substring of name or slug"), query("limit", "integer", "at most"), query("offset", "integer", "skip"), time_as_of()],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Entity")})), "400": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/search": {"get": {"summary": "Live entities whose name matches q",
                 "parameters": [query("q", "string", "substring of name"), query("limit", "integer", "default 20, max 100"), time_as_of()],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Entity")})), "400": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/{id}": {"get": {"summary": "One live entity with geometry_count", "parameters": [path_id("entity"), time_as_of()],
-                "responses": {"200": ok(r("Entity")), "404": error()}}},
+                "responses": responses(json!({"200": ok(r("Entity")), "404": error()}))}},
             "/entities/{id}/history": {"get": {"summary": "Every published version of the entity", "parameters": [path_id("entity")],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/geometries": {"get": {"summary": "Live geometries meeting a bbox, as GeoJSON",
                 "parameters": [
                     {"name": "minLng", "in": "query", "required": true, "schema": {"type": "number"}},
@@ -150,49 +185,49 @@ pub fn spec() -> Value {
                     {"name": "maxLat", "in": "query", "required": true, "schema": {"type": "number"}},
                     query("time", "integer", "a year the geometry must cover"),
                     query("entity_id", "string", "only geometries linked to this live entity"), time_as_of()],
-                "responses": {"200": ok(r("FeatureCollection")), "400": error()}}},
+                "responses": responses(json!({"200": ok(r("FeatureCollection"))}))}},
             "/geometries/{id}/history": {"get": {"summary": "Every published version of the geometry", "parameters": [path_id("geometry")],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/sections": {
                 "post": {"summary": "Create a section (status editing)",
-                    "requestBody": body(json!({"title": {"type": "string"}, "description": {"type": "string"}, "user_id": {"type": "string"}, "created_by": {"type": "string"}}), &["title"]),
-                    "responses": {"201": ok(r("Section")), "400": error()}},
+                    "requestBody": body(json!({"title": text(), "description": optional_text(), "user_id": user_id(), "created_by": user_id()}), &["title"]),
+                    "responses": write_responses(json!({"201": ok(r("Section"))}))},
                 "get": {"summary": "Sections with their state", "parameters": [query("status", "string", "only this status")],
-                    "responses": {"200": ok(json!({"type": "array", "items": r("Section")}))}}},
+                    "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Section")}))}))}},
             "/sections/{id}": {"get": {"summary": "One section with its state", "parameters": [path_id("section")],
-                "responses": {"200": ok(r("Section")), "404": error()}}},
+                "responses": responses(json!({"200": ok(r("Section")), "404": error()}))}},
             "/sections/{id}/editor": {"get": {"summary": "Open the editor; with user_id, take the lock",
                 "parameters": [path_id("section"), query("user_id", "string", "take the lock for this user")],
-                "responses": {"200": ok(r("Editor")), "404": error(), "409": error()}}},
+                "responses": responses(json!({"200": ok(r("Editor")), "404": error(), "409": error()}))}},
             "/sections/{id}/lock": {"post": {"parameters": [path_id("section")],
                 "summary": "Take or renew the 15-minute lock (free, own or lapsed)",
                 "requestBody": body(actor("user_id"), &["user_id"]),
-                "responses": {"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "400": error(), "404": error(), "409": error()}}},
+                "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/unlock": {"post": {"parameters": [path_id("section")],
                 "summary": "Release the lock unless another user holds it",
                 "requestBody": body(actor("user_id"), &[]),
-                "responses": {"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}}},
+                "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/commits": {
                 "post": {"parameters": [path_id("section")], "summary": "Commit a full snapshot (editing/rejected/conflicted, lock valid)",
                     "requestBody": body(commit_props, &["snapshot", "created_by"]),
-                    "responses": {"201": ok(with_state("commit", "Commit")), "400": error(), "404": error(), "409": error()}},
+                    "responses": write_responses(json!({"201": ok(with_state("commit", "Commit")), "404": error(), "409": error()}))},
                 "get": {"parameters": [path_id("section")], "summary": "The section's commits",
-                    "responses": {"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}}},
-            "/sections/{id}/restore": {"post": write("Restore an older commit as a new head",
+                    "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}))}},
+            "/sections/{id}/restore": {"post": write("Restore an older commit as a new head", "section",
                 body(restore_props, &["commit_id", "created_by"]), "201", with_state("commit", "Commit"))},
-            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review; releases the lock",
+            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review; releases the lock", "section",
                 body(submit_props, &["submitted_by"]), "201", with_state("submission", "Submission"))},
             "/sections/{id}/submissions": {"get": {"parameters": [path_id("section")], "summary": "The section's submissions, newest first",
-                "responses": {"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}))}},
             "/submissions/{id}/approve": {"post": {"parameters": [path_id("submission")],
                 "summary": "Approve a pending submission: publish its snapshot atomically, or mark it conflicted (409)",
                 "requestBody": review.clone(),
-                "responses": {"200": ok(with_state("submission", "Submission")), "404": error(),
+                "responses": write_responses(json!({"200": ok(with_state("submission", "Submission")), "404": error(),
                     "409": {"description": "Conflict: the submission is now conflicted (body has error, submission, state), or it was not pending",
-                            "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}, "submission": r("Submission"), "state": r("SectionState")}}}}}}}},
+                            "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}, "submission": r("Submission"), "state": r("SectionState")}}}}}}))}},
             "/submissions/{id}/reject": {"post": {"parameters": [path_id("submission")],
                 "summary": "Reject a pending submission", "requestBody": review,
-                "responses": {"200": ok(with_state("submission", "Submission")), "404": error(), "409": error()}}}
+                "responses": write_responses(json!({"200": ok(with_state("submission", "Submission")), "404": error(), "409": error()}))}}
         },
         "components": {"schemas": schemas()}
     })
@@ -201,4 +236,41 @@ pub fn spec() -> Value {
 /// `GET /openapi.json`.
 pub async fn document() -> Json<Value> {
     Json(spec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_templated_path_declares_its_parameters_and_every_operation_its_400() {
+        let doc = spec();
+        let paths = doc["paths"].as_object().expect("paths");
+        for (path, item) in paths {
+            for (method, op) in item.as_object().expect("item") {
+                let declared: Vec<&str> = op["parameters"]
+                    .as_array()
+                    .map(|ps| {
+                        ps.iter()
+                            .filter(|p| p["in"] == "path")
+                            .filter_map(|p| p["name"].as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if path.contains("{id}") {
+                    assert_eq!(declared, ["id"], "{method} {path}");
+                }
+                assert!(
+                    op["responses"]["400"].is_object(),
+                    "{method} {path}: no 400"
+                );
+                if method == "post" {
+                    assert!(
+                        op["responses"]["415"].is_object(),
+                        "{method} {path}: no 415"
+                    );
+                }
+            }
+        }
+    }
 }

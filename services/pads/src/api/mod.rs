@@ -26,7 +26,6 @@ pub mod versions;
 use crate::ids;
 use crate::reads::StoreReader;
 use crate::service::Pads;
-use crate::service::repository::Repository;
 use crate::store::keys;
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -59,7 +58,6 @@ fn load_apikey(state: &AppState) -> String {
 pub fn router(state: AppState) -> Router {
     let apikey = load_apikey(&state);
     let pads = Pads {
-        repo: Arc::new(Repository::new(state.store.clone(), state.read.clone())),
         state,
         apikey: Arc::new(apikey),
     };
@@ -151,6 +149,7 @@ async fn dispatch(
     }
     let names = versions::parameters(version, function)
         .ok_or_else(|| Failure::not_found("no such function"))?;
+    let command = ext_calls::command_request(&request);
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let mut p = Params::new(fields, names);
@@ -164,7 +163,12 @@ async fn dispatch(
             p.set(name, Value::String(clean));
         }
     }
-    let c = Ctx { pads, reader, p };
+    let c = Ctx {
+        pads,
+        reader,
+        p,
+        request: command,
+    };
     match function {
         "createGroup" => group_calls::create_group(c).await,
         "createGroupIfNotExistsFor" => group_calls::create_group_if_not_exists_for(c).await,
@@ -217,11 +221,13 @@ async fn dispatch(
     }
 }
 
-/// What every API function gets: the context, a store reader and its parameters.
+/// What every API function gets: the context, a store reader, its parameters and the request's
+/// idempotency facts (for the functions that write).
 pub(crate) struct Ctx<'a> {
     pads: &'a Pads,
     reader: StoreReader,
     p: Params,
+    request: palimpsest_web::command::CommandRequest,
 }
 
 /// Current time in milliseconds since the epoch (Etherpad's `Date.now()`), read at the edge.
