@@ -9,7 +9,7 @@
 #
 # Environment: DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 # SCHEMATHESIS_MAX_EXAMPLES (default 200 per operation), SCHEMATHESIS_SEED (default fixed),
-# CARGO_TARGET_DIR (default target/). The venv lives in $CARGO_TARGET_DIR/schemathesis-venv and is
+# SCHEMATHESIS_ARGS (more arguments for `st run`), CARGO_TARGET_DIR (default target/). The venv lives in $CARGO_TARGET_DIR/schemathesis-venv and is
 # rebuilt when requirements.txt changes.
 set -euo pipefail
 
@@ -82,7 +82,7 @@ failed=0
 while read -r document; do
     [[ -z "$document" || "$document" == \#* ]] && continue
     echo "schemathesis: $document"
-    "$venv/bin/st" run "http://127.0.0.1:$port$document" \
+    "$venv/bin/st" --config-file "$here/schemathesis.toml" run "http://127.0.0.1:$port$document" \
         --checks all \
         --max-examples "$examples" \
         --seed "$seed" \
@@ -90,6 +90,7 @@ while read -r document; do
         --request-timeout 10 \
         --no-color \
         --report junit --report-dir "$work/report" \
+        ${SCHEMATHESIS_ARGS:-} \
         || failed=1
 done < "$here/contexts.txt"
 exit "$failed"

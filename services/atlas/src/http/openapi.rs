@@ -37,10 +37,27 @@ fn optional_text() -> Value {
     json!({"type": ["string", "null"]})
 }
 
-/// A user id: non-blank text, or an integer (clients of the original send numbers); `null`
-/// counts as absent.
+/// A required user id: non-blank text, or an integer (clients of the original send numbers).
 fn user_id() -> Value {
-    json!({"type": ["string", "integer", "null"], "pattern": "\\S"})
+    json!({"type": ["string", "integer"], "pattern": "\\S"})
+}
+
+/// An optional user id: text or an integer; blank text and `null` count as absent.
+fn optional_user_id() -> Value {
+    json!({"type": ["string", "integer", "null"]})
+}
+
+/// An integer query parameter: a 64-bit integer; blank counts as absent.
+fn integer_query(name: &str, minimum: i64, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "description": description,
+        "schema": {"anyOf": [{"type": "integer", "minimum": minimum, "maximum": i64::MAX},
+                             {"type": "string", "pattern": "^\\s*$"}]}})
+}
+
+/// A finite number query parameter.
+fn number_query(name: &str) -> Value {
+    json!({"name": name, "in": "query", "required": true,
+        "schema": {"type": "number", "minimum": -1e300, "maximum": 1e300}})
 }
 
 fn ok(schema: Value) -> Value {
@@ -51,12 +68,15 @@ fn r(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
 
+/// Text without U+0000: a path or query with `%00` is refused with 400.
+const NO_NUL: &str = "^[^\\u0000]*$";
+
 fn path_id(what: &str) -> Value {
-    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}, "description": format!("The {what}'s id")})
+    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "pattern": NO_NUL}, "description": format!("The {what}'s id")})
 }
 
-fn query(name: &str, ty: &str, description: &str) -> Value {
-    json!({"name": name, "in": "query", "required": false, "schema": {"type": ty}, "description": description})
+fn query(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "schema": {"type": "string", "pattern": NO_NUL}, "description": description})
 }
 
 fn body(props: Value, required: &[&str]) -> Value {
@@ -64,11 +84,10 @@ fn body(props: Value, required: &[&str]) -> Value {
 }
 
 fn time_as_of() -> Value {
-    query(
-        "time_as_of",
-        "string",
-        "RFC 3339 time or YYYY-MM-DD: answer from the published map as it was then",
-    )
+    json!({"name": "time_as_of", "in": "query", "required": false,
+        "description": "RFC 3339 time or YYYY-MM-DD (not before 4713 BC): answer from the published map as it was then; blank counts as absent",
+        "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"},
+                             {"type": "string", "pattern": "^\\s*$"}]}})
 }
 
 fn nullable(ty: &str) -> Value {
@@ -150,14 +169,14 @@ pub fn spec() -> Value {
     let expectations = json!({"expected_version": {"type": ["integer", "null"]}, "expected_head_commit_id": optional_text()});
     let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
     let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
-    let mut submit_props = json!({"submitted_by": user_id(), "commit_id": user_id()});
+    let mut submit_props = json!({"submitted_by": user_id(), "commit_id": optional_user_id()});
     for props in [&mut commit_props, &mut restore_props, &mut submit_props] {
         if let (Some(p), Some(e)) = (props.as_object_mut(), expectations.as_object()) {
             p.extend(e.clone());
         }
     }
     let review = body(
-        json!({"reviewed_by": user_id(), "review_note": optional_text()}),
+        json!({"reviewed_by": optional_user_id(), "review_note": optional_text()}),
         &[],
     );
     let with_state = |key: &str, schema: &str| json!({"type": "object", "properties": {key: r(schema), "state": r("SectionState")}});
@@ -168,10 +187,10 @@ pub fn spec() -> Value {
         "servers": [{"url": "/atlas"}],
         "paths": {
             "/entities": {"get": {"summary": "Live entities, q matching name or slug",
-                "parameters": [query("q", "string", "substring of name or slug"), query("limit", "integer", "at most"), query("offset", "integer", "skip"), time_as_of()],
+                "parameters": [query("q", "substring of name or slug"), integer_query("limit", 0, "at most"), integer_query("offset", i64::MIN, "skip (negative counts as 0)"), time_as_of()],
                 "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/search": {"get": {"summary": "Live entities whose name matches q",
-                "parameters": [query("q", "string", "substring of name"), query("limit", "integer", "default 20, max 100"), time_as_of()],
+                "parameters": [query("q", "substring of name"), integer_query("limit", i64::MIN, "default 20, clamped to 1..=100"), time_as_of()],
                 "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/{id}": {"get": {"summary": "One live entity with geometry_count", "parameters": [path_id("entity"), time_as_of()],
                 "responses": responses(json!({"200": ok(r("Entity")), "404": error()}))}},
@@ -179,25 +198,22 @@ pub fn spec() -> Value {
                 "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/geometries": {"get": {"summary": "Live geometries meeting a bbox, as GeoJSON",
                 "parameters": [
-                    {"name": "minLng", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "minLat", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "maxLng", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "maxLat", "in": "query", "required": true, "schema": {"type": "number"}},
-                    query("time", "integer", "a year the geometry must cover"),
-                    query("entity_id", "string", "only geometries linked to this live entity"), time_as_of()],
+                    number_query("minLng"), number_query("minLat"), number_query("maxLng"), number_query("maxLat"),
+                    integer_query("time", i64::MIN, "a year the geometry must cover"),
+                    query("entity_id", "only geometries linked to this live entity"), time_as_of()],
                 "responses": responses(json!({"200": ok(r("FeatureCollection"))}))}},
             "/geometries/{id}/history": {"get": {"summary": "Every published version of the geometry", "parameters": [path_id("geometry")],
                 "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/sections": {
                 "post": {"summary": "Create a section (status editing)",
-                    "requestBody": body(json!({"title": text(), "description": optional_text(), "user_id": user_id(), "created_by": user_id()}), &["title"]),
+                    "requestBody": body(json!({"title": text(), "description": optional_text(), "user_id": optional_user_id(), "created_by": optional_user_id()}), &["title"]),
                     "responses": write_responses(json!({"201": ok(r("Section"))}))},
-                "get": {"summary": "Sections with their state", "parameters": [query("status", "string", "only this status")],
+                "get": {"summary": "Sections with their state", "parameters": [query("status", "only this status")],
                     "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Section")}))}))}},
             "/sections/{id}": {"get": {"summary": "One section with its state", "parameters": [path_id("section")],
                 "responses": responses(json!({"200": ok(r("Section")), "404": error()}))}},
             "/sections/{id}/editor": {"get": {"summary": "Open the editor; with user_id, take the lock",
-                "parameters": [path_id("section"), query("user_id", "string", "take the lock for this user")],
+                "parameters": [path_id("section"), query("user_id", "take the lock for this user")],
                 "responses": responses(json!({"200": ok(r("Editor")), "404": error(), "409": error()}))}},
             "/sections/{id}/lock": {"post": {"parameters": [path_id("section")],
                 "summary": "Take or renew the 15-minute lock (free, own or lapsed)",
@@ -205,7 +221,7 @@ pub fn spec() -> Value {
                 "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/unlock": {"post": {"parameters": [path_id("section")],
                 "summary": "Release the lock unless another user holds it",
-                "requestBody": body(actor("user_id"), &[]),
+                "requestBody": body(json!({"user_id": optional_user_id()}), &[]),
                 "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/commits": {
                 "post": {"parameters": [path_id("section")], "summary": "Commit a full snapshot (editing/rejected/conflicted, lock valid)",
