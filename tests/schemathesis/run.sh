@@ -8,7 +8,7 @@
 # its documented schema, ...).
 #
 # Environment: DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-# SCHEMATHESIS_MAX_EXAMPLES (default 200 per operation), SCHEMATHESIS_SEED (default fixed),
+# SCHEMATHESIS_MAX_EXAMPLES (default 100 per operation and phase), SCHEMATHESIS_WORKERS (default 4), SCHEMATHESIS_SEED (default fixed),
 # SCHEMATHESIS_ARGS (more arguments for `st run`), CARGO_TARGET_DIR (default target/). The venv lives in $CARGO_TARGET_DIR/schemathesis-venv and is
 # rebuilt when requirements.txt changes.
 set -euo pipefail
@@ -17,7 +17,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 admin_url="${DATABASE_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
-examples="${SCHEMATHESIS_MAX_EXAMPLES:-200}"
+examples="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
 seed="${SCHEMATHESIS_SEED:-20261123}"
 
 # The pinned schemathesis, in a venv of our own.
@@ -79,6 +79,7 @@ done
 [[ $ready == 1 ]] || { echo "schemathesis: the app did not start" >&2; exit 1; }
 
 failed=0
+cd "$work" # schemathesis keeps a cache in its working directory
 while read -r document; do
     [[ -z "$document" || "$document" == \#* ]] && continue
     echo "schemathesis: $document"
@@ -88,6 +89,7 @@ while read -r document; do
         --seed "$seed" \
         --generation-database none \
         --request-timeout 10 \
+        --workers "${SCHEMATHESIS_WORKERS:-4}" \
         --no-color \
         --report junit --report-dir "$work/report" \
         ${SCHEMATHESIS_ARGS:-} \

@@ -18,11 +18,13 @@ fn responses(own: Value) -> Value {
     all
 }
 
-/// The answers of a write: those of every operation, and 415 for a body that is not JSON.
+/// The answers of a write: those of every operation, 415 for a body that is not JSON and 422
+/// for an `Idempotency-Key` first used with another body.
 fn write_responses(own: Value) -> Value {
     let mut all = responses(own);
     if let Some(all) = all.as_object_mut() {
         all.insert("415".into(), error());
+        all.insert("422".into(), error());
     }
     all
 }
@@ -54,10 +56,9 @@ fn integer_query(name: &str, minimum: i64, description: &str) -> Value {
                              {"type": "string", "pattern": "^\\s*$"}]}})
 }
 
-/// A finite number query parameter.
+/// A required number query parameter (finite: JSON has no infinities).
 fn number_query(name: &str) -> Value {
-    json!({"name": name, "in": "query", "required": true,
-        "schema": {"type": "number", "minimum": -1e300, "maximum": 1e300}})
+    json!({"name": name, "in": "query", "required": true, "schema": {"type": "number"}})
 }
 
 fn ok(schema: Value) -> Value {
