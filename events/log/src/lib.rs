@@ -13,10 +13,12 @@
 
 pub mod append;
 pub mod audit;
+pub mod budget;
 pub mod error;
 pub mod head;
 pub mod migrations;
 pub mod notify;
+mod plan;
 pub mod relay;
 pub mod rows;
 pub mod store;
@@ -24,7 +26,7 @@ mod writer;
 
 pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};
 pub use error::LogError;
-pub use store::EventStore;
+pub use store::{AppendOptions, EventStore};
 
 /// The key of the transaction-level advisory lock every append holds from before it reads
 /// stream versions until its commit is visible; `log.events` refuses inserts without it.

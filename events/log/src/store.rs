@@ -1,5 +1,6 @@
 //! The event store: connecting, appending through the group-commit writer, reading.
 
+use crate::budget::{Budget, BudgetSnapshot};
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
 use crate::{AppendError, AppendRequest, Appended, LogError, head::HeadWatch, migrations};
@@ -7,6 +8,21 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::sync::Arc;
 use tokio_postgres::NoTls;
+
+/// How the appender runs.
+#[derive(Debug, Clone, Copy)]
+pub struct AppendOptions {
+    /// Most batches sent on the append line before the oldest has committed (1: one at a time).
+    pub pipeline_depth: usize,
+}
+
+impl Default for AppendOptions {
+    fn default() -> Self {
+        // Measured on the 2-core box (`just bench`, "option" line): pipelining made batches
+        // smaller, and per-transaction costs outweighed the hidden round trips.
+        AppendOptions { pipeline_depth: 1 }
+    }
+}
 
 /// The log of every context: cheap to clone, shared by handlers, the relay and projectors.
 #[derive(Clone)]
@@ -18,6 +34,7 @@ struct Inner {
     pool: Pool,
     writer: WriterHandle,
     head: HeadWatch,
+    budget: Arc<Budget>,
 }
 
 /// Builds a connection pool for `database_url` with the log's session settings: a transaction
@@ -79,17 +96,38 @@ impl EventStore {
 
     /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).
     pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
+        Self::with_options(database_url, pool, AppendOptions::default()).await
+    }
+
+    /// Like [`EventStore::with_pool`], with the appender tuned (the bench compares settings).
+    pub async fn with_options(
+        database_url: &str,
+        pool: Pool,
+        options: AppendOptions,
+    ) -> Result<EventStore, LogError> {
         migrations::migrate(&pool).await?;
         let head = HeadWatch::start(database_url, pool.clone()).await?;
-        let writer = writer::spawn(pool.clone(), head.clone());
+        let budget = Arc::new(Budget::default());
+        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone(), options);
         Ok(EventStore {
-            inner: Arc::new(Inner { pool, writer, head }),
+            inner: Arc::new(Inner {
+                pool,
+                writer,
+                head,
+                budget,
+            }),
         })
     }
 
     /// The pool the store reads and writes through.
     pub fn pool(&self) -> &Pool {
         &self.inner.pool
+    }
+
+    /// The appender's cumulative phase timings: subtract two snapshots to see where the
+    /// appends between them spent their time.
+    pub fn budget(&self) -> BudgetSnapshot {
+        self.inner.budget.snapshot()
     }
 
     /// Follows the log's head position: wakes the relay and projectors when events commit.

@@ -8,10 +8,13 @@
 use crate::{Projection, ProjectionError, checkpoint};
 use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
+use futures::StreamExt;
 use std::time::Instant;
 
 /// Events per transaction while replaying.
 const REPLAY_BATCH: i64 = 5000;
+/// Ranges of the log read at once while replaying.
+const READERS: usize = 3;
 
 /// What a rebuild did.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,22 +49,21 @@ pub async fn rebuild(
         checkpoint::create(&tx, &fresh, name, projection.version()).await?;
         tx.commit().await?;
     }
-    // A reader task fetches the next batch while this one is applied.
-    let (batches, mut incoming) = tokio::sync::mpsc::channel(2);
+    // Positions are gapless, so the log up to the head splits into ranges that several
+    // connections read (and decode) at once, delivered in order while batches are applied.
+    let head = store.head_position().await?;
     let reader_store = store.clone();
+    let (batches, mut incoming) = tokio::sync::mpsc::channel(READERS);
     let reader = tokio::spawn(async move {
-        let mut after = 0;
-        loop {
-            let batch = reader_store.read_all(after, REPLAY_BATCH).await;
-            let next = match &batch {
-                Ok(b) => b.last().map(|e| e.position),
-                Err(_) => None,
-            };
-            let stop = next.is_none();
-            if batches.send(batch).await.is_err() || stop {
+        let ranges = (0..head).step_by(REPLAY_BATCH as usize).map(move |after| {
+            let store = reader_store.clone();
+            async move { store.read_all(after, REPLAY_BATCH.min(head - after)).await }
+        });
+        let mut reads = futures::stream::iter(ranges).buffered(READERS);
+        while let Some(batch) = reads.next().await {
+            if batches.send(batch).await.is_err() {
                 return;
             }
-            after = next.unwrap_or(after);
         }
     });
     let mut position = 0;
@@ -72,6 +74,10 @@ pub async fn rebuild(
             break;
         };
         let tx = client.transaction().await?;
+        // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
+        // past every batch: these need not wait for their own fsync.
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await?;
         projection.apply_batch(&tx, &fresh, &batch).await?;
         checkpoint::write(&tx, &fresh, name, last).await?;
         tx.commit().await?;

@@ -45,11 +45,17 @@ impl ProjectionWatch {
         let mut rx = self.positions.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         let mut asked_db = false;
+        let mut polled = false;
         loop {
-            if rx.borrow_and_update().get(name).copied().unwrap_or(0) >= position {
+            let seen = rx.borrow_and_update().get(name).copied();
+            if seen.unwrap_or(0) >= position {
                 return true;
             }
-            if !asked_db {
+            // Once a notification of `name` has been seen, later ones will wake us: the
+            // database is asked only before the first (it may have come before we started) and
+            // on the slow poll (one may be lost while the listening connection reconnects).
+            // Asking on every wait made each write cost a query under load.
+            if !asked_db && (seen.is_none() || polled) {
                 // A notification may have come before we subscribed: ask the checkpoint once.
                 asked_db = true;
                 if let Some(p) = self.read_checkpoint(name).await {
@@ -60,7 +66,7 @@ impl ProjectionWatch {
             let poll = tokio::time::sleep(Duration::from_millis(250));
             tokio::select! {
                 changed = rx.changed() => if changed.is_err() { return false },
-                _ = poll => asked_db = false,
+                _ = poll => (asked_db, polled) = (false, true),
                 _ = tokio::time::sleep_until(deadline) => return false,
             }
         }

@@ -38,6 +38,12 @@ pub fn all() -> Vec<Context> {
             state_at: palimpsest_atlas::state_at,
             upload_routes: &[],
         },
+        Context {
+            name: "resources",
+            router: palimpsest_resources::router,
+            projection: palimpsest_resources::projection,
+            state_at: palimpsest_resources::state_at,
+        },
     ]
 }
 
