@@ -329,3 +329,30 @@ async fn requests_beyond_the_concurrency_cap_wait_for_a_slot() {
     assert!(holder.await.expect("holder").starts_with("HTTP/1.1 408"));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn an_empty_mapper_maps_to_one_id_as_in_etherpad() {
+    let app = TestApp::start().await;
+    let http = reqwest::Client::new();
+    let key = apikey(&app);
+    for (function, mapper, field) in [
+        ("createGroupIfNotExistsFor", "groupMapper", "groupID"),
+        ("createAuthorIfNotExistsFor", "authorMapper", "authorID"),
+    ] {
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let url = app.url(&format!(
+                "/pads/api/1.3.0/{function}?apikey={key}&{mapper}="
+            ));
+            let (status, _, body) = answer(http.get(url).send().await.expect("call")).await;
+            assert_eq!(status, StatusCode::OK, "{function}: {body}");
+            assert_eq!(body["code"], 0, "{function}: {body}");
+            ids.push(body["data"][field].as_str().expect("id").to_owned());
+        }
+        assert_eq!(
+            ids[0], ids[1],
+            "{function}: the same mapper maps to the same id"
+        );
+    }
+    app.stop().await;
+}

@@ -43,6 +43,7 @@ pub fn all() -> Vec<Context> {
             router: palimpsest_resources::router,
             projection: palimpsest_resources::projection,
             state_at: palimpsest_resources::state_at,
+            upload_routes: &[],
         },
     ]
 }

@@ -11,9 +11,15 @@ use deadpool_postgres::Pool;
 use palimpsest_events::StreamName;
 use palimpsest_events::pads::{self, AText};
 
-/// The stream of category `category` and key `key` in the pads context.
+/// The stream of category `category` and key `key` in the pads context (a mapping's key is its
+/// mapper, escaped by [`keys::mapping_stream_key`] so that the empty mapper has a stream).
 pub fn stream(category: &str, key: &str) -> Result<StreamName, palimpsest_events::StreamNameError> {
-    StreamName::new(pads::CONTEXT, category, key)
+    match category {
+        pads::TOKEN | pads::AUTHOR_MAPPER | pads::GROUP_MAPPER => {
+            StreamName::new(pads::CONTEXT, category, keys::mapping_stream_key(key))
+        }
+        _ => StreamName::new(pads::CONTEXT, category, key),
+    }
 }
 
 /// Pad `pad_id` as its store record shows it, with the pad stream version it reflects; `None`
