@@ -33,6 +33,13 @@ bench: services
     cargo bench -p palimpsest-pads --bench pads
     cargo bench -p palimpsest-resources --bench resources
 
+# The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
+# of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a
+# table; non-zero on any loss. `just chaos kill-relay leader-loss` runs only those cases.
+chaos *CASES:
+    cargo build -p palimpsest --bin palimpsest
+    cargo run -p palimpsest-e2e --bin chaos -- {{CASES}}
+
 # Stop the local Postgres/NATS this project started (not the machine's own).
 stop:
     bash deploy/local/services.sh down

@@ -273,7 +273,8 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
     .await;
     assert_eq!(
         states,
-        vec![json!({"status": "approved", "version": 8, "locked_by": null})]
+        vec![json!({"status": "approved", "version": 4, "locked_by": null})],
+        "three commits and a restore; submits and reviews do not move the version (spec §4.3)"
     );
     let submissions = rows(
         &app,

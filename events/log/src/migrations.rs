@@ -12,6 +12,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("migrations/0002_command_replies.sql"),
     ),
     (
+        3,
+        "log_identity",
+        include_str!("migrations/0003_log_identity.sql"),
+    ),
+    (
         4,
         "appender guard",
         include_str!("migrations/0004_appender_guard.sql"),

@@ -5,8 +5,9 @@
 //! last events, renames the live schema away, renames the new one in and drops the old one, in
 //! one transaction: readers see the old tables or the new ones, never a mix.
 
-use crate::{Projection, ProjectionError, checkpoint};
+use crate::{Projection, ProjectionError, Stall, checkpoint};
 use futures::StreamExt;
+use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
 use std::time::Instant;
@@ -78,7 +79,10 @@ pub async fn rebuild(
         // past every batch: these need not wait for their own fsync.
         tx.batch_execute("SET LOCAL synchronous_commit = off")
             .await?;
-        projection.apply_batch(&tx, &fresh, &batch).await?;
+        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+            drop(tx);
+            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+        }
         checkpoint::write(&tx, &fresh, name, last).await?;
         tx.commit().await?;
         position = last;
@@ -93,7 +97,10 @@ pub async fn rebuild(
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
         };
-        projection.apply_batch(&tx, &fresh, &batch).await?;
+        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+            drop(tx);
+            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+        }
         position = last;
         events += batch.len() as u64;
     }
@@ -112,4 +119,30 @@ pub async fn rebuild(
         position,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// After `batch` failed with `error`: applies its events one at a time in a transaction that is
+/// rolled back, to report the event the projection cannot apply. A transient `error` (the
+/// database went away) is returned as it is.
+async fn name_the_event(
+    client: &mut deadpool_postgres::Object,
+    projection: &dyn Projection,
+    schema: &str,
+    batch: &[RecordedEvent],
+    error: ProjectionError,
+) -> ProjectionError {
+    if error.is_transient() {
+        return error;
+    }
+    let Ok(tx) = client.transaction().await else {
+        return error;
+    };
+    for event in batch {
+        if let Err(e) = projection.apply(&tx, schema, event).await {
+            let stall = Stall::at(projection.name(), event, &e);
+            tracing::error!(%stall, "rebuild stopped");
+            return ProjectionError::Stopped(Box::new(stall));
+        }
+    }
+    error
 }

@@ -54,6 +54,19 @@ impl Running {
     }
 }
 
+/// The relay's configuration: NATS from the settings, the stream name from
+/// `PALIMPSEST_NATS_STREAM` (default `PALIMPSEST`).
+pub fn relay_config(settings: &Settings) -> RelayConfig {
+    let mut config = RelayConfig::new(settings.nats_url.clone());
+    config.replicas = settings.nats_replicas;
+    if let Ok(name) = std::env::var("PALIMPSEST_NATS_STREAM")
+        && !name.trim().is_empty()
+    {
+        config.stream_name = name.trim().to_owned();
+    }
+    config
+}
+
 /// Opens the log and starts the roles for `contexts`.
 pub async fn start(
     settings: &Settings,
@@ -61,7 +74,7 @@ pub async fn start(
     roles: Roles,
 ) -> anyhow::Result<Running> {
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
-    let state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
+    let mut state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
     let shutdown = CancellationToken::new();
     let mut tasks = Vec::new();
     if roles.project {
@@ -78,8 +91,8 @@ pub async fn start(
     }
     if roles.relay {
         let store = state.store.clone();
-        let mut config = RelayConfig::new(settings.nats_url.clone());
-        config.replicas = settings.nats_replicas;
+        let config = relay_config(settings);
+        state.relay = Some(config.health.clone());
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(relay::run(store, config, stop)));
     }

@@ -212,7 +212,10 @@ async fn long_history(deki: &Deki, revisions: i64) -> i64 {
         }
     }
     let head = deki.log_size().await;
-    deki.state.wait_for("resources", head).await;
+    deki.state
+        .wait_for("resources", head)
+        .await
+        .expect("the resources read model is not stopped");
     res_id
 }
 

@@ -7,8 +7,10 @@ mod app;
 mod database;
 mod nats;
 mod nats_cluster;
+mod postgres;
 
 pub use app::TestApp;
 pub use database::{TestDb, admin_url};
 pub use nats::{NatsServer, free_port};
 pub use nats_cluster::NatsCluster;
+pub use postgres::PgCluster;

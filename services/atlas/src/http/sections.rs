@@ -5,7 +5,7 @@ use crate::http::command::execute;
 use crate::http::params::{Params, text};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SubmissionRow};
 use crate::read::sections as read;
-use crate::section::{Expectations, SectionCommand, SectionState};
+use crate::section::{Expectations, SectionCommand, SectionState, SectionStatus};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -86,10 +86,9 @@ pub async fn list(
     State(state): State<AppState>,
     Query(p): Query<Params>,
 ) -> Result<Json<Vec<SectionRow>>, ApiError> {
+    let status = text(&p, "status").map(|name| SectionStatus::parse(&name));
     let client = state.read.get().await?;
-    Ok(Json(
-        read::list(&**client, text(&p, "status").as_deref()).await?,
-    ))
+    Ok(Json(read::list(&**client, status.transpose()?).await?))
 }
 
 /// `GET /sections/:id`: one section with its state.

@@ -118,7 +118,7 @@ impl Failure {
         }
     }
 
-    /// A function of Etherpad's API this server does not offer (`setHTML`, `createDiffHTML`):
+    /// A function of Etherpad's API this server does not offer (`createDiffHTML`):
     /// status 501, code 1, as Etherpad's router answers an unimplemented operation.
     pub fn not_implemented() -> Self {
         Failure {

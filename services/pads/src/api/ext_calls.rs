@@ -66,7 +66,10 @@ async fn revisions(
             .head_position()
             .await
             .map_err(Failure::internal)?;
-        pads.state.wait_for(PROJECTION, head).await;
+        pads.state
+            .wait_for(PROJECTION, head)
+            .await
+            .map_err(palimpsest_web::ApiError::from)?;
         found = reader.values(&wanted).await.map_err(Failure::internal)?;
     }
     wanted

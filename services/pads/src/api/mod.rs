@@ -15,7 +15,9 @@ pub mod envelope;
 mod ext_calls;
 pub mod fields;
 mod group_calls;
+mod html_calls;
 mod instance_calls;
+pub mod openapi;
 mod pad_admin_calls;
 mod pad_calls;
 pub mod params;
@@ -64,6 +66,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api", get(current_version))
         .route("/api/", get(current_version))
+        .route("/api/openapi.json", get(openapi::serve))
         // Etherpad's API takes GET and POST; HEAD would run a GET (a write, for `setText`).
         .route(
             "/api/{version}/{function}",
@@ -216,7 +219,8 @@ async fn dispatch(
         "appendChatMessage" => chat_calls::append_chat_message(c).await,
         "getChatHistory" => chat_calls::get_chat_history(c).await,
         "getChatHead" => chat_calls::get_chat_head(c).await,
-        "setHTML" | "createDiffHTML" => Err(Failure::not_implemented()),
+        "setHTML" => html_calls::set_html(c).await,
+        "createDiffHTML" => Err(Failure::not_implemented()),
         _ => Err(Failure::not_found("no such function")),
     }
 }

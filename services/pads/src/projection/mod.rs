@@ -14,7 +14,6 @@ mod overlay;
 pub mod pad_rows;
 mod session_rows;
 
-use crate::store::keys;
 use batch::Batch;
 use deadpool_postgres::Transaction;
 use overlay::Overlay;
@@ -43,8 +42,9 @@ async fn apply_one(batch: &mut Batch<'_>, event: &RecordedEvent) -> Result<(), P
     if event.stream.context != pads::CONTEXT {
         return Ok(());
     }
-    let key = event.stream.key.as_str();
-    match event.stream.category.as_str() {
+    let category = event.stream.category.as_str();
+    let key = crate::stream_keys::decode(category, event.stream.key.as_str());
+    match category {
         pads::PAD => {
             pad_rows::apply(batch, key, &PadEvent::decode(event)?).await?;
             batch.rows.pad_version(key, event.version);
@@ -52,17 +52,12 @@ async fn apply_one(batch: &mut Batch<'_>, event: &RecordedEvent) -> Result<(), P
         pads::GROUP => group_rows::apply(batch, key, &GroupEvent::decode(event)?).await?,
         pads::AUTHOR => author_rows::apply(batch, key, &AuthorEvent::decode(event)?).await?,
         pads::SESSION => session_rows::apply_session(batch, key, &SessionEvent::decode(event)?)?,
-        pads::TOKEN => {
-            let token = keys::mapper_of_stream_key(key);
-            session_rows::apply_token(batch, token, &TokenEvent::decode(event)?)?
-        }
+        pads::TOKEN => session_rows::apply_token(batch, key, &TokenEvent::decode(event)?)?,
         pads::AUTHOR_MAPPER => {
-            let mapper = keys::mapper_of_stream_key(key);
-            session_rows::apply_author_mapper(batch, mapper, &AuthorMapperEvent::decode(event)?)?
+            session_rows::apply_author_mapper(batch, key, &AuthorMapperEvent::decode(event)?)?
         }
         pads::GROUP_MAPPER => {
-            let mapper = keys::mapper_of_stream_key(key);
-            session_rows::apply_group_mapper(batch, mapper, &GroupMapperEvent::decode(event)?)?
+            session_rows::apply_group_mapper(batch, key, &GroupMapperEvent::decode(event)?)?
         }
         other => tracing::warn!(category = other, "unknown pads stream category; ignored"),
     }

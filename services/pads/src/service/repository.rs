@@ -11,15 +11,13 @@ use deadpool_postgres::Pool;
 use palimpsest_events::StreamName;
 use palimpsest_events::pads::{self, AText};
 
-/// The stream of category `category` and key `key` in the pads context (a mapping's key is its
-/// mapper, escaped by [`keys::mapping_stream_key`] so that the empty mapper has a stream).
+/// The stream of category `category` and key `key` in the pads context.
 pub fn stream(category: &str, key: &str) -> Result<StreamName, palimpsest_events::StreamNameError> {
-    match category {
-        pads::TOKEN | pads::AUTHOR_MAPPER | pads::GROUP_MAPPER => {
-            StreamName::new(pads::CONTEXT, category, keys::mapping_stream_key(key))
-        }
-        _ => StreamName::new(pads::CONTEXT, category, key),
-    }
+    StreamName::new(
+        pads::CONTEXT,
+        category,
+        crate::stream_keys::encode(category, key),
+    )
 }
 
 /// Pad `pad_id` as its store record shows it, with the pad stream version it reflects; `None`

@@ -71,39 +71,7 @@ pub fn group_sessions(group_id: &str) -> String {
     format!("group2sessions:{group_id}")
 }
 
-/// The stream key of the mapping (token, author mapper, group mapper) of `mapper`. Etherpad
-/// maps even the empty mapper (`mapper2group:`), but a stream key cannot be empty, so mapping
-/// stream keys are escaped: `""` is `%`, a mapper starting with `%` gets one more `%` in front,
-/// any other is itself.
-pub fn mapping_stream_key(mapper: &str) -> String {
-    if mapper.is_empty() || mapper.starts_with('%') {
-        format!("%{mapper}")
-    } else {
-        mapper.to_owned()
-    }
-}
-
-/// The mapper a mapping stream key stands for (the inverse of [`mapping_stream_key`]).
-pub fn mapper_of_stream_key(key: &str) -> &str {
-    key.strip_prefix('%').unwrap_or(key)
-}
-
 /// Whether ueberDB would store `key` (at most 100 characters).
 pub fn fits(key: &str) -> bool {
     key.encode_utf16().count() <= MAX_KEY_CHARS
-}
-
-#[cfg(test)]
-mod mapping_tests {
-    use super::*;
-
-    #[test]
-    fn mapping_stream_keys_are_never_empty_and_decode_back() {
-        for mapper in ["", "%", "%%x", "app-1", "a%b", " "] {
-            let key = mapping_stream_key(mapper);
-            assert!(!key.is_empty(), "{mapper:?}");
-            assert_eq!(mapper_of_stream_key(&key), mapper, "{mapper:?}");
-        }
-        assert_eq!(mapping_stream_key("app-1"), "app-1");
-    }
 }
