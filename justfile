@@ -20,6 +20,11 @@ test: services
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace
+    bash tests/schemathesis/run.sh
+
+# Fuzz every context's OpenAPI document with schemathesis against the real binary (fresh database).
+fuzz: services
+    bash tests/schemathesis/run.sh
 
 # Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions.
 bench: services

@@ -361,6 +361,7 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
         nats_url: nats.url(),
         nats_replicas: 1,
         data_dir: app.data_dir(),
+        limits: Default::default(),
     };
     palimpsest::cli::replay::run(&settings, "atlas")
         .await

@@ -492,6 +492,7 @@ async fn the_store_equals_a_replayed_rebuild() {
         nats_url: String::new(),
         nats_replicas: 1,
         data_dir: app.data_dir(),
+        limits: Default::default(),
     };
     palimpsest::cli::replay::run(&settings, "pads")
         .await

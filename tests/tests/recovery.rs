@@ -21,6 +21,7 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
         nats_url: String::new(),
         nats_replicas: 1,
         data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
+        limits: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

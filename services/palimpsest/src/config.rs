@@ -1,8 +1,10 @@
 //! Configuration shared by every subcommand, from flags and the environment.
 
 use clap::Args;
+use palimpsest_web::limits::HttpLimits;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Where the log, NATS and secrets are, and which contexts to serve.
 #[derive(Debug, Clone, Args)]
@@ -39,6 +41,9 @@ pub struct Settings {
         global = true
     )]
     pub data_dir: PathBuf,
+    /// The HTTP limits every served route is held to.
+    #[command(flatten)]
+    pub limits: LimitSettings,
 }
 
 /// HTTP settings of `serve` and `run`.
@@ -54,4 +59,95 @@ pub struct HttpSettings {
     /// Serve only these contexts (comma separated); all of them when absent.
     #[arg(long, value_delimiter = ',')]
     pub contexts: Vec<String>,
+}
+
+/// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the
+/// request timeout and the concurrency cap. Durations read `250ms`, `10s`, `2m` or bare seconds.
+#[derive(Debug, Clone, Args)]
+pub struct LimitSettings {
+    /// Largest request body of an ordinary route, in bytes.
+    #[arg(long, env = "PALIMPSEST_HTTP_BODY_LIMIT", default_value_t = 2 * 1024 * 1024, global = true)]
+    pub http_body_limit: u64,
+    /// Largest request body of a route a context put in the upload class, in bytes.
+    #[arg(long, env = "PALIMPSEST_HTTP_UPLOAD_LIMIT", default_value_t = 64 * 1024 * 1024, global = true)]
+    pub http_upload_limit: u64,
+    /// How long a client may take to send a request's headers.
+    #[arg(long, env = "PALIMPSEST_HTTP_HEADER_TIMEOUT", default_value = "10s", value_parser = duration, global = true)]
+    pub http_header_timeout: Duration,
+    /// How long a client may take to send a request's body.
+    #[arg(long, env = "PALIMPSEST_HTTP_BODY_TIMEOUT", default_value = "30s", value_parser = duration, global = true)]
+    pub http_body_timeout: Duration,
+    /// How long a request may take, from its headers to its answer (503 after).
+    #[arg(long, env = "PALIMPSEST_HTTP_REQUEST_TIMEOUT", default_value = "60s", value_parser = duration, global = true)]
+    pub http_request_timeout: Duration,
+    /// How many requests are served at once; later ones wait for a slot.
+    #[arg(
+        long,
+        env = "PALIMPSEST_HTTP_MAX_CONCURRENT",
+        default_value_t = 1024,
+        global = true
+    )]
+    pub http_max_concurrent: usize,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        let d = HttpLimits::default();
+        LimitSettings {
+            http_body_limit: d.body_limit,
+            http_upload_limit: d.upload_limit,
+            http_header_timeout: d.header_timeout,
+            http_body_timeout: d.body_timeout,
+            http_request_timeout: d.request_timeout,
+            http_max_concurrent: d.max_concurrent,
+        }
+    }
+}
+
+impl LimitSettings {
+    /// The limits, with the upload routes the served contexts declared.
+    pub fn limits(&self, upload_routes: impl IntoIterator<Item = String>) -> HttpLimits {
+        HttpLimits {
+            body_limit: self.http_body_limit,
+            upload_limit: self.http_upload_limit,
+            header_timeout: self.http_header_timeout,
+            body_timeout: self.http_body_timeout,
+            request_timeout: self.http_request_timeout,
+            max_concurrent: self.http_max_concurrent,
+            upload_routes: upload_routes.into_iter().collect(),
+        }
+    }
+}
+
+/// A duration: `250ms`, `10s`, `2m`, or a bare number of seconds.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration such as 250ms, 10s or 2m"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        _ => Err(format!("`{text}`: the unit must be ms, s or m")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_units_or_seconds() {
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("7"), Ok(Duration::from_secs(7)));
+        assert!(duration("ten").is_err());
+        assert!(duration("5h").is_err());
+    }
 }

@@ -16,6 +16,9 @@ pub struct Context {
     /// Folds a stream's events into its state as JSON, for `audit stream --at`; `None` when
     /// the stream's category is not one the context folds.
     pub state_at: fn(&StreamName, &[RecordedEvent]) -> Option<serde_json::Value>,
+    /// Routes (without prefix, as routed: `/files/{id}`) whose bodies take the larger upload
+    /// limit (`PALIMPSEST_HTTP_UPLOAD_LIMIT`) instead of the ordinary one.
+    pub upload_routes: &'static [&'static str],
 }
 
 /// Every context the binary knows.
@@ -26,18 +29,21 @@ pub fn all() -> Vec<Context> {
             router: palimpsest_pads::router,
             projection: palimpsest_pads::projection,
             state_at: palimpsest_pads::state_at,
+            upload_routes: &[],
         },
         Context {
             name: "atlas",
             router: palimpsest_atlas::router,
             projection: palimpsest_atlas::projection,
             state_at: palimpsest_atlas::state_at,
+            upload_routes: &[],
         },
         Context {
             name: "resources",
             router: palimpsest_resources::router,
             projection: palimpsest_resources::projection,
             state_at: palimpsest_resources::state_at,
+            upload_routes: &[],
         },
     ]
 }

@@ -99,14 +99,16 @@ pub async fn start(
     let mut addr = None;
     if let Some(listener) = roles.http {
         addr = Some(listener.local_addr()?);
+        let limits = settings.limits.limits(server::upload_routes(&selected));
+        let header_timeout = limits.header_timeout;
         let app = if roles.api {
-            server::app(state.clone(), &selected)
+            server::app(state.clone(), &selected, limits)
         } else {
-            server::health_only(state.clone())
+            server::health_only(state.clone(), limits)
         };
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(async move {
-            if let Err(e) = server::serve(listener, app, stop.clone()).await {
+            if let Err(e) = server::serve(listener, app, header_timeout, stop.clone()).await {
                 tracing::error!(error = %e, "http server failed");
                 stop.cancel();
             }

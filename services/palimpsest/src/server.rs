@@ -1,29 +1,59 @@
-//! The HTTP server: health, metrics, the admin API and each context under its prefix.
+//! The HTTP server: health, metrics, the admin API and each context under its prefix, behind
+//! the platform's limits (`palimpsest_web::limits`), on connections that time out a client
+//! slow to send its headers.
 
 use crate::contexts::Context;
 use axum::Router;
 use axum::extract::MatchedPath;
 use axum::http::Request;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use palimpsest_web::limits::{self, Guard, HttpLimits};
 use palimpsest_web::{AppState, admin, command, health};
+use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+/// How long a stopping server lets open connections finish their requests.
+const DRAIN: Duration = Duration::from_secs(10);
+
 /// The whole application's routes.
-pub fn app(state: AppState, contexts: &[Context]) -> Router {
+pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router {
     let mut router = Router::new()
         .merge(health::router(state.clone()))
-        .merge(admin::router(state.clone()));
+        .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)));
     for c in contexts {
         let context = (c.router)(state.clone())
             .layer(axum::middleware::from_fn(command::fingerprint_requests));
         router = router.nest(&format!("/{}", c.name), context);
     }
-    router.layer(axum::middleware::from_fn(observe))
+    guarded(router, limits)
 }
 
 /// Only `/healthz`, `/readyz` and `/metrics`: what a relay or projector process serves.
-pub fn health_only(state: AppState) -> Router {
-    health::router(state).layer(axum::middleware::from_fn(observe))
+pub fn health_only(state: AppState, limits: HttpLimits) -> Router {
+    guarded(health::router(state), limits)
+}
+
+/// The upload routes of `contexts`, as matched paths (with their prefix).
+pub fn upload_routes(contexts: &[Context]) -> Vec<String> {
+    contexts
+        .iter()
+        .flat_map(|c| c.upload_routes.iter().map(|r| format!("/{}{r}", c.name)))
+        .collect()
+}
+
+/// `router` with a JSON 404 for unknown paths, the limits, JSON error bodies and observation.
+fn guarded(router: Router, limits: HttpLimits) -> Router {
+    router
+        .fallback(limits::no_route)
+        .layer(axum::middleware::from_fn_with_state(
+            Guard::new(limits),
+            limits::guard,
+        ))
+        .layer(axum::middleware::from_fn(limits::json_errors))
+        .layer(axum::middleware::from_fn(observe))
 }
 
 /// A span and request metrics around every request.
@@ -46,13 +76,65 @@ async fn observe(
     response
 }
 
-/// Serves `app` on `listener` until `shutdown`.
+/// Serves `app` on `listener` until `shutdown`, each connection closed when a request's headers
+/// take longer than `header_timeout`; on shutdown, open connections get [`DRAIN`] to finish.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    header_timeout: Duration,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    let mut connections = JoinSet::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        while connections.try_join_next().is_some() {}
+        // The router takes hyper's body as it is (it boxes any body).
+        let service = TowerToHyperService::new(app.clone());
+        let stop = shutdown.clone();
+        connections.spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let connection = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::pin!(connection);
+            let outcome = tokio::select! {
+                outcome = connection.as_mut() => outcome,
+                _ = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = outcome {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
+    {
+        tracing::warn!(
+            open = connections.len(),
+            "connections still open after the drain time; closing them"
+        );
+        connections.abort_all();
+    }
+    Ok(())
 }

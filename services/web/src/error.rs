@@ -81,7 +81,7 @@ impl From<LogError> for ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the event log is unavailable",
             ),
-            other => ApiError::internal(other),
+            other => ApiError::internal(report(&other)),
         }
     }
 }
@@ -94,6 +94,66 @@ impl From<deadpool_postgres::PoolError> for ApiError {
 
 impl From<tokio_postgres::Error> for ApiError {
     fn from(e: tokio_postgres::Error) -> Self {
-        ApiError::internal(e)
+        ApiError::internal(report(&e))
+    }
+}
+
+/// An error and its causes, one after another, for the server log. A Postgres error in the
+/// chain adds its SQLSTATE, message, detail and constraint (tokio-postgres itself only says
+/// "db error").
+pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut current = error;
+    loop {
+        if let Some(db) = current.downcast_ref::<tokio_postgres::error::DbError>() {
+            text.push_str(&format!(
+                " [SQLSTATE {}: {}",
+                db.code().code(),
+                db.message()
+            ));
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!("; detail: {detail}"));
+            }
+            if let Some(constraint) = db.constraint() {
+                text.push_str(&format!("; constraint: {constraint}"));
+            }
+            text.push(']');
+            return text;
+        }
+        let Some(next) = current.source() else {
+            return text;
+        };
+        let shown = next.to_string();
+        if !text.ends_with(&shown) {
+            text.push_str(": ");
+            text.push_str(&shown);
+        }
+        current = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_postgres_error_is_reported_with_its_sqlstate_and_message() {
+        let (client, connection) = tokio_postgres::connect(
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            tokio_postgres::NoTls,
+        )
+        .await
+        .expect("connect");
+        let driver = tokio::spawn(connection);
+        let error = client
+            .query_one("SELECT $1::text", &[&"a\u{0}b"])
+            .await
+            .expect_err("NUL is refused");
+        let text = report(&error);
+        assert!(text.starts_with("db error"), "{text}");
+        assert!(text.contains("SQLSTATE 22021"), "{text}");
+        assert!(text.contains("invalid byte sequence"), "{text}");
+        drop(client);
+        driver.await.expect("driver").expect("connection");
     }
 }

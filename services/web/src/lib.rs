@@ -6,6 +6,7 @@ pub mod admin;
 pub mod command;
 pub mod error;
 pub mod health;
+pub mod limits;
 pub mod secret;
 pub mod state;
 

@@ -5,7 +5,7 @@
 //! that panicked) still drops its database and folder.
 
 use crate::TestDb;
-use palimpsest::config::Settings;
+use palimpsest::config::{LimitSettings, Settings};
 use palimpsest::contexts;
 use palimpsest::processes::{self, Roles, Running};
 use palimpsest_web::AppState;
@@ -28,6 +28,11 @@ impl TestApp {
         Self::launch(None, true).await
     }
 
+    /// Starts HTTP and every projector (no relay), held to `limits` (short timeouts in tests).
+    pub async fn start_with_limits(limits: LimitSettings) -> TestApp {
+        Self::launch_with(None, true, limits).await
+    }
+
     /// Starts HTTP, every projector, and the relay to the NATS server at `nats_url`.
     pub async fn start_with_nats(nats_url: &str) -> TestApp {
         Self::launch(Some(nats_url.to_owned()), true).await
@@ -40,6 +45,14 @@ impl TestApp {
     }
 
     async fn launch(nats_url: Option<String>, project: bool) -> TestApp {
+        Self::launch_with(nats_url, project, LimitSettings::default()).await
+    }
+
+    async fn launch_with(
+        nats_url: Option<String>,
+        project: bool,
+        limits: LimitSettings,
+    ) -> TestApp {
         let db = TestDb::create().await;
         let data_dir = tempfile::Builder::new()
             .prefix("palimpsest-app-")
@@ -50,6 +63,7 @@ impl TestApp {
             nats_url: nats_url.clone().unwrap_or_default(),
             nats_replicas: 1,
             data_dir: data_dir.path().to_path_buf(),
+            limits,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

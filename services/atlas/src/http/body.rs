@@ -4,6 +4,10 @@
 //! the first present of the names listed for each route.
 
 use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use palimpsest_web::ApiError;
 use serde_json::{Map, Value};
 
@@ -71,4 +75,33 @@ impl Body {
     pub fn value(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
+}
+
+/// Refuses with 415 a write whose body is declared as anything but JSON (a form or `text/plain`
+/// body would otherwise be read as JSON); a body without a `Content-Type` is refused too, an
+/// empty one without it is not (writes whose fields are all optional).
+pub async fn json_only(request: Request, next: Next) -> Response {
+    if matches!(*request.method(), Method::GET | Method::HEAD) {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let declared = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("").to_ascii_lowercase());
+    let json = declared.as_deref().is_some_and(|t| {
+        let essence = t.split(';').next().unwrap_or("").trim();
+        essence == "application/json" || essence.ends_with("+json")
+    });
+    let has_body = headers
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|n| n.as_bytes() != b"0")
+        || headers.contains_key(header::TRANSFER_ENCODING);
+    if json || (declared.is_none() && !has_body) {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "the request body must be JSON (Content-Type: application/json)",
+    )
+    .into_response()
 }

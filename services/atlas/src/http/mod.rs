@@ -15,7 +15,7 @@ mod submissions;
 
 use axum::Router;
 use axum::routing::{get, post};
-use palimpsest_web::AppState;
+use palimpsest_web::{AppState, limits};
 
 /// The context's routes, without prefix.
 pub fn router(state: AppState) -> Router {
@@ -28,7 +28,11 @@ pub fn router(state: AppState) -> Router {
         .route("/geometries/{id}/history", get(geometries::history))
         .route("/sections", post(sections::create).get(sections::list))
         .route("/sections/{id}", get(sections::get_one))
-        .route("/sections/{id}/editor", get(sections::editor))
+        .route(
+            "/sections/{id}/editor",
+            // The editor takes the lock when given a user: HEAD must not run it.
+            get(sections::editor).head(|| async { limits::method_not_allowed("GET") }),
+        )
         .route("/sections/{id}/lock", post(sections::lock))
         .route("/sections/{id}/unlock", post(sections::unlock))
         .route(
@@ -41,5 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/submissions/{id}/approve", post(submissions::approve))
         .route("/submissions/{id}/reject", post(submissions::reject))
         .route("/openapi.json", get(openapi::document))
+        .layer(axum::middleware::from_fn(body::json_only))
+        .layer(axum::middleware::from_fn(limits::refuse_nul))
         .with_state(state)
 }

@@ -7,6 +7,60 @@ fn error() -> Value {
     json!({"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
 
+/// The answers every operation may give besides its own: 400 (a NUL in the path or query, a
+/// malformed parameter), and the platform's limits (413 body too large, 408 body too slow,
+/// 503 request timeout), all `{"error"}`.
+fn responses(own: Value) -> Value {
+    let mut all = json!({"400": error(), "408": error(), "413": error(), "503": error()});
+    if let (Some(all), Value::Object(own)) = (all.as_object_mut(), own) {
+        all.extend(own);
+    }
+    all
+}
+
+/// The answers of a write: those of every operation, 415 for a body that is not JSON and 422
+/// for an `Idempotency-Key` first used with another body.
+fn write_responses(own: Value) -> Value {
+    let mut all = responses(own);
+    if let Some(all) = all.as_object_mut() {
+        all.insert("415".into(), error());
+        all.insert("422".into(), error());
+    }
+    all
+}
+
+/// A required text that must not be blank.
+fn text() -> Value {
+    json!({"type": "string", "minLength": 1, "pattern": "\\S"})
+}
+
+/// An optional text; `null` counts as absent.
+fn optional_text() -> Value {
+    json!({"type": ["string", "null"]})
+}
+
+/// A required user id: non-blank text, or an integer (clients of the original send numbers).
+fn user_id() -> Value {
+    json!({"type": ["string", "integer"], "pattern": "\\S"})
+}
+
+/// An optional user id: text or an integer; blank text and `null` count as absent.
+fn optional_user_id() -> Value {
+    json!({"type": ["string", "integer", "null"]})
+}
+
+/// An integer query parameter: a 64-bit integer; blank counts as absent.
+fn integer_query(name: &str, minimum: i64, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "description": description,
+        "schema": {"anyOf": [{"type": "integer", "minimum": minimum, "maximum": i64::MAX},
+                             {"type": "string", "pattern": "^\\s*$"}]}})
+}
+
+/// A required number query parameter (finite: JSON has no infinities).
+fn number_query(name: &str) -> Value {
+    json!({"name": name, "in": "query", "required": true, "schema": {"type": "number"}})
+}
+
 fn ok(schema: Value) -> Value {
     json!({"description": "OK", "content": {"application/json": {"schema": schema}}})
 }
@@ -15,12 +69,15 @@ fn r(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
 
+/// Text without U+0000: a path or query with `%00` is refused with 400.
+const NO_NUL: &str = "^[^\\u0000]*$";
+
 fn path_id(what: &str) -> Value {
-    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}, "description": format!("The {what}'s id")})
+    json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "pattern": NO_NUL}, "description": format!("The {what}'s id")})
 }
 
-fn query(name: &str, ty: &str, description: &str) -> Value {
-    json!({"name": name, "in": "query", "required": false, "schema": {"type": ty}, "description": description})
+fn query(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "query", "required": false, "schema": {"type": "string", "pattern": NO_NUL}, "description": description})
 }
 
 fn body(props: Value, required: &[&str]) -> Value {
@@ -28,11 +85,10 @@ fn body(props: Value, required: &[&str]) -> Value {
 }
 
 fn time_as_of() -> Value {
-    query(
-        "time_as_of",
-        "string",
-        "RFC 3339 time or YYYY-MM-DD: answer from the published map as it was then",
-    )
+    json!({"name": "time_as_of", "in": "query", "required": false,
+        "description": "RFC 3339 time or YYYY-MM-DD (not before 4713 BC): answer from the published map as it was then; blank counts as absent",
+        "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"},
+                             {"type": "string", "pattern": "^\\s*$"}]}})
 }
 
 fn nullable(ty: &str) -> Value {
@@ -104,26 +160,25 @@ fn schemas() -> Value {
     })
 }
 
-fn write(summary: &str, req: Value, status: &str, answer: Value) -> Value {
-    json!({"summary": summary, "requestBody": req, "responses": {
-        status: ok(answer), "400": error(), "404": error(), "409": error()}})
+fn write(summary: &str, what: &str, req: Value, status: &str, answer: Value) -> Value {
+    json!({"summary": summary, "parameters": [path_id(what)], "requestBody": req,
+        "responses": write_responses(json!({status: ok(answer), "404": error(), "409": error()}))})
 }
 
 /// The document.
 pub fn spec() -> Value {
-    let actor = |name: &str| json!({name: {"type": "string"}});
-    let expectations = json!({"expected_version": {"type": "integer"}, "expected_head_commit_id": {"type": ["string", "null"]}});
-    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": {"type": "string"}, "title": {"type": "string"}, "note": {"type": "string"}});
-    let mut restore_props = json!({"commit_id": {"type": "string"}, "created_by": {"type": "string"}, "title": {"type": "string"}, "note": {"type": "string"}});
-    let mut submit_props =
-        json!({"submitted_by": {"type": "string"}, "commit_id": {"type": "string"}});
+    let actor = |name: &str| json!({name: user_id()});
+    let expectations = json!({"expected_version": {"type": ["integer", "null"]}, "expected_head_commit_id": optional_text()});
+    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
+    let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
+    let mut submit_props = json!({"submitted_by": user_id(), "commit_id": optional_user_id()});
     for props in [&mut commit_props, &mut restore_props, &mut submit_props] {
         if let (Some(p), Some(e)) = (props.as_object_mut(), expectations.as_object()) {
             p.extend(e.clone());
         }
     }
     let review = body(
-        json!({"reviewed_by": {"type": "string"}, "review_note": {"type": "string"}}),
+        json!({"reviewed_by": optional_user_id(), "review_note": optional_text()}),
         &[],
     );
     let with_state = |key: &str, schema: &str| json!({"type": "object", "properties": {key: r(schema), "state": r("SectionState")}});
@@ -134,68 +189,65 @@ pub fn spec() -> Value {
         "servers": [{"url": "/atlas"}],
         "paths": {
             "/entities": {"get": {"summary": "Live entities, q matching name or slug",
-                "parameters": [query("q", "string", "substring of name or slug"), query("limit", "integer", "at most"), query("offset", "integer", "skip"), time_as_of()],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Entity")})), "400": error()}}},
+                "parameters": [query("q", "substring of name or slug"), integer_query("limit", 0, "at most"), integer_query("offset", i64::MIN, "skip (negative counts as 0)"), time_as_of()],
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/search": {"get": {"summary": "Live entities whose name matches q",
-                "parameters": [query("q", "string", "substring of name"), query("limit", "integer", "default 20, max 100"), time_as_of()],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Entity")})), "400": error()}}},
+                "parameters": [query("q", "substring of name"), integer_query("limit", i64::MIN, "default 20, clamped to 1..=100"), time_as_of()],
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Entity")}))}))}},
             "/entities/{id}": {"get": {"summary": "One live entity with geometry_count", "parameters": [path_id("entity"), time_as_of()],
-                "responses": {"200": ok(r("Entity")), "404": error()}}},
+                "responses": responses(json!({"200": ok(r("Entity")), "404": error()}))}},
             "/entities/{id}/history": {"get": {"summary": "Every published version of the entity", "parameters": [path_id("entity")],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/geometries": {"get": {"summary": "Live geometries meeting a bbox, as GeoJSON",
                 "parameters": [
-                    {"name": "minLng", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "minLat", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "maxLng", "in": "query", "required": true, "schema": {"type": "number"}},
-                    {"name": "maxLat", "in": "query", "required": true, "schema": {"type": "number"}},
-                    query("time", "integer", "a year the geometry must cover"),
-                    query("entity_id", "string", "only geometries linked to this live entity"), time_as_of()],
-                "responses": {"200": ok(r("FeatureCollection")), "400": error()}}},
+                    number_query("minLng"), number_query("minLat"), number_query("maxLng"), number_query("maxLat"),
+                    integer_query("time", i64::MIN, "a year the geometry must cover"),
+                    query("entity_id", "only geometries linked to this live entity"), time_as_of()],
+                "responses": responses(json!({"200": ok(r("FeatureCollection"))}))}},
             "/geometries/{id}/history": {"get": {"summary": "Every published version of the geometry", "parameters": [path_id("geometry")],
-                "responses": {"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Change")})), "404": error()}))}},
             "/sections": {
                 "post": {"summary": "Create a section (status editing)",
-                    "requestBody": body(json!({"title": {"type": "string"}, "description": {"type": "string"}, "user_id": {"type": "string"}, "created_by": {"type": "string"}}), &["title"]),
-                    "responses": {"201": ok(r("Section")), "400": error()}},
+                    "requestBody": body(json!({"title": text(), "description": optional_text(), "user_id": optional_user_id(), "created_by": optional_user_id()}), &["title"]),
+                    "responses": write_responses(json!({"201": ok(r("Section"))}))},
                 "get": {"summary": "Sections with their state", "parameters": [{"name": "status", "in": "query", "required": false,
                         "schema": {"enum": ["editing", "submitted", "approved", "rejected", "conflicted"]},
                         "description": "only this status; any other value is a 400"}],
-                    "responses": {"200": ok(json!({"type": "array", "items": r("Section")})), "400": error()}}},
+                    "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Section")}))}))}},
             "/sections/{id}": {"get": {"summary": "One section with its state", "parameters": [path_id("section")],
-                "responses": {"200": ok(r("Section")), "404": error()}}},
+                "responses": responses(json!({"200": ok(r("Section")), "404": error()}))}},
             "/sections/{id}/editor": {"get": {"summary": "Open the editor; with user_id, take the lock",
-                "parameters": [path_id("section"), query("user_id", "string", "take the lock for this user")],
-                "responses": {"200": ok(r("Editor")), "404": error(), "409": error()}}},
+                "parameters": [path_id("section"), query("user_id", "take the lock for this user")],
+                "responses": responses(json!({"200": ok(r("Editor")), "404": error(), "409": error()}))}},
             "/sections/{id}/lock": {"post": {"parameters": [path_id("section")],
                 "summary": "Take or renew the 15-minute lock (free, own or lapsed)",
                 "requestBody": body(actor("user_id"), &["user_id"]),
-                "responses": {"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "400": error(), "404": error(), "409": error()}}},
+                "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/unlock": {"post": {"parameters": [path_id("section")],
                 "summary": "Release the lock unless another user holds it",
-                "requestBody": body(actor("user_id"), &[]),
-                "responses": {"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}}},
+                "requestBody": body(json!({"user_id": optional_user_id()}), &[]),
+                "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/commits": {
                 "post": {"parameters": [path_id("section")], "summary": "Commit a full snapshot (editing/rejected/conflicted, lock valid)",
                     "requestBody": body(commit_props, &["snapshot", "created_by"]),
-                    "responses": {"201": ok(with_state("commit", "Commit")), "400": error(), "404": error(), "409": error()}},
+                    "responses": write_responses(json!({"201": ok(with_state("commit", "Commit")), "404": error(), "409": error()}))},
                 "get": {"parameters": [path_id("section")], "summary": "The section's commits",
-                    "responses": {"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}}},
-            "/sections/{id}/restore": {"post": write("Restore an older commit as a new head",
+                    "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}))}},
+            "/sections/{id}/restore": {"post": write("Restore an older commit as a new head", "section",
                 body(restore_props, &["commit_id", "created_by"]), "201", with_state("commit", "Commit"))},
-            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review (409 while another user holds a live lock); releases the lock",
+            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review (409 while another user holds a live lock); releases the lock", "section",
                 body(submit_props, &["submitted_by"]), "201", with_state("submission", "Submission"))},
             "/sections/{id}/submissions": {"get": {"parameters": [path_id("section")], "summary": "The section's submissions, newest first",
-                "responses": {"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}}},
+                "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}))}},
             "/submissions/{id}/approve": {"post": {"parameters": [path_id("submission")],
                 "summary": "Approve a pending submission: publish its snapshot atomically, or mark it conflicted (409)",
                 "requestBody": review.clone(),
-                "responses": {"200": ok(with_state("submission", "Submission")), "404": error(),
+                "responses": write_responses(json!({"200": ok(with_state("submission", "Submission")), "404": error(),
                     "409": {"description": "Conflict: the submission is now conflicted (body has error, submission, state), or it was not pending",
-                            "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}, "submission": r("Submission"), "state": r("SectionState")}}}}}}}},
+                            "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}, "submission": r("Submission"), "state": r("SectionState")}}}}}}))}},
             "/submissions/{id}/reject": {"post": {"parameters": [path_id("submission")],
                 "summary": "Reject a pending submission", "requestBody": review,
-                "responses": {"200": ok(with_state("submission", "Submission")), "404": error(), "409": error()}}}
+                "responses": write_responses(json!({"200": ok(with_state("submission", "Submission")), "404": error(), "409": error()}))}}
         },
         "components": {"schemas": schemas()}
     })
@@ -205,4 +257,41 @@ pub fn spec() -> Value {
 /// `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
     Json(palimpsest_web::command::document_commands(spec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_templated_path_declares_its_parameters_and_every_operation_its_400() {
+        let doc = spec();
+        let paths = doc["paths"].as_object().expect("paths");
+        for (path, item) in paths {
+            for (method, op) in item.as_object().expect("item") {
+                let declared: Vec<&str> = op["parameters"]
+                    .as_array()
+                    .map(|ps| {
+                        ps.iter()
+                            .filter(|p| p["in"] == "path")
+                            .filter_map(|p| p["name"].as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if path.contains("{id}") {
+                    assert_eq!(declared, ["id"], "{method} {path}");
+                }
+                assert!(
+                    op["responses"]["400"].is_object(),
+                    "{method} {path}: no 400"
+                );
+                if method == "post" {
+                    assert!(
+                        op["responses"]["415"].is_object(),
+                        "{method} {path}: no 415"
+                    );
+                }
+            }
+        }
+    }
 }

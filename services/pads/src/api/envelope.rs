@@ -12,9 +12,12 @@
 //! we keep that. A request whose body cannot be read at all is a 400 with code 1.
 
 use crate::domain::DomainError;
+use crate::reads::ReadError;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use palimpsest_log::{AppendError, LogError};
 use palimpsest_web::ApiError;
+use palimpsest_web::command::LoadError;
 use serde::Serialize;
 
 /// The media type of every answer.
@@ -136,9 +139,10 @@ impl Failure {
         }
     }
 
-    /// Code 2: something failed that the client cannot fix; the detail is logged.
-    pub fn internal(detail: impl std::fmt::Display) -> Self {
-        tracing::error!(error = %detail, "pads API internal error");
+    /// Code 2: something failed that the client cannot fix; the detail is logged (with
+    /// Postgres' SQLSTATE and message when a database error is behind it).
+    pub fn internal<E: std::fmt::Display + 'static>(detail: E) -> Self {
+        tracing::error!(error = %describe(&detail), "pads API internal error");
         Failure {
             code: 2,
             message: "internal error".into(),
@@ -146,6 +150,27 @@ impl Failure {
             missing: false,
         }
     }
+}
+
+/// The text of an internal error for the log: errors that can carry a Postgres error are
+/// reported with their causes ([`palimpsest_web::error::report`]).
+fn describe<E: std::fmt::Display + 'static>(detail: &E) -> String {
+    let any: &dyn std::any::Any = detail;
+    let error: Option<&(dyn std::error::Error + 'static)> =
+        if let Some(e) = any.downcast_ref::<ReadError>() {
+            Some(e)
+        } else if let Some(e) = any.downcast_ref::<LoadError>() {
+            Some(e)
+        } else if let Some(e) = any.downcast_ref::<AppendError>() {
+            Some(e)
+        } else if let Some(e) = any.downcast_ref::<LogError>() {
+            Some(e)
+        } else if let Some(e) = any.downcast_ref::<tokio_postgres::Error>() {
+            Some(e)
+        } else {
+            None
+        };
+    error.map_or_else(|| detail.to_string(), palimpsest_web::error::report)
 }
 
 impl From<DomainError> for Failure {

@@ -157,6 +157,7 @@ async fn submit(pads: &Pads, request: Request) -> Result<super::envelope::Data, 
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let p = Params::new(fields, SUBMIT_PARAMS);
+    p.refuse_nul()?;
     let pad_id = p
         .string("padID")
         .ok_or_else(|| Failure::bad_request("padID is not a string"))?
@@ -206,6 +207,7 @@ async fn token_author(pads: &Pads, request: Request) -> Result<super::envelope::
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let p = Params::new(fields, TOKEN_PARAMS);
+    p.refuse_nul()?;
     let token = p
         .string("token")
         .filter(|t| !t.is_empty())

@@ -67,13 +67,24 @@ pub fn router(state: AppState) -> Router {
         .route("/api", get(current_version))
         .route("/api/", get(current_version))
         .route("/api/openapi.json", get(openapi::serve))
-        .route("/api/{version}/{function}", get(call).post(call))
+        // Etherpad's API takes GET and POST; HEAD would run a GET (a write, for `setText`).
+        .route(
+            "/api/{version}/{function}",
+            get(call).post(call).head(no_head),
+        )
         .route("/ext/submitChangeset", post(ext_calls::submit_changeset))
         .route(
             "/ext/authorForToken",
-            post(ext_calls::author_for_token).get(ext_calls::author_for_token),
+            post(ext_calls::author_for_token)
+                .get(ext_calls::author_for_token)
+                .head(no_head),
         )
         .with_state(pads)
+}
+
+/// `HEAD` of a route whose `GET` may write: 405.
+async fn no_head() -> Response {
+    palimpsest_web::limits::method_not_allowed("GET, POST")
 }
 
 /// `GET /api`: the latest API version.
@@ -145,6 +156,7 @@ async fn dispatch(
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let mut p = Params::new(fields, names);
+    p.refuse_nul()?;
     let reader = StoreReader::new(pads.state.read.clone());
     for name in ["padID", "padName"] {
         if let Some(Value::String(id)) = p.get(name).cloned()

@@ -64,6 +64,29 @@ impl Params {
         self.fields.set(name, value);
     }
 
+    /// Refuses (400, code 1) a call whose parameters hold U+0000: ids become store keys in
+    /// Postgres `text`, which cannot hold it, and no Etherpad client sends it in text.
+    pub fn refuse_nul(&self) -> Result<(), Failure> {
+        fn holds_nul(value: &Value) -> bool {
+            match value {
+                Value::String(s) => s.contains('\0'),
+                Value::Array(items) => items.iter().any(holds_nul),
+                Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+                _ => false,
+            }
+        }
+        match self
+            .names
+            .iter()
+            .find(|n| self.get(n).is_some_and(holds_nul))
+        {
+            Some(name) => Err(Failure::bad_request(format!(
+                "{name} must not contain the NUL character"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The parameter if it is a string.
     pub fn string(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
@@ -153,6 +176,21 @@ mod tests {
             check_valid_rev(&json!(1.5)).expect_err("float").message,
             "rev is a float value"
         );
+    }
+
+    #[test]
+    fn a_nul_in_any_parameter_is_refused_with_code_1() {
+        let mut fields = Fields::default();
+        fields.set("padID", json!("a\u{0}b"));
+        let err = Params::new(fields, &["padID"])
+            .refuse_nul()
+            .expect_err("NUL");
+        assert_eq!((err.code, err.status.as_u16()), (1, 400));
+        let mut fields = Fields::default();
+        fields.set("other", json!("a\u{0}b"));
+        fields.set("rev", json!(["1", "\u{0}"]));
+        assert_eq!(Params::new(fields.clone(), &["padID"]).refuse_nul(), Ok(()));
+        assert!(Params::new(fields, &["rev"]).refuse_nul().is_err());
     }
 
     #[test]

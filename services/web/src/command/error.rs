@@ -96,8 +96,9 @@ pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
             CommandError::Unavailable("the event log is unavailable".into())
         }
         other => {
-            tracing::error!(error = %other, "the event log failed");
-            CommandError::Internal(other.to_string())
+            let detail = crate::error::report(&other);
+            tracing::error!(error = %detail, "the event log failed");
+            CommandError::Internal(detail)
         }
     }
 }
