@@ -444,7 +444,8 @@ async fn profile(store: &EventStore, server: &Server) {
             "comm,dso,sym",
         ])
         .arg(format!("--pid={}", pids.join(",")))
-        .args(["--percent-limit", "1", "--no-children"])
+        // Shares of this process's and the cluster's samples, not of the whole machine's.
+        .args(["--percentage", "relative", "--percent-limit", "1", "--no-children"])
         .output()
         .await;
     let _ = std::fs::remove_file(&data);
