@@ -21,11 +21,12 @@ test: services
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace
 
-# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText.
+# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions.
 bench: services
     cargo bench -p palimpsest-log --bench log
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
     cargo bench -p palimpsest-pads --bench pads
+    cargo bench -p palimpsest-resources --bench resources
 
 # Stop the local Postgres/NATS this project started (not the machine's own).
 stop:

@@ -33,6 +33,12 @@ pub fn all() -> Vec<Context> {
             projection: palimpsest_atlas::projection,
             state_at: palimpsest_atlas::state_at,
         },
+        Context {
+            name: "resources",
+            router: palimpsest_resources::router,
+            projection: palimpsest_resources::projection,
+            state_at: palimpsest_resources::state_at,
+        },
     ]
 }
 

@@ -42,6 +42,11 @@ impl Running {
         }
     }
 
+    /// Adds a task that stops with the others (it must end when `shutdown` is cancelled).
+    pub fn spawn(&mut self, task: JoinHandle<()>) {
+        self.tasks.push(task);
+    }
+
     /// Stops every task and waits for them.
     pub async fn stop(self) {
         self.shutdown.cancel();
@@ -61,6 +66,9 @@ pub async fn start(
     let mut tasks = Vec::new();
     if roles.project {
         for projection in contexts::projections(&selected) {
+            // Read models exist before the first request is served, so a read right after
+            // start finds its tables (empty) rather than failing.
+            palimpsest_projections::ensure(&state.store, projection.as_ref()).await?;
             tasks.push(spawn_runner(
                 state.store.clone(),
                 projection,

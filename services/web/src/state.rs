@@ -57,12 +57,6 @@ impl AppState {
         })
     }
 
-    /// A state for tests: its data directory is a fresh temporary one.
-    pub async fn for_tests(database_url: &str) -> Result<AppState, StateError> {
-        let dir = std::env::temp_dir().join(format!("palimpsest-test-{}", uuid::Uuid::new_v4()));
-        Self::connect(database_url, dir).await
-    }
-
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied
     /// `position`. The command runner does it for every write; reads never wait.
     pub async fn wait_for(&self, projection: &str, position: i64) {

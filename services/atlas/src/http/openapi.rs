@@ -198,7 +198,8 @@ pub fn spec() -> Value {
     })
 }
 
-/// `GET /openapi.json`.
+/// `GET /openapi.json`: the routes, every write documented with the platform's
+/// `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
-    Json(spec())
+    Json(palimpsest_web::command::document_commands(spec()))
 }

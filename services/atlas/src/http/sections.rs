@@ -10,6 +10,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use palimpsest_events::atlas::Timestamp;
 use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
@@ -118,10 +119,7 @@ pub async fn editor(
             &request,
             &id,
             Some(&actor),
-            |now| SectionCommand::Lock {
-                actor: actor.clone(),
-                now,
-            },
+            take_lock(&actor),
             |after| {
                 EditorView::from_state(after)
                     .map(|view| Reply::json(StatusCode::OK, &view))
@@ -135,6 +133,14 @@ pub async fn editor(
         .await?
         .map(|view| Reply::json(StatusCode::OK, &view))
         .ok_or_else(|| ApiError::not_found("Section not found"))
+}
+
+/// The command that takes (or renews) the lock for `actor`.
+fn take_lock(actor: &str) -> impl Fn(Timestamp) -> SectionCommand + '_ {
+    move |now| SectionCommand::Lock {
+        actor: actor.to_owned(),
+        now,
+    }
 }
 
 fn actor_of(body: &Body, p: &Params, keys: &[&str]) -> Result<Option<String>, ApiError> {
@@ -159,10 +165,7 @@ pub async fn lock(
         &request,
         &id,
         Some(&actor),
-        |now| SectionCommand::Lock {
-            actor: actor.clone(),
-            now,
-        },
+        take_lock(&actor),
         state_reply,
     )
     .await
