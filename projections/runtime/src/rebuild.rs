@@ -6,9 +6,9 @@
 //! one transaction: readers see the old tables or the new ones, never a mix.
 
 use crate::{Projection, ProjectionError, checkpoint};
+use futures::StreamExt;
 use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
-use futures::StreamExt;
 use std::time::Instant;
 
 /// Events per transaction while replaying.
