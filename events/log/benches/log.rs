@@ -444,7 +444,14 @@ async fn profile(store: &EventStore, server: &Server) {
             "comm,dso,sym",
         ])
         .arg(format!("--pid={}", pids.join(",")))
-        .args(["--percent-limit", "1", "--no-children"])
+        // Shares of this process's and the cluster's samples, not of the whole machine's.
+        .args([
+            "--percentage",
+            "relative",
+            "--percent-limit",
+            "1",
+            "--no-children",
+        ])
         .output()
         .await;
     let _ = std::fs::remove_file(&data);
@@ -593,8 +600,9 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
     );
 }
 
-/// Grows the log to `target` events with plain SQL (100,000 streams of ten events; the hashes
-/// are not chains, which only `audit` would notice), then analyses it.
+/// Grows the log to `target` events with plain SQL, shaped like the 10-event commands: runs of
+/// ten events per stream over 100,000 streams (the hashes are not chains, which only `audit`
+/// would notice), then analyses it.
 async fn grow(url: &str, target: i64) {
     let client = connect(url).await;
     let started = Instant::now();
@@ -614,15 +622,17 @@ async fn grow(url: &str, target: i64) {
                 "BEGIN; SELECT pg_advisory_xact_lock({lock});
                  INSERT INTO log.events (position, event_id, context, category, stream_key,
                      version, event_type, schema_version, payload, recorded_at, prev_hash, hash)
-                 SELECT {head} + g, gen_random_uuid(), 'bench', 'grown', 'g' || ({head} + g) % 100000,
-                     ({head} + g) / 100000 + 1, 'Happened', 1,
-                     json_build_object('changeset', 'Z:1>5+5$hello', 'n', g), now(), NULL,
-                     sha256(int8send({head} + g))
-                 FROM generate_series(1, {n}) g;
+                 SELECT p, gen_random_uuid(), 'bench', 'grown', 'g' || ((p - 1) / 10) % 100000,
+                     (p - 1) / 1000000 * 10 + (p - 1) % 10 + 1, 'Happened', 1,
+                     json_build_object('changeset', 'Z:1>5+5$hello', 'n', p), now(), NULL,
+                     sha256(int8send(p))
+                 FROM generate_series({head} + 1, {head} + {n}) p;
                  INSERT INTO log.streams (context, category, stream_key, version, last_hash)
-                 SELECT 'bench', 'grown', 'g' || g % 100000, ({head} + {n}) / 100000 + 1, '\\x00'
-                 FROM generate_series({head} + 1, {head} + least({n}, 100000)) g
-                 ON CONFLICT (context, category, stream_key) DO UPDATE SET version = excluded.version;
+                 SELECT 'bench', 'grown', stream_key, max(version), sha256(''::bytea)
+                 FROM log.events WHERE position > {head} AND position <= {head} + {n}
+                 GROUP BY stream_key
+                 ON CONFLICT (context, category, stream_key)
+                 DO UPDATE SET version = greatest(log.streams.version, excluded.version);
                  UPDATE log.head SET position = {head} + {n};
                  COMMIT;",
                 lock = palimpsest_log::APPEND_LOCK_KEY,

@@ -53,7 +53,7 @@ impl Cluster {
         let options = format!(
             "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} \
              -c shared_preload_libraries=pg_stat_statements -c max_connections=200 \
-             -c shared_buffers=128MB -c max_wal_size=4GB",
+             -c shared_buffers=128MB -c max_wal_size=1GB",
             cluster.path()
         );
         let log = cluster.dir.join("log.txt");
