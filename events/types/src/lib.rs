@@ -13,6 +13,7 @@ pub mod subject;
 
 pub mod atlas;
 pub mod pads;
+pub mod records;
 
 pub use domain::{DecodeError, DomainEvent};
 pub use envelope::{ExpectedVersion, Metadata, NewEvent, RecordedEvent};

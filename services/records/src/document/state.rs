@@ -1,0 +1,62 @@
+//! A document's write-side state, folded from its stream.
+
+use palimpsest_events::records::{DocumentEvent, Row};
+
+/// What a command needs to know of one document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocumentState {
+    /// The current row (live or zombie); `None` when absent or purged.
+    pub row: Option<Row>,
+    /// True when the row is a zombie (`x` = 1).
+    pub zombie: bool,
+    /// The highest version ever written, kept after a purge so versions never regress.
+    pub last_v: i64,
+}
+
+impl DocumentState {
+    /// The `x` of the row: 0 live, 1 zombie.
+    pub fn x(&self) -> u8 {
+        u8::from(self.zombie)
+    }
+}
+
+/// The state after `event`.
+pub fn evolve(mut state: DocumentState, event: &DocumentEvent) -> DocumentState {
+    match event {
+        DocumentEvent::DocumentCreated { row } | DocumentEvent::DocumentUpdated { row, .. } => {
+            state.last_v = state.last_v.max(row.v);
+            state.row = Some(row.clone());
+            state.zombie = false;
+        }
+        DocumentEvent::DocumentZombified { row } => {
+            state.last_v = state.last_v.max(row.v);
+            state.row = Some(row.clone());
+            state.zombie = true;
+        }
+        DocumentEvent::DocumentPurged { .. } => {
+            state.row = None;
+            state.zombie = false;
+        }
+    }
+    state
+}
+
+/// The owner of one unique value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UniqueState {
+    /// `[org, clazz, pk]` of the holder, if any.
+    pub owner: Option<[String; 3]>,
+}
+
+/// The lock's state after `event`.
+pub fn evolve_unique(
+    mut state: UniqueState,
+    event: &palimpsest_events::records::UniqueEvent,
+) -> UniqueState {
+    use palimpsest_events::records::UniqueEvent;
+    match event {
+        UniqueEvent::UniqueClaimed { owner } => state.owner = Some(owner.clone()),
+        UniqueEvent::UniqueReleased { .. } => state.owner = None,
+    }
+    state
+}
