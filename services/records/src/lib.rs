@@ -15,6 +15,8 @@ pub mod error;
 pub mod hash;
 pub mod row;
 pub mod seal;
+pub mod projection;
 pub mod streams;
 
 pub use error::RecordsError;
+pub use projection::projection;
