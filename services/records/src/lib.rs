@@ -13,10 +13,12 @@ pub mod class;
 pub mod document;
 pub mod error;
 pub mod hash;
+pub mod http;
 pub mod row;
 pub mod seal;
 pub mod projection;
 pub mod streams;
 
 pub use error::RecordsError;
+pub use http::router;
 pub use projection::projection;

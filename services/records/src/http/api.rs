@@ -1,0 +1,86 @@
+//! `POST /records/api/<function>`: one route for the spec's generic API, the body holding the
+//! function's arguments by their spec names, the answer `{"result": …}`.
+
+use crate::http::auth::Caller;
+use crate::http::context::Records;
+use crate::http::failure::Failure;
+use crate::http::writes::{self, Request};
+use crate::http::{admin, reads};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// Every function the route answers.
+pub const FUNCTIONS: [&str; 19] = [
+    "getDoc", "insertDoc", "updateDoc", "deleteDoc", "listDocs", "listDocsSk", "listDocsIdx",
+    "getHdr", "insertHdr", "updateHdr", "getOrg", "insertOrg", "updateOrg", "listOrgs",
+    "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "openapi",
+];
+
+/// The route's handler.
+pub async fn call(
+    State(records): State<Records>,
+    Path(function): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match dispatch(&records, &function, &headers, &body).await {
+        Ok(result) => Json(json!({ "result": result })).into_response(),
+        Err(failure) => failure.into_response(),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Failure> {
+    match headers.get("idempotency-key") {
+        None => Ok(None),
+        Some(value) => match value.to_str() {
+            Ok(key) if !key.is_empty() && key.len() <= 200 => Ok(Some(key.to_owned())),
+            _ => Err(Failure::bad("Idempotency-Key must be 1-200 visible ASCII characters")),
+        },
+    }
+}
+
+async fn dispatch(
+    records: &Records,
+    function: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    if !FUNCTIONS.contains(&function) || function == "openapi" {
+        return Err(crate::RecordsError::NotFound(format!(
+            "no function `{function}`; see /records/openapi.json"
+        ))
+        .into());
+    }
+    let caller = Caller::of(records, headers).await?;
+    let key = idempotency_key(headers)?;
+    let req = Request {
+        records,
+        caller: &caller,
+        idempotency_key: key.clone(),
+    };
+    match function {
+        "getDoc" => reads::get_doc(records, &caller, body).await,
+        "listDocs" => reads::list_docs(records, &caller, body).await,
+        "listDocsSk" => reads::list_docs_sk(records, &caller, body).await,
+        "listDocsIdx" => reads::list_docs_idx(records, &caller, body).await,
+        "getHdr" => reads::get_hdr(records, body).await,
+        "getOrg" => reads::get_org(records, &caller, body).await,
+        "listOrgs" => reads::list_orgs(records, &caller, body).await,
+        "listOrgsIdx" => reads::list_orgs_idx(records, &caller, body).await,
+        "insertDoc" => writes::insert_doc(req, body).await,
+        "updateDoc" => writes::update_doc(req, body).await,
+        "deleteDoc" => writes::delete_doc(req, body).await,
+        "operation" => writes::operation(req, body).await,
+        "insertHdr" => writes::write_hdr(req, body, false).await,
+        "updateHdr" => writes::write_hdr(req, body, true).await,
+        "insertOrg" => writes::write_org(req, body, false).await,
+        "updateOrg" => writes::write_org(req, body, true).await,
+        "declareClass" => admin::declare_class(records, &caller, key, body).await,
+        "issueOrgToken" => admin::issue_org_token(records, &caller, key, body).await,
+        _ => Err(Failure::bad(format!("function {function} is not served"))),
+    }
+}

@@ -1,0 +1,81 @@
+//! What every records handler shares: the platform's state, the site key, the settings, and the
+//! caches of class declarations and stream states.
+
+use crate::http::cache::StreamCache;
+use crate::document::{DocumentState, UniqueState};
+use crate::seal::SiteKey;
+use palimpsest_events::records::ClassDeclaration;
+use palimpsest_web::AppState;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// The clock operations take their time from (UTC epoch ms); tests give their own.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// How the context runs.
+#[derive(Clone)]
+pub struct Settings {
+    /// Classes from the schema file (`--records-schema`), declared on start and on first use.
+    pub schema: Vec<ClassDeclaration>,
+    /// What a list answer subtracts from its operation's time to give the version the client
+    /// stores next (`t - DELTA`), in ms: it must exceed the time from an operation's start to
+    /// its rows being readable.
+    pub delta_ms: i64,
+    /// The operations' clock.
+    pub clock: Clock,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            schema: Vec::new(),
+            delta_ms: 10_000,
+            clock: Arc::new(|| chrono::Utc::now().timestamp_millis()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("schema", &self.schema.len())
+            .field("delta_ms", &self.delta_ms)
+            .finish()
+    }
+}
+
+/// The records context's handler state.
+#[derive(Clone)]
+pub struct Records {
+    /// The platform's state: log, read pool, admin token.
+    pub app: AppState,
+    /// The site key sealing `data`.
+    pub key: SiteKey,
+    /// How it runs.
+    pub settings: Arc<Settings>,
+    /// Declarations read from class streams (a declaration never changes once recorded).
+    pub classes: Arc<RwLock<HashMap<String, Arc<ClassDeclaration>>>>,
+    /// Document states by stream, refreshed from the log before each use.
+    pub docs: StreamCache<DocumentState>,
+    /// Unique lock states by stream, refreshed likewise.
+    pub uniques: StreamCache<UniqueState>,
+}
+
+impl Records {
+    /// The context's state.
+    pub fn new(app: AppState, key: SiteKey, settings: Settings) -> Records {
+        Records {
+            app,
+            key,
+            settings: Arc::new(settings),
+            classes: Arc::default(),
+            docs: StreamCache::new(crate::document::evolve),
+            uniques: StreamCache::new(crate::document::evolve_unique),
+        }
+    }
+
+    /// The operation time now.
+    pub fn now(&self) -> i64 {
+        (self.settings.clock)()
+    }
+}
