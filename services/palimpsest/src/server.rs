@@ -4,7 +4,7 @@ use crate::contexts::Context;
 use axum::Router;
 use axum::extract::MatchedPath;
 use axum::http::Request;
-use palimpsest_web::{AppState, admin, health};
+use palimpsest_web::{AppState, admin, command, health};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +14,9 @@ pub fn app(state: AppState, contexts: &[Context]) -> Router {
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()));
     for c in contexts {
-        router = router.nest(&format!("/{}", c.name), (c.router)(state.clone()));
+        let context = (c.router)(state.clone())
+            .layer(axum::middleware::from_fn(command::fingerprint_requests));
+        router = router.nest(&format!("/{}", c.name), context);
     }
     router.layer(axum::middleware::from_fn(observe))
 }
