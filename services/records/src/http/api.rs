@@ -11,6 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
@@ -24,28 +25,20 @@ pub const FUNCTIONS: [&str; 19] = [
 pub async fn call(
     State(records): State<Records>,
     Path(function): Path<String>,
+    request: CommandRequest,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    match dispatch(&records, &function, &headers, &body).await {
+    match dispatch(&records, &function, &request, &headers, &body).await {
         Ok(result) => Json(json!({ "result": result })).into_response(),
         Err(failure) => failure.into_response(),
-    }
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Failure> {
-    match headers.get("idempotency-key") {
-        None => Ok(None),
-        Some(value) => match value.to_str() {
-            Ok(key) if !key.is_empty() && key.len() <= 200 => Ok(Some(key.to_owned())),
-            _ => Err(Failure::bad("Idempotency-Key must be 1-200 visible ASCII characters")),
-        },
     }
 }
 
 async fn dispatch(
     records: &Records,
     function: &str,
+    request: &CommandRequest,
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Value, Failure> {
@@ -56,11 +49,10 @@ async fn dispatch(
         .into());
     }
     let caller = Caller::of(records, headers).await?;
-    let key = idempotency_key(headers)?;
     let req = Request {
         records,
         caller: &caller,
-        idempotency_key: key.clone(),
+        request,
     };
     match function {
         "getDoc" => reads::get_doc(records, &caller, body).await,
@@ -79,8 +71,8 @@ async fn dispatch(
         "updateHdr" => writes::write_hdr(req, body, true).await,
         "insertOrg" => writes::write_org(req, body, false).await,
         "updateOrg" => writes::write_org(req, body, true).await,
-        "declareClass" => admin::declare_class(records, &caller, key, body).await,
-        "issueOrgToken" => admin::issue_org_token(records, &caller, key, body).await,
+        "declareClass" => admin::declare_class(records, &caller, request, body).await,
+        "issueOrgToken" => admin::issue_org_token(records, &caller, request, body).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

@@ -1,8 +1,6 @@
 //! What every records handler shares: the platform's state, the site key, the settings, and the
-//! caches of class declarations and stream states.
+//! cache of class declarations.
 
-use crate::http::cache::StreamCache;
-use crate::document::{DocumentState, UniqueState};
 use crate::seal::SiteKey;
 use palimpsest_events::records::ClassDeclaration;
 use palimpsest_web::AppState;
@@ -55,10 +53,6 @@ pub struct Records {
     pub settings: Arc<Settings>,
     /// Declarations read from class streams (a declaration never changes once recorded).
     pub classes: Arc<RwLock<HashMap<String, Arc<ClassDeclaration>>>>,
-    /// Document states by stream, refreshed from the log before each use.
-    pub docs: StreamCache<DocumentState>,
-    /// Unique lock states by stream, refreshed likewise.
-    pub uniques: StreamCache<UniqueState>,
 }
 
 impl Records {
@@ -69,8 +63,6 @@ impl Records {
             key,
             settings: Arc::new(settings),
             classes: Arc::default(),
-            docs: StreamCache::new(crate::document::evolve),
-            uniques: StreamCache::new(crate::document::evolve_unique),
         }
     }
 

@@ -5,7 +5,6 @@ pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod body;
-pub mod cache;
 pub mod classes;
 pub mod context;
 pub mod failure;
@@ -19,7 +18,8 @@ use axum::Router;
 use axum::routing::{any, get, post};
 use context::{Records, Settings};
 use failure::Failure;
-use palimpsest_events::Metadata;
+use auth::Caller;
+use palimpsest_web::command::CommandRequest;
 use palimpsest_web::AppState;
 use std::sync::OnceLock;
 
@@ -65,7 +65,8 @@ fn declare_schema(records: &Records) {
     tokio::spawn(async move {
         for class in records.settings.schema.clone() {
             let clazz = class.clazz.clone();
-            if let Err(e) = admin::declare(&records, class, Metadata::default()).await {
+            let request = CommandRequest::none();
+            if let Err(e) = admin::declare(&records, &request, &Caller::Admin, class).await {
                 tracing::error!(clazz, code = e.code, message = e.message, "records: schema class not declared");
             }
         }

@@ -1,68 +1,131 @@
-//! Running an operation: load the documents' streams and the unique locks they touch, decide at
-//! the operation's time, append every stream at the version read in one request, wait for the
-//! read model, answer.
+//! Running an operation through the platform's command runner: load the documents' streams and
+//! the unique locks they touch, decide at the operation's time, append every stream at the
+//! version read in one request, wait for the read model, answer.
 //!
-//! A `REGVER` decides again with a new time; a stream that moved between load and append
-//! (another writer, a lost unique race) decides again from fresh state, a few times, then
-//! answers 409. A request repeated with its `Idempotency-Key` gets the first answer and appends
-//! nothing: the key (scoped by caller) is stored with the events by the log, and the answer is
-//! rebuilt from those events.
-//!
-//! This is the shape of the platform's command runner (issue 7): when it lands, the loop below
-//! becomes its `run`, the deciders stay as they are.
+//! A `REGVER` decides again with a new time (the runner's retry); a stream that moved between
+//! load and append (another writer, a lost unique race) decides again from fresh state; past the
+//! runner's bound it is a 409 (`REGVER` if the clock never passed a stored version). Replies are
+//! stored by the runner under the `Idempotency-Key`: since they hold decrypted data, records
+//! stores them sealed with the site key ([`sealed_reply`]) and opens them before answering.
 
-use crate::document::{Prepared, View, Write, decide, prepare, unique_locks};
+use crate::document::{DocumentState, Prepared, UniqueState, View, Write, decide, prepare, unique_locks};
+use crate::error::RecordsError;
 use crate::http::auth::Caller;
 use crate::http::classes::Found;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::projection::NAME;
-use crate::seal::Nonces;
-use crate::streams;
-use palimpsest_events::records::{ClassEvent, DocumentEvent};
-use palimpsest_events::{DomainEvent, ExpectedVersion, Metadata, NewEvent, RecordedEvent};
-use palimpsest_log::{AppendError, AppendRequest};
+use crate::seal::{Nonces, SiteKey};
+use crate::streams::{self, CONTEXT};
+use axum::http::StatusCode;
+use crate::http::admin::{ClassState, decide_declaration};
+use palimpsest_events::records::{DocumentEvent, UniqueEvent};
+use palimpsest_events::{DecodeError, DomainEvent, Metadata, NewEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::{Attempt, Command, CommandError, CommandRequest, Decision, Reply, StreamState};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
-/// How many times an operation is decided before giving up.
-const ATTEMPTS: usize = 8;
+/// The content type of a reply stored sealed (what the log's reply store holds).
+pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
 
 /// The largest sealed data (base64url) an event may carry: the relay's 1 MiB NATS limit with
 /// room for the envelope.
 const MAX_SEALED: usize = 800_000;
 
+impl StreamState for DocumentState {
+    fn initial(_: &StreamName) -> Self {
+        DocumentState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = crate::document::evolve(std::mem::take(self), &DocumentEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+impl StreamState for UniqueState {
+    fn initial(_: &StreamName) -> Self {
+        UniqueState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = crate::document::evolve_unique(std::mem::take(self), &UniqueEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+/// The runner's facts of a records command.
+pub fn command<'a>(request: &'a CommandRequest, caller: &Caller) -> Command<'a> {
+    Command {
+        request,
+        context: CONTEXT,
+        projections: &[NAME],
+        metadata: Metadata {
+            actor: Some(caller.actor()),
+            correlation_id: Some(uuid::Uuid::now_v7()),
+            ..Metadata::default()
+        },
+    }
+}
+
+/// A platform or context failure as the records API answers it.
+pub fn failure(e: CommandError<Failure>) -> Failure {
+    match e {
+        CommandError::Rejected(f) => f,
+        CommandError::Conflict { stream } => RecordsError::Conflict(format!(
+            "{stream} kept changing while the operation was decided; retry"
+        ))
+        .into(),
+        CommandError::KeyReused => Failure {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "BADREQUEST",
+            message: "this Idempotency-Key was already used for a different request".into(),
+        },
+        CommandError::Refused(m) => Failure::bad(m),
+        CommandError::Unavailable(m) => Failure::unavailable(m),
+        CommandError::Internal(m) => Failure::internal(m),
+    }
+}
+
+/// A refusal inside a decider.
+pub fn rejected(f: impl Into<Failure>) -> CommandError<Failure> {
+    CommandError::Rejected(f.into())
+}
+
+/// An event ready to append.
+pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<Failure>> {
+    event.encode().map_err(|e| rejected(Failure::internal(e)))
+}
+
+/// `{"result": result}` sealed for the reply store, with an IV drawn at the edge.
+pub fn sealed_reply(key: &SiteKey, result: Value, iv: [u8; 12]) -> Result<Reply, CommandError<Failure>> {
+    let body = key
+        .seal_bytes(&serde_json::json!({ "result": result }), iv)
+        .map_err(|e| rejected(Failure::internal(e)))?;
+    Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
+}
+
+/// The reply as the client gets it: a sealed one opened back into JSON.
+pub fn opened(key: &SiteKey, reply: Reply) -> Result<Value, Failure> {
+    if reply.content_type != SEALED_REPLY {
+        return Err(Failure::internal(format!("unexpected stored reply of type {}", reply.content_type)));
+    }
+    let body = key.open_bytes(&reply.body).map_err(Failure::internal)?;
+    Ok(body.get("result").cloned().unwrap_or(Value::Null))
+}
+
 /// One operation to run: its writes (classes already found) and who asks.
 pub struct Operation<'a> {
     /// Who asks.
     pub caller: &'a Caller,
-    /// The request's `Idempotency-Key`, if any.
-    pub idempotency_key: Option<String>,
+    /// The request's idempotency facts.
+    pub request: &'a CommandRequest,
     /// The writes, with the classes they use.
     pub writes: Vec<(Found, Write)>,
-}
-
-/// The version a stream must still be at.
-pub fn expected(version: i64) -> ExpectedVersion {
-    if version == 0 {
-        ExpectedVersion::NoStream
-    } else {
-        ExpectedVersion::Exact(version)
-    }
+    /// Answer the one write's data rather than the list of every write's.
+    pub single: bool,
 }
 
 /// Runs the operation; answers each write's stored data (with `pk`), `null` for a purge.
-pub async fn run(records: &Records, op: Operation<'_>) -> Result<Vec<Value>, Failure> {
-    let key = op
-        .idempotency_key
-        .as_ref()
-        .map(|k| format!("records:{}:{k}", op.caller.actor()));
-    if let Some(key) = &key
-        && let Some(events) = replayed(records, key).await?
-    {
-        return replies(records, &events);
-    }
+pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure> {
     let pending: Vec<_> = op
         .writes
         .iter()
@@ -71,92 +134,86 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Vec<Value>, Fai
         .collect();
     let writes: Vec<Write> = op.writes.into_iter().map(|(_, w)| w).collect();
     let prepared = prepare(writes)?;
-    let mut last = None;
-    for _ in 0..ATTEMPTS {
-        let time = records.now();
-        let view = load(records, &prepared).await?;
-        let mut nonces = Nonces::fresh(2 * prepared.len());
-        let outcome = match decide(time, &prepared, &view.view, &records.key, &mut nonces) {
-            Ok(outcome) => outcome,
-            Err(e @ crate::RecordsError::Regver { stored, .. }) => {
-                let wait = (stored + 1 - records.now()).clamp(1, 50) as u64;
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-                last = Some(Failure::from(e));
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let mut request = AppendRequest::new().metadata(Metadata {
-            actor: Some(op.caller.actor()),
-            correlation_id: Some(uuid::Uuid::now_v7()),
-            idempotency_key: key.clone(),
-            ..Metadata::default()
-        });
-        for (doc, event) in &outcome.documents {
-            check_size(event)?;
-            let version = view.doc_versions.get(doc).copied().unwrap_or(0);
-            request = request.stream(doc.stream(), expected(version), vec![encode(event)?]);
-        }
-        for (lock, events) in &outcome.uniques {
-            let version = view.unique_versions.get(lock).copied().unwrap_or(0);
-            let events = events.iter().map(encode).collect::<Result<_, _>>()?;
-            request = request.stream(lock.stream(), expected(version), events);
-        }
-        let mut declared = std::collections::HashSet::new();
-        for class in &pending {
-            if declared.insert(class.clazz.clone()) {
-                let event = encode(&ClassEvent::ClassDeclared {
-                    declaration: (**class).clone(),
-                })?;
-                request = request.stream(streams::class(&class.clazz), ExpectedVersion::NoStream, vec![event]);
-            }
-        }
-        match records.app.store.append(request).await {
-            Ok(appended) => {
-                records.app.wait_for(NAME, appended.last_position).await;
-                if appended.replayed {
-                    return replies(records, &appended.events);
+    let regver: Arc<Mutex<Option<RecordsError>>> = Arc::default();
+    let (prepared, pending, single, regver_seen) = (&prepared, &pending, op.single, &regver);
+    let reply = records
+        .app
+        .commands
+        .run(command(op.request, op.caller), |attempt| async move {
+            let view = load(&attempt, prepared).await?;
+            let time = records.now();
+            let mut nonces = Nonces::fresh(2 * prepared.len() + 1);
+            let outcome = match decide(time, prepared, &view, &records.key, &mut nonces) {
+                Ok(outcome) => outcome,
+                Err(e @ RecordsError::Regver { .. }) => {
+                    let stream = streams::parse_doc(regver_key(&e))
+                        .map(|k| k.stream())
+                        .unwrap_or_else(|| streams::class("Regver"));
+                    if let Ok(mut seen) = regver_seen.lock() {
+                        *seen = Some(e);
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    return Err(CommandError::Conflict { stream });
                 }
-                return Ok(outcome.replies);
+                Err(e) => return Err(rejected(e)),
+            };
+            let result = if single {
+                outcome.replies.first().cloned().unwrap_or(Value::Null)
+            } else {
+                Value::Array(outcome.replies.clone())
+            };
+            let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
+            let mut decision = Decision::new(sealed_reply(&records.key, result, iv)?);
+            for (doc, event) in &outcome.documents {
+                check_size(event).map_err(rejected)?;
+                decision = decision.write(doc.stream(), vec![encode(event)?]);
             }
-            Err(e @ AppendError::WrongExpectedVersion { .. }) => {
-                tracing::debug!(error = %e, "records: operation raced, deciding again");
-                last = Some(Failure::from(e));
-                continue;
+            for (lock, events) in &outcome.uniques {
+                let events = events.iter().map(encode).collect::<Result<_, _>>()?;
+                decision = decision.write(lock.stream(), events);
             }
-            Err(e) => return Err(e.into()),
+            for class in pending {
+                let stream = streams::class(&class.clazz);
+                let recorded: ClassState = attempt.load(&stream).await?;
+                let events = decide_declaration(class, &recorded).map_err(rejected)?;
+                let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+                decision = decision.write(stream, events);
+            }
+            Ok(decision)
+        })
+        .await;
+    match reply {
+        Ok(reply) => opened(&records.key, reply),
+        Err(CommandError::Conflict { stream }) => {
+            let seen = regver.lock().ok().and_then(|mut s| s.take());
+            match seen {
+                Some(e) if stream.category == "doc" => Err(e.into()),
+                _ => Err(failure(CommandError::Conflict { stream })),
+            }
         }
+        Err(e) => Err(failure(e)),
     }
-    Err(last.unwrap_or_else(|| Failure::internal("operation not attempted")))
 }
 
-/// The documents' and locks' states at the versions read.
-async fn load(records: &Records, prepared: &[Prepared]) -> Result<Loaded, Failure> {
-    let store = &records.app.store;
-    let mut loaded = Loaded::default();
+fn regver_key(e: &RecordsError) -> &str {
+    match e {
+        RecordsError::Regver { key, .. } => key,
+        _ => "",
+    }
+}
+
+/// The documents' and locks' states, read through the attempt (which records their versions).
+async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<Failure>> {
+    let mut view = View::default();
     for p in prepared {
-        let (state, version) = records.docs.load(store, &p.key.stream()).await?;
-        loaded.doc_versions.insert(p.key.clone(), version);
-        loaded.view.docs.insert(p.key.clone(), state);
+        let state: DocumentState = attempt.load(&p.key.stream()).await?;
+        view.docs.insert(p.key.clone(), state);
     }
-    for lock in unique_locks(prepared, &loaded.view.docs) {
-        let (state, version) = records.uniques.load(store, &lock.stream()).await?;
-        loaded.unique_versions.insert(lock.clone(), version);
-        loaded.view.uniques.insert(lock, state);
+    for lock in unique_locks(prepared, &view.docs) {
+        let state: UniqueState = attempt.load(&lock.stream()).await?;
+        view.uniques.insert(lock, state);
     }
-    Ok(loaded)
-}
-
-/// States with the stream versions they were read at.
-#[derive(Default)]
-struct Loaded {
-    view: View,
-    doc_versions: HashMap<crate::streams::DocKey, i64>,
-    unique_versions: HashMap<crate::streams::UniqueKey, i64>,
-}
-
-fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, Failure> {
-    event.encode().map_err(Failure::internal)
+    Ok(view)
 }
 
 fn check_size(event: &DocumentEvent) -> Result<(), Failure> {
@@ -172,41 +229,4 @@ fn check_size(event: &DocumentEvent) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-/// The events a previous run of this key appended, if any.
-async fn replayed(records: &Records, key: &str) -> Result<Option<Vec<RecordedEvent>>, Failure> {
-    let client = records.app.store.pool().get().await?;
-    let row = client
-        .query_opt(
-            "SELECT first_position, last_position FROM log.idempotency WHERE key = $1",
-            &[&key],
-        )
-        .await?;
-    let Some(row) = row else { return Ok(None) };
-    let (first, last): (i64, i64) = (row.get(0), row.get(1));
-    let events = records
-        .app
-        .store
-        .read_all(first - 1, last - first + 1)
-        .await?;
-    Ok(Some(events))
-}
-
-/// The answer of a recorded operation: each document event's data, opened.
-fn replies(records: &Records, events: &[RecordedEvent]) -> Result<Vec<Value>, Failure> {
-    let mut out = Vec::new();
-    for event in events.iter().filter(|e| e.stream.category == "doc") {
-        let reply = match DocumentEvent::decode(event).map_err(Failure::internal)? {
-            DocumentEvent::DocumentCreated { row }
-            | DocumentEvent::DocumentUpdated { row, .. }
-            | DocumentEvent::DocumentZombified { row } => {
-                let data = records.key.open(&row.data).map_err(Failure::internal)?;
-                crate::document::decide::with_pk(data, &row.pk)
-            }
-            DocumentEvent::DocumentPurged { .. } => Value::Null,
-        };
-        out.push(reply);
-    }
-    Ok(out)
 }

@@ -10,6 +10,7 @@ use crate::http::classes::{self, Found};
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::run::{Operation, run};
+use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -58,22 +59,22 @@ pub struct Request<'a> {
     pub records: &'a Records,
     /// Who asks.
     pub caller: &'a Caller,
-    /// The `Idempotency-Key` header.
-    pub idempotency_key: Option<String>,
+    /// The request's idempotency facts.
+    pub request: &'a CommandRequest,
 }
 
 impl Request<'_> {
     async fn one(&self, write: (Found, Write)) -> Result<Value, Failure> {
-        let mut replies = run(
+        run(
             self.records,
             Operation {
                 caller: self.caller,
-                idempotency_key: self.idempotency_key.clone(),
+                request: self.request,
                 writes: vec![write],
+                single: true,
             },
         )
-        .await?;
-        Ok(replies.pop().unwrap_or(Value::Null))
+        .await
     }
 }
 
@@ -151,12 +152,11 @@ pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> 
             OpWrite::Delete { cl, pk } => delete_write(req.records, &org, &cl, pk).await?,
         });
     }
-    let replies = run(
+    run(
         req.records,
-        Operation { caller: req.caller, idempotency_key: req.idempotency_key.clone(), writes },
+        Operation { caller: req.caller, request: req.request, writes, single: false },
     )
-    .await?;
-    Ok(Value::Array(replies))
+    .await
 }
 
 /// `{data}` or `{data, v}` of the Hdr and Org writes.

@@ -50,7 +50,10 @@ impl Records {
         let app = axum::Router::new().nest(
             "/records",
             palimpsest_records::http::router_with(state.clone(), settings),
-        );
+        )
+        .layer(axum::middleware::from_fn(
+            palimpsest_web::command::fingerprint_requests,
+        ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}/records", listener.local_addr().expect("addr"));
         let stop = shutdown.clone();
