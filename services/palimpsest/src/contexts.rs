@@ -33,6 +33,12 @@ pub fn all() -> Vec<Context> {
             projection: palimpsest_atlas::projection,
             state_at: palimpsest_atlas::state_at,
         },
+        Context {
+            name: "records",
+            router: palimpsest_records::router,
+            projection: palimpsest_records::projection,
+            state_at: palimpsest_records::state_at,
+        },
     ]
 }
 

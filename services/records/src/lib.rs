@@ -9,6 +9,7 @@
 //! - Edges: the projector building the row tables in schema `records` ([`projection()`]) and the
 //!   generic API `POST /records/api/<function>` ([`router`]).
 
+pub mod audit;
 pub mod class;
 pub mod document;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod seal;
 pub mod projection;
 pub mod streams;
 
+pub use audit::{load_schema, state_at};
 pub use error::RecordsError;
 pub use http::router;
 pub use projection::projection;
