@@ -7,6 +7,8 @@
 //! | `records/doc/<org>:<Clazz>:<pk>` | [`DocumentEvent`] | one document: created, updated, zombified, purged |
 //! | `records/unique/<G or O.org>:<Clazz>:<index>:<sha16>` | [`UniqueEvent`] | who owns one value of a unique index |
 //! | `records/token/<org>` | [`TokenEvent`] | the organisation's bearer tokens (their sha32, never the token) |
+//! | `records/ftp/<org>` | [`FtpEvent`] | the organisation's files to purge from storage |
+//! | `records/task/<org>:<k0>` | [`TaskEvent`] | one deferred task |
 //!
 //! What an event shows is exactly what the spec lets the database host see: keys (`pk`, the
 //! sha16 of collection values, `uniq`/`hash` index values as sha16), the `string`/`int`/`float`/
@@ -192,9 +194,72 @@ pub enum DocumentEvent {
         /// Its primary key.
         pk: String,
     },
+    /// The document's `del` rows older than `before` (their `z`) are gone (a purge of old
+    /// zombies and `del` rows).
+    LeftRowsPurged {
+        /// Its organisation.
+        org: String,
+        /// Its class.
+        clazz: String,
+        /// Its primary key.
+        pk: String,
+        /// `del` rows with `z` < this are gone.
+        before: i64,
+    },
 }
 
 impl DomainEvent for DocumentEvent {}
+
+/// Events of a `records/ftp/<org>` stream: the organisation's files to purge from storage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum FtpEvent {
+    /// File `path` may be purged from storage after day `p`.
+    FtpSet {
+        /// The organisation.
+        org: String,
+        /// `folderId/fid`.
+        path: String,
+        /// The day of purge.
+        p: i64,
+    },
+    /// File `path` is no longer listed.
+    FtpPurged {
+        /// The organisation.
+        org: String,
+        /// `folderId/fid`.
+        path: String,
+    },
+}
+
+impl DomainEvent for FtpEvent {}
+
+/// Events of a `records/task/<org>:<k0>` stream: one deferred task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum TaskEvent {
+    /// The task is due at `i0` (`AAAAMMJJhhmmssmmm`) with this sealed data (created,
+    /// rescheduled, counted down, or its last exception recorded).
+    TaskScheduled {
+        /// The organisation.
+        org: String,
+        /// sha16 of `process/pk…`.
+        k0: String,
+        /// When it is due.
+        i0: String,
+        /// The sealed task data.
+        data: String,
+    },
+    /// The task is finished (or deleted).
+    TaskDone {
+        /// The organisation.
+        org: String,
+        /// Its key.
+        k0: String,
+    },
+}
+
+impl DomainEvent for TaskEvent {}
 
 /// Events of a `records/unique/…` stream: the owner `[org, clazz, pk]` of one unique value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

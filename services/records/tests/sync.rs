@@ -72,3 +72,35 @@ async fn a_list_answers_the_version_to_store_next_as_its_time_minus_delta() {
     assert!(next >= before - 10_000 && next <= after - 10_000, "{next} is t - DELTA");
     r.stop().await;
 }
+
+#[tokio::test]
+async fn zombies_and_del_rows_are_purged_after_their_retention_then_the_pk_is_free() {
+    let r = Records::start().await;
+    let a1 = r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "auteur": "Hugo"}})).await;
+    let a2 = r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a2", "auteur": "Hugo"}})).await;
+    r.ok("updateDoc", json!({"org": "demo", "v": a2["v"], "data": {"clazz": "Article", "p1": "a2", "auteur": "Zola"}})).await;
+    let zombie = r.ok("deleteDoc", json!({"org": "demo", "cl": "Article", "pk": a1["pk"]})).await;
+    let z = zombie["v"].as_i64().expect("v");
+    let young = r.ok("purgeOrg", json!({"org": "demo", "z": z})).await;
+    assert_eq!(young["purged"], 1, "only the older del row: {young}");
+    assert_eq!(r.rows("SELECT pk FROM records.\"Article\"").await.len(), 2, "the zombie is kept");
+    let old = r.ok("purgeOrgs", json!({"z": z + 1})).await;
+    assert_eq!(old["purged"], 1, "{old}");
+    let rows = r.rows("SELECT pk, x, del FROM records.\"Article\"").await;
+    assert_eq!(rows, vec![json!({"pk": a2["pk"], "x": 0, "del": 0})]);
+    r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1"}})).await;
+    let all = r.ok("purgeAllDocs", json!({"org": "demo", "cl": "Article"})).await;
+    assert_eq!(all["purged"], 2);
+    assert!(r.rows("SELECT pk FROM records.\"Article\"").await.is_empty());
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn deleting_a_nosync_document_purges_it_at_once() {
+    let r = Records::start().await;
+    r.ok("declareClass", json!({"clazz": "Brouillon", "sync": false, "pk": ["id"]})).await;
+    let d = r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Brouillon", "id": "b1"}})).await;
+    assert_eq!(r.ok("deleteDoc", json!({"org": "demo", "cl": "Brouillon", "pk": d["pk"]})).await, Value::Null);
+    assert!(r.rows("SELECT pk FROM records.\"Brouillon\"").await.is_empty());
+    r.stop().await;
+}

@@ -11,6 +11,8 @@ pub struct DocumentState {
     pub zombie: bool,
     /// The highest version ever written, kept after a purge so versions never regress.
     pub last_v: i64,
+    /// The `z` of each of its `del` rows still stored.
+    pub left: Vec<i64>,
 }
 
 impl DocumentState {
@@ -23,10 +25,18 @@ impl DocumentState {
 /// The state after `event`.
 pub fn evolve(mut state: DocumentState, event: &DocumentEvent) -> DocumentState {
     match event {
-        DocumentEvent::DocumentCreated { row } | DocumentEvent::DocumentUpdated { row, .. } => {
+        DocumentEvent::DocumentCreated { row } => {
             state.last_v = state.last_v.max(row.v);
             state.row = Some(row.clone());
             state.zombie = false;
+        }
+        DocumentEvent::DocumentUpdated { row, left } => {
+            state.last_v = state.last_v.max(row.v);
+            state.row = Some(row.clone());
+            state.zombie = false;
+            if left.is_some() {
+                state.left.push(row.v);
+            }
         }
         DocumentEvent::DocumentZombified { row } => {
             state.last_v = state.last_v.max(row.v);
@@ -36,7 +46,9 @@ pub fn evolve(mut state: DocumentState, event: &DocumentEvent) -> DocumentState 
         DocumentEvent::DocumentPurged { .. } => {
             state.row = None;
             state.zombie = false;
+            state.left.clear();
         }
+        DocumentEvent::LeftRowsPurged { before, .. } => state.left.retain(|z| z >= before),
     }
     state
 }

@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, reads};
+use crate::http::{admin, purges, reads};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -15,10 +15,11 @@ use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
-pub const FUNCTIONS: [&str; 19] = [
+pub const FUNCTIONS: [&str; 23] = [
     "getDoc", "insertDoc", "updateDoc", "deleteDoc", "listDocs", "listDocsSk", "listDocsIdx",
     "getHdr", "insertHdr", "updateHdr", "getOrg", "insertOrg", "updateOrg", "listOrgs",
-    "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "openapi",
+    "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "openapi", "purgeAllDocs",
+    "purgeOrg", "purgeOrgs", "purgeDlvDocs",
 ];
 
 /// The route's handler.
@@ -73,6 +74,10 @@ async fn dispatch(
         "updateOrg" => writes::write_org(req, body, true).await,
         "declareClass" => admin::declare_class(records, &caller, request, body).await,
         "issueOrgToken" => admin::issue_org_token(records, &caller, request, body).await,
+        "purgeAllDocs" => purges::purge_all_docs(records, &caller, body).await,
+        "purgeOrg" => purges::purge_org(records, &caller, body).await,
+        "purgeOrgs" => purges::purge_orgs(records, &caller, body).await,
+        "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, body).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

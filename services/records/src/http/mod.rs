@@ -9,6 +9,7 @@ pub mod classes;
 pub mod context;
 pub mod failure;
 pub mod openapi;
+pub mod purges;
 pub mod reads;
 pub mod run;
 pub mod writes;

@@ -179,7 +179,8 @@ fn index_of<'a>(class: &'a ClassDeclaration, ix: &Value) -> Result<&'a palimpses
     found.ok_or_else(|| Failure::bad(format!("ix {ix} is not an index of {}", class.clazz)))
 }
 
-async fn by_index(
+/// Documents of `class` whose index `ix` compares with `val`, in `org` (every org when `None`).
+pub async fn by_index(
     records: &Records,
     class: &ClassDeclaration,
     org: Option<String>,

@@ -26,6 +26,17 @@ pub async fn apply(
             }
         }
         DocumentEvent::DocumentZombified { row } => replace(tx, s, row, 1).await,
+        DocumentEvent::LeftRowsPurged { org, clazz, pk, before } => {
+            tx.execute(
+                &format!(
+                    "DELETE FROM {} WHERE org = $1 AND pk = $2 AND del = 1 AND z < $3",
+                    table(s, clazz)
+                ),
+                &[org, pk, before],
+            )
+            .await?;
+            Ok(())
+        }
         DocumentEvent::DocumentPurged { org, clazz, pk } => {
             tx.execute(
                 &format!("DELETE FROM {} WHERE org = $1 AND pk = $2", table(s, clazz)),
