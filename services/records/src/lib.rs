@@ -13,6 +13,7 @@ pub mod audit;
 pub mod class;
 pub mod document;
 pub mod error;
+pub mod ftp;
 pub mod hash;
 pub mod http;
 pub mod row;

@@ -86,6 +86,16 @@ pub fn token(org: &str) -> StreamName {
     stream("token", org.to_owned())
 }
 
+/// `records/ftp/<org>`.
+pub fn ftp(org: &str) -> StreamName {
+    stream("ftp", org.to_owned())
+}
+
+/// `records/task/<org>:<k0>`.
+pub fn task(org: &str, k0: &str) -> StreamName {
+    stream("task", format!("{org}:{k0}"))
+}
+
 /// The document key of a `records/doc/…` stream key.
 pub fn parse_doc(key: &str) -> Option<DocKey> {
     let mut parts = key.splitn(3, ':');

@@ -139,3 +139,21 @@ async fn a_repeated_idempotency_key_gets_the_first_answer() {
     assert_eq!(r.state.store.head_position().await.expect("head"), head);
     r.stop().await;
 }
+
+#[tokio::test]
+async fn files_to_purge_are_listed_by_day_and_purged() {
+    let r = Records::start().await;
+    let token = r.token("demo").await;
+    let (status, body) = r.call_as(&token, "setFTP", json!({"path": "dossier/a/f1", "dp": 20260101})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    r.ok("setFTP", json!({"org": "other", "path": "f2", "dp": 20260301})).await;
+    let (status, _) = r.call_as(&token, "listFTP", json!({"dp": 20261231})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let listed = r.ok("listFTP", json!({"dp": 20260201})).await;
+    assert_eq!(listed["rows"], json!([{"org": "demo", "path": "dossier/a/f1", "p": 20260101}]));
+    let purged = r.ok("purgeAllFTP", json!({"dp": 20260201})).await;
+    assert_eq!(purged["purged"], 1);
+    r.ok("purgeFTP", json!({"org": "other", "path": "f2"})).await;
+    assert_eq!(r.ok("listFTP", json!({"dp": 20261231})).await["rows"], json!([]));
+    r.stop().await;
+}

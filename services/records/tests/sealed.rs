@@ -16,6 +16,9 @@ async fn some_history(r: &Records) {
     r.ok("insertOrg", json!({"data": {"org": "demo", "nom": SECRET}})).await;
     r.ok("insertHdr", json!({"data": {"note": SECRET}})).await;
     r.token("demo").await;
+    r.ok("setFTP", json!({"org": "demo", "path": "f/1", "dp": 20260101})).await;
+    r.ok("setFTP", json!({"org": "demo", "path": "f/2", "dp": 20260102})).await;
+    r.ok("purgeFTP", json!({"org": "demo", "path": "f/1"})).await;
 }
 
 #[tokio::test]

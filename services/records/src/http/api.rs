@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, purges, reads};
+use crate::http::{admin, ftp, purges, reads};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -15,11 +15,11 @@ use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
-pub const FUNCTIONS: [&str; 23] = [
+pub const FUNCTIONS: [&str; 26] = [
     "getDoc", "insertDoc", "updateDoc", "deleteDoc", "listDocs", "listDocsSk", "listDocsIdx",
     "getHdr", "insertHdr", "updateHdr", "getOrg", "insertOrg", "updateOrg", "listOrgs",
-    "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "openapi", "purgeAllDocs",
-    "purgeOrg", "purgeOrgs", "purgeDlvDocs",
+    "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "purgeAllDocs",
+    "purgeOrg", "purgeOrgs", "purgeDlvDocs", "setFTP", "purgeFTP", "listFTP", "purgeAllFTP",
 ];
 
 /// The route's handler.
@@ -43,7 +43,7 @@ async fn dispatch(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Value, Failure> {
-    if !FUNCTIONS.contains(&function) || function == "openapi" {
+    if !FUNCTIONS.contains(&function) {
         return Err(crate::RecordsError::NotFound(format!(
             "no function `{function}`; see /records/openapi.json"
         ))
@@ -78,6 +78,10 @@ async fn dispatch(
         "purgeOrg" => purges::purge_org(records, &caller, body).await,
         "purgeOrgs" => purges::purge_orgs(records, &caller, body).await,
         "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, body).await,
+        "setFTP" => ftp::set_ftp(records, &caller, request, body).await,
+        "purgeFTP" => ftp::purge_ftp(records, &caller, request, body).await,
+        "listFTP" => ftp::list_ftp(records, &caller, body).await,
+        "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, body).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

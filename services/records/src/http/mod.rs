@@ -8,6 +8,7 @@ pub mod body;
 pub mod classes;
 pub mod context;
 pub mod failure;
+pub mod ftp;
 pub mod openapi;
 pub mod purges;
 pub mod reads;

@@ -9,7 +9,7 @@ pub mod schema;
 
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
-use palimpsest_events::records::{ClassEvent, DocumentEvent, TokenEvent};
+use palimpsest_events::records::{ClassEvent, DocumentEvent, FtpEvent, TokenEvent};
 use palimpsest_events::{DomainEvent, RecordedEvent};
 use palimpsest_projections::{Projection, ProjectionError};
 use std::sync::Arc;
@@ -77,6 +77,27 @@ impl Projection for RecordsProjection {
                 Ok(())
             }
             "unique" => Ok(()),
+            "ftp" => match FtpEvent::decode(event)? {
+                FtpEvent::FtpSet { org, path, p } => {
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO {schema}.\"FTP\" (org, path, p) VALUES ($1, $2, $3) \
+                             ON CONFLICT (org, path) DO UPDATE SET p = EXCLUDED.p"
+                        ),
+                        &[&org, &path, &p],
+                    )
+                    .await?;
+                    Ok(())
+                }
+                FtpEvent::FtpPurged { org, path } => {
+                    tx.execute(
+                        &format!("DELETE FROM {schema}.\"FTP\" WHERE org = $1 AND path = $2"),
+                        &[&org, &path],
+                    )
+                    .await?;
+                    Ok(())
+                }
+            },
             other => Err(ProjectionError::Invalid(format!(
                 "unknown records stream category `{other}`"
             ))),
