@@ -113,7 +113,10 @@ pub fn index_value(
         IndexKind::Uniq | IndexKind::Hash => {
             string_prop(data, name)?.map(|s| IndexValue::Text(sha16(&s)))
         }
-        IndexKind::String => string_prop(data, name)?.map(IndexValue::Text),
+        IndexKind::String => string_prop(data, name)?
+            .map(|s| indexable(s, name))
+            .transpose()?
+            .map(IndexValue::Text),
         IndexKind::Int => match data.get(name) {
             None | Some(Value::Null) => None,
             Some(v) => Some(IndexValue::Int(v.as_i64().ok_or_else(|| {
@@ -126,8 +129,38 @@ pub fn index_value(
                 RecordsError::bad(format!("data.{name} must be a number (index {name})"))
             })?)),
         },
-        IndexKind::List => string_list(data, name)?.map(IndexValue::List),
+        IndexKind::List => match string_list(data, name)? {
+            Some(items) if items.len() > MAX_LIST => {
+                return Err(RecordsError::bad(format!(
+                    "data.{name} holds {} values, at most {MAX_LIST} (index {name})",
+                    items.len()
+                )));
+            }
+            Some(items) => Some(IndexValue::List(
+                items
+                    .into_iter()
+                    .map(|s| indexable(s, name))
+                    .collect::<Result<_, _>>()?,
+            )),
+            None => None,
+        },
     })
+}
+
+/// Longest string an index column holds (Postgres refuses index entries of a few kB).
+pub const MAX_INDEXED: usize = 1024;
+/// Most values a `list` index holds.
+pub const MAX_LIST: usize = 1000;
+
+fn indexable(s: String, name: &str) -> Result<String, RecordsError> {
+    if s.len() > MAX_INDEXED {
+        Err(RecordsError::bad(format!(
+            "data.{name} is {} bytes; an indexed string holds at most {MAX_INDEXED}",
+            s.len()
+        )))
+    } else {
+        Ok(s)
+    }
 }
 
 /// A value given in clear for an index filter, as the index column holds it.
@@ -142,7 +175,7 @@ pub fn index_filter_value(ix: &IndexDeclaration, value: &Value) -> Result<IndexV
                     ix.name
                 )));
             };
-            return Ok(IndexValue::Text(s.clone()));
+            return Ok(IndexValue::Text(text(s, "val")?));
         }
         _ => index_value(ix, &data)?,
     };

@@ -71,6 +71,9 @@ struct GetDoc {
 pub async fn get_doc(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
     let a: GetDoc = args(body)?;
     let org = caller.org(a.org.as_deref())?;
+    if !crate::class::is_org_code(&a.pk) {
+        return Err(Failure::bad(format!("pk `{}` is not a key of this store", a.pk.escape_debug())));
+    }
     one(records, &a.cl, &org, &a.pk, a.v).await
 }
 

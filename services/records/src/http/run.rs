@@ -28,9 +28,9 @@ use std::sync::{Arc, Mutex};
 /// The content type of a reply stored sealed (what the log's reply store holds).
 pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
 
-/// The largest sealed data (base64url) an event may carry: the relay's 1 MiB NATS limit with
-/// room for the envelope.
-const MAX_SEALED: usize = 800_000;
+/// The largest payload an event may carry: the relay's 1 MiB NATS limit with room for the
+/// envelope.
+const MAX_PAYLOAD: usize = 800_000;
 
 impl StreamState for DocumentState {
     fn initial(_: &StreamName) -> Self {
@@ -165,8 +165,9 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
             let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
             let mut decision = Decision::new(sealed_reply(&records.key, result, iv)?);
             for (doc, event) in &outcome.documents {
-                check_size(event).map_err(rejected)?;
-                decision = decision.write(doc.stream(), vec![encode(event)?]);
+                let event = encode(event)?;
+                check_size(&event).map_err(rejected)?;
+                decision = decision.write(doc.stream(), vec![event]);
             }
             for (lock, events) in &outcome.uniques {
                 let events = events.iter().map(encode).collect::<Result<_, _>>()?;
@@ -216,16 +217,11 @@ async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandE
     Ok(view)
 }
 
-fn check_size(event: &DocumentEvent) -> Result<(), Failure> {
-    let size = match event {
-        DocumentEvent::DocumentCreated { row } | DocumentEvent::DocumentUpdated { row, .. } => {
-            row.data.len()
-        }
-        _ => 0,
-    };
-    if size > MAX_SEALED {
+fn check_size(event: &NewEvent) -> Result<(), Failure> {
+    let size = event.payload.to_string().len();
+    if size > MAX_PAYLOAD {
         return Err(Failure::bad(format!(
-            "data is too large: {size} bytes sealed, at most {MAX_SEALED}"
+            "the document is too large: its event would be {size} bytes, at most {MAX_PAYLOAD}"
         )));
     }
     Ok(())
