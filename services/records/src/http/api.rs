@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, ftp, purges, reads};
+use crate::http::{admin, ftp, purges, reads, tasks};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -15,11 +15,12 @@ use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
-pub const FUNCTIONS: [&str; 26] = [
+pub const FUNCTIONS: [&str; 28] = [
     "getDoc", "insertDoc", "updateDoc", "deleteDoc", "listDocs", "listDocsSk", "listDocsIdx",
     "getHdr", "insertHdr", "updateHdr", "getOrg", "insertOrg", "updateOrg", "listOrgs",
     "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "purgeAllDocs",
     "purgeOrg", "purgeOrgs", "purgeDlvDocs", "setFTP", "purgeFTP", "listFTP", "purgeAllFTP",
+    "setTask", "nextTask",
 ];
 
 /// The route's handler.
@@ -82,6 +83,8 @@ async fn dispatch(
         "purgeFTP" => ftp::purge_ftp(records, &caller, request, body).await,
         "listFTP" => ftp::list_ftp(records, &caller, body).await,
         "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, body).await,
+        "setTask" => tasks::set_task(records, &caller, request, body).await,
+        "nextTask" => tasks::next_task(records, &caller, body).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

@@ -21,6 +21,10 @@ pub struct Settings {
     pub delta_ms: i64,
     /// The operations' clock.
     pub clock: Clock,
+    /// Task handlers by `process` name; the runner starts when there is one.
+    pub tasks: HashMap<String, crate::http::tasks::TaskHandler>,
+    /// How often an idle task runner looks for due tasks (ms).
+    pub task_poll_ms: u64,
 }
 
 impl Default for Settings {
@@ -29,6 +33,8 @@ impl Default for Settings {
             schema: Vec::new(),
             delta_ms: 10_000,
             clock: Arc::new(|| chrono::Utc::now().timestamp_millis()),
+            tasks: HashMap::new(),
+            task_poll_ms: 1000,
         }
     }
 }

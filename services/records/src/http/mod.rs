@@ -13,6 +13,7 @@ pub mod openapi;
 pub mod purges;
 pub mod reads;
 pub mod run;
+pub mod tasks;
 pub mod writes;
 
 use crate::seal::SiteKey;
@@ -52,6 +53,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     };
     let records = Records::new(state, key, settings);
     declare_schema(&records);
+    tasks::spawn_runner(&records, &records.settings.clone());
     Router::new()
         .route("/api/{function}", post(api::call))
         .route("/openapi.json", get(openapi::document))

@@ -1,7 +1,6 @@
 //! The OpenAPI 3.1 description of the records API, served at `/records/openapi.json`: one path
 //! per function of `POST /records/api/<function>`, each with its arguments and its result.
 
-use crate::http::api::FUNCTIONS;
 use axum::Json;
 use serde_json::{Map, Value, json};
 
@@ -78,6 +77,12 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         ("listFTP", "Paths due for purge at day dp (administrator).", obj(json!({"dp": i()}), &["dp"]),
             obj(json!({"rows": {"type": "array", "items": obj(json!({"org": s(), "path": s(), "p": i()}), &["org", "path", "p"])}}), &["rows"]), false),
         ("purgeAllFTP", "Unlists every path due at day dp (administrator).", obj(json!({"dp": i()}), &["dp"]), purged, true),
+        ("setTask", "Creates or replaces the task [org, sha16(process/pk…)], due at data.startTime.",
+            obj(json!({"org": org(), "data": obj(json!({"process": s(), "pk": {"type": "array", "items": s()}, "startTime": {"type": "string", "pattern": "^[0-9]{17}$"}, "nb": i()}), &["process", "pk", "startTime"])}), &["data"]),
+            obj(json!({"k0": s()}), &["k0"]), true),
+        ("nextTask", "The first task due at or before time (administrator); null when none.",
+            obj(json!({"time": {"type": "string", "pattern": "^[0-9]{17}$"}}), &["time"]),
+            json!({"oneOf": [obj(json!({"org": s(), "k0": s(), "i0": s(), "data": {"type": "object"}}), &["org", "k0", "i0", "data"]), {"type": "null"}]}), false),
     ]
 }
 
@@ -129,13 +134,13 @@ fn schemas() -> Value {
 pub fn spec() -> Value {
     let mut paths = Map::new();
     for (name, summary, args, result, writes) in functions() {
-        paths.insert(format!("/records/api/{name}"), path(summary, args, result, writes));
+        paths.insert(format!("/api/{name}"), path(summary, args, result, writes));
     }
     json!({
         "openapi": "3.1.0",
         "info": {"title": "Palimpsest records", "version": "1",
             "description": "The organisation document store's generic API: POST /records/api/<function> with the spec's argument names; answers {\"result\": …} or {\"error\": {\"code\", \"message\"}}."},
-        "servers": [{"url": "/"}],
+        "servers": [{"url": "/records"}],
         "security": [{"bearer": []}],
         "paths": paths,
         "components": {"schemas": schemas(), "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
@@ -156,6 +161,7 @@ pub fn described() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::api::FUNCTIONS;
 
     #[test]
     fn the_document_describes_every_function_served_and_no_other() {

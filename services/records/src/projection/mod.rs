@@ -5,11 +5,12 @@
 //! `bytea` exactly as sealed; the projector never holds the site key.
 
 mod rows;
+mod tasks;
 pub mod schema;
 
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
-use palimpsest_events::records::{ClassEvent, DocumentEvent, FtpEvent, TokenEvent};
+use palimpsest_events::records::{ClassEvent, DocumentEvent, FtpEvent, TaskEvent, TokenEvent};
 use palimpsest_events::{DomainEvent, RecordedEvent};
 use palimpsest_projections::{Projection, ProjectionError};
 use std::sync::Arc;
@@ -77,6 +78,7 @@ impl Projection for RecordsProjection {
                 Ok(())
             }
             "unique" => Ok(()),
+            "task" => tasks::apply(tx, schema, &TaskEvent::decode(event)?).await,
             "ftp" => match FtpEvent::decode(event)? {
                 FtpEvent::FtpSet { org, path, p } => {
                     tx.execute(
