@@ -157,3 +157,35 @@ async fn files_to_purge_are_listed_by_day_and_purged() {
     assert_eq!(r.ok("listFTP", json!({"dp": 20261231})).await["rows"], json!([]));
     r.stop().await;
 }
+
+#[tokio::test]
+async fn an_org_exported_and_imported_into_another_org_reads_the_same_rekeyed() {
+    let r = Records::start().await;
+    r.ok("declareClass", json!({"clazz": "Note", "sync": true, "pk": ["n"], "indexes": [{"name": "code", "type": "uniq"}]})).await;
+    r.ok("insertDoc", json!({"org": "a", "data": {"clazz": "Article", "p1": "a1", "auteurs": ["Hugo"], "taille": 3, "texte": "é"}})).await;
+    let gone = r.ok("insertDoc", json!({"org": "a", "data": {"clazz": "Article", "p1": "a2"}})).await;
+    r.ok("deleteDoc", json!({"org": "a", "cl": "Article", "pk": gone["pk"]})).await;
+    r.ok("insertDoc", json!({"org": "a", "data": {"clazz": "Note", "n": "1", "code": "C"}})).await;
+
+    let only_articles = r.ok("exportOrg", json!({"org": "a", "cl": "Article"})).await;
+    assert_eq!(only_articles["docs"].as_array().map(Vec::len), Some(1), "zombies are not exported");
+    let exported = r.ok("exportOrg", json!({"org": "a"})).await;
+    let docs = exported["docs"].as_array().expect("docs").clone();
+    assert_eq!(docs.len(), 2);
+    let imported = r.ok("importOrg", json!({"org": "b", "docs": docs})).await;
+    assert_eq!(imported["imported"], 2);
+    let back = r.ok("exportOrg", json!({"org": "b"})).await;
+    let strip = |docs: &serde_json::Value| -> Vec<serde_json::Value> {
+        docs.as_array().expect("docs").iter().map(|d| {
+            let mut d = d.clone();
+            d.as_object_mut().expect("object").remove("v");
+            d.as_object_mut().expect("object").remove("org");
+            d
+        }).collect()
+    };
+    assert_eq!(strip(&back["docs"]), strip(&exported["docs"]));
+    assert!(back["docs"].as_array().expect("docs").iter().all(|d| d["org"] == "b"));
+    let (status, body) = r.admin_call("importOrg", json!({"org": "b", "docs": exported["docs"]})).await;
+    assert_eq!((status, body["error"]["code"].clone()), (StatusCode::CONFLICT, json!("EXISTS")));
+    r.stop().await;
+}

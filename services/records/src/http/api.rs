@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, ftp, purges, reads, tasks};
+use crate::http::{admin, ftp, purges, reads, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -15,12 +15,12 @@ use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
-pub const FUNCTIONS: [&str; 28] = [
+pub const FUNCTIONS: [&str; 30] = [
     "getDoc", "insertDoc", "updateDoc", "deleteDoc", "listDocs", "listDocsSk", "listDocsIdx",
     "getHdr", "insertHdr", "updateHdr", "getOrg", "insertOrg", "updateOrg", "listOrgs",
     "listOrgsIdx", "operation", "declareClass", "issueOrgToken", "purgeAllDocs",
     "purgeOrg", "purgeOrgs", "purgeDlvDocs", "setFTP", "purgeFTP", "listFTP", "purgeAllFTP",
-    "setTask", "nextTask",
+    "setTask", "nextTask", "exportOrg", "importOrg",
 ];
 
 /// The route's handler.
@@ -85,6 +85,8 @@ async fn dispatch(
         "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, body).await,
         "setTask" => tasks::set_task(records, &caller, request, body).await,
         "nextTask" => tasks::next_task(records, &caller, body).await,
+        "exportOrg" => transfer::export_org(records, &caller, body).await,
+        "importOrg" => transfer::import_org(records, &caller, body).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

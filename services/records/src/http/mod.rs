@@ -14,6 +14,7 @@ pub mod purges;
 pub mod reads;
 pub mod run;
 pub mod tasks;
+pub mod transfer;
 pub mod writes;
 
 use crate::seal::SiteKey;
