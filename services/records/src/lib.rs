@@ -20,6 +20,7 @@ pub mod row;
 pub mod seal;
 pub mod projection;
 pub mod streams;
+pub mod sync;
 pub mod task;
 
 pub use audit::{load_schema, state_at};
