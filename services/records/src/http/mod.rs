@@ -8,6 +8,7 @@ pub mod body;
 pub mod classes;
 pub mod context;
 pub mod failure;
+pub mod feed;
 pub mod ftp;
 pub mod openapi;
 pub mod purges;
@@ -57,6 +58,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     tasks::spawn_runner(&records, &records.settings.clone());
     Router::new()
         .route("/api/{function}", post(api::call))
+        .route("/feed", get(feed::feed))
         .route("/openapi.json", get(openapi::document))
         .with_state(records)
 }

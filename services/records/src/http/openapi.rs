@@ -140,6 +140,15 @@ pub fn spec() -> Value {
     for (name, summary, args, result, writes) in functions() {
         paths.insert(format!("/api/{name}"), path(summary, args, result, writes));
     }
+    paths.insert("/feed".into(), json!({"get": {"summary": "A class's or a sub-collection's changes as Server-Sent Events: each `rows` event is a list answer.",
+        "parameters": [
+            {"name": "cl", "in": "query", "required": true, "schema": s()},
+            {"name": "org", "in": "query", "required": false, "schema": s()},
+            {"name": "ik", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
+            {"name": "val", "in": "query", "required": false, "schema": s()},
+            {"name": "v", "in": "query", "required": false, "schema": i()}],
+        "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": s()}}},
+            "400": error(), "401": error(), "403": error(), "503": error()}}}));
     json!({
         "openapi": "3.1.0",
         "info": {"title": "Palimpsest records", "version": "1",
