@@ -117,11 +117,7 @@ fn property(name: &str, field: &str) -> Result<(), RecordsError> {
     }
 }
 
-fn column<'a>(
-    name: &'a str,
-    field: &str,
-    seen: &mut HashSet<&'a str>,
-) -> Result<(), RecordsError> {
+fn column<'a>(name: &'a str, field: &str, seen: &mut HashSet<&'a str>) -> Result<(), RecordsError> {
     property(name, field)?;
     if TECHNICAL.contains(&name) {
         return Err(RecordsError::bad(format!(
@@ -157,7 +153,12 @@ mod tests {
     #[test]
     fn a_class_needs_a_primary_key_and_an_upper_case_name() {
         assert!(validate(&declaration(json!({"clazz": "Article", "sync": true}))).is_err());
-        assert!(validate(&declaration(json!({"clazz": "article", "sync": true, "pk": ["p1"]}))).is_err());
+        assert!(
+            validate(&declaration(
+                json!({"clazz": "article", "sync": true, "pk": ["p1"]})
+            ))
+            .is_err()
+        );
     }
 
     #[test]
@@ -182,8 +183,15 @@ mod tests {
     #[test]
     fn special_classes_are_not_declared_except_org_indexes() {
         assert!(validate(&declaration(json!({"clazz": "Hdr", "sync": true}))).is_err());
-        assert!(validate(&declaration(json!({"clazz": "Task", "sync": false, "pk": ["p"]}))).is_err());
-        let org = declaration(json!({"clazz": "Org", "sync": true, "indexes": [{"name": "statut", "type": "string", "scope": "G"}]}));
+        assert!(
+            validate(&declaration(
+                json!({"clazz": "Task", "sync": false, "pk": ["p"]})
+            ))
+            .is_err()
+        );
+        let org = declaration(
+            json!({"clazz": "Org", "sync": true, "indexes": [{"name": "statut", "type": "string", "scope": "G"}]}),
+        );
         assert_eq!(validate(&org), Ok(()));
         assert!(builtin(HDR).is_some() && builtin("Article").is_none());
     }

@@ -46,7 +46,11 @@ pub fn set(state: &FtpState, org: &str, path: &str, p: i64) -> Result<Vec<FtpEve
 }
 
 /// `purgeFTP` / `purgeAllFTP`: unlists the paths given that are listed.
-pub fn purge<'a>(state: &FtpState, org: &str, paths: impl IntoIterator<Item = &'a str>) -> Vec<FtpEvent> {
+pub fn purge<'a>(
+    state: &FtpState,
+    org: &str,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> Vec<FtpEvent> {
     paths
         .into_iter()
         .filter(|path| state.0.contains_key(*path))

@@ -35,7 +35,9 @@ pub fn primary_key(
             let mut parts = Vec::with_capacity(class.pk.len());
             for p in &class.pk {
                 parts.push(string_prop(data, p)?.ok_or_else(|| {
-                    RecordsError::bad(format!("data.{p} is required: it is part of the primary key"))
+                    RecordsError::bad(format!(
+                        "data.{p} is required: it is part of the primary key"
+                    ))
                 })?);
             }
             Ok(sha16(&parts.join("/")))
@@ -99,7 +101,9 @@ pub fn collection_value_key(value: &Value) -> Result<String, RecordsError> {
                 .map(|p| sha16(&p.join("/")))
                 .ok_or_else(|| RecordsError::bad("val must be a string or a list of strings"))
         }
-        _ => Err(RecordsError::bad("val must be a string or a list of strings")),
+        _ => Err(RecordsError::bad(
+            "val must be a string or a list of strings",
+        )),
     }
 }
 
@@ -164,7 +168,10 @@ fn indexable(s: String, name: &str) -> Result<String, RecordsError> {
 }
 
 /// A value given in clear for an index filter, as the index column holds it.
-pub fn index_filter_value(ix: &IndexDeclaration, value: &Value) -> Result<IndexValue, RecordsError> {
+pub fn index_filter_value(
+    ix: &IndexDeclaration,
+    value: &Value,
+) -> Result<IndexValue, RecordsError> {
     let mut data = Map::new();
     data.insert(ix.name.clone(), value.clone());
     let as_data = match ix.kind {
@@ -198,18 +205,24 @@ fn string_list(data: &Map<String, Value>, name: &str) -> Result<Option<Vec<Strin
             .enumerate()
             .map(|(i, item)| match item {
                 Value::String(s) => text(s, &format!("{name}[{i}]")),
-                _ => Err(RecordsError::bad(format!("data.{name}[{i}] must be a string"))),
+                _ => Err(RecordsError::bad(format!(
+                    "data.{name}[{i}] must be a string"
+                ))),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(_) => Err(RecordsError::bad(format!("data.{name} must be a list of strings"))),
+        Some(_) => Err(RecordsError::bad(format!(
+            "data.{name} must be a list of strings"
+        ))),
     }
 }
 
 /// Strings that reach a `text` column (or a hash) must not hold U+0000.
 fn text(s: &str, name: &str) -> Result<String, RecordsError> {
     if s.contains('\0') {
-        Err(RecordsError::bad(format!("data.{name} must not contain U+0000")))
+        Err(RecordsError::bad(format!(
+            "data.{name} must not contain U+0000"
+        )))
     } else {
         Ok(s.to_owned())
     }
@@ -253,7 +266,10 @@ mod tests {
     fn collections_hash_each_list_value_or_the_joined_strings() {
         let s = shape(&article(), "demo", &data(json!({"p1": "a", "p2": "b", "auteurs": ["Hugo", "Zola"], "sujet": "x", "soussujet": "y"})))
             .expect("shape");
-        assert_eq!(s.collections["auteurs"], CollectionKey::Many(vec![sha16("Hugo"), sha16("Zola")]));
+        assert_eq!(
+            s.collections["auteurs"],
+            CollectionKey::Many(vec![sha16("Hugo"), sha16("Zola")])
+        );
         assert_eq!(s.collections["theme"], CollectionKey::One(sha16("x/y")));
     }
 
@@ -271,9 +287,21 @@ mod tests {
 
     #[test]
     fn a_mistyped_index_is_refused_by_name() {
-        let err = shape(&article(), "demo", &data(json!({"p1": "a", "p2": "b", "taille": "big"}))).expect_err("int");
+        let err = shape(
+            &article(),
+            "demo",
+            &data(json!({"p1": "a", "p2": "b", "taille": "big"})),
+        )
+        .expect_err("int");
         assert!(err.to_string().contains("data.taille"), "{err}");
-        assert!(shape(&article(), "demo", &data(json!({"p1": "a\u{0}", "p2": "b"}))).is_err());
+        assert!(
+            shape(
+                &article(),
+                "demo",
+                &data(json!({"p1": "a\u{0}", "p2": "b"}))
+            )
+            .is_err()
+        );
     }
 
     #[test]

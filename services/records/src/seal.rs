@@ -146,12 +146,16 @@ mod tests {
 
     #[test]
     fn an_altered_or_foreign_seal_does_not_open() {
-        let mut sealed = key().seal_bytes(&json!({"a": 1}), [1; IV_LEN]).expect("seal");
+        let mut sealed = key()
+            .seal_bytes(&json!({"a": 1}), [1; IV_LEN])
+            .expect("seal");
         let last = sealed.len() - 1;
         sealed[last] ^= 1;
         assert_eq!(key().open_bytes(&sealed), Err(SealError::Open));
         let other = SiteKey::from_hex(&"cd".repeat(32)).expect("key");
-        let good = key().seal_bytes(&json!({"a": 1}), [1; IV_LEN]).expect("seal");
+        let good = key()
+            .seal_bytes(&json!({"a": 1}), [1; IV_LEN])
+            .expect("seal");
         assert_eq!(other.open_bytes(&good), Err(SealError::Open));
     }
 

@@ -71,7 +71,10 @@ impl UniqueKey {
     pub fn stream(&self) -> StreamName {
         stream(
             "unique",
-            format!("{}:{}:{}:{}", self.scope, self.clazz, self.index, self.value),
+            format!(
+                "{}:{}:{}:{}",
+                self.scope, self.clazz, self.index, self.value
+            ),
         )
     }
 }

@@ -56,14 +56,19 @@ impl Session {
             let plus = row["del"].as_i64() != Some(1);
             // Newer wins; at the same version a plus row wins over a minus row (the spec keeps
             // the row of x = 0 or 1 when several remain).
-            let newer = self.docs.get(pk).is_none_or(|held| {
-                v > held.v || (v == held.v && plus && held.data.is_none())
-            });
+            let newer = self
+                .docs
+                .get(pk)
+                .is_none_or(|held| v > held.v || (v == held.v && plus && held.data.is_none()));
             if newer {
                 let data = plus.then(|| row["data"].clone());
                 self.docs.insert(pk.to_owned(), Held { v, data });
             }
-            let member = self.docs.get(pk).and_then(|h| h.data.as_ref()).is_some_and(&belongs);
+            let member = self
+                .docs
+                .get(pk)
+                .and_then(|h| h.data.as_ref())
+                .is_some_and(&belongs);
             if member {
                 collection.pks.insert(pk.to_owned());
             } else {
@@ -91,17 +96,28 @@ mod tests {
         let mut s = Session::default();
         s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 10, "x": 0, "del": 0, "data": {"auteur": "Hugo", "x": 0}}], "v": 5}), by_hugo);
         assert!(s.collections["hugo"].pks.contains("a"));
-        s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 20, "x": 2, "del": 1}], "v": 15}), by_hugo);
+        s.apply(
+            "hugo",
+            &json!({"rows": [{"pk": "a", "v": 20, "x": 2, "del": 1}], "v": 15}),
+            by_hugo,
+        );
         assert!(!s.collections["hugo"].pks.contains("a"));
         s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 10, "x": 0, "del": 0, "data": {"auteur": "Hugo", "x": 0}}], "v": 15}), by_hugo);
-        assert!(!s.collections["hugo"].pks.contains("a"), "an update arriving twice is ignored");
+        assert!(
+            !s.collections["hugo"].pks.contains("a"),
+            "an update arriving twice is ignored"
+        );
         assert_eq!(s.since("hugo"), 15);
     }
 
     #[test]
     fn a_plus_row_at_the_version_of_a_minus_row_wins() {
         let mut s = Session::default();
-        s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 20, "x": 2, "del": 1}], "v": 15}), by_hugo);
+        s.apply(
+            "hugo",
+            &json!({"rows": [{"pk": "a", "v": 20, "x": 2, "del": 1}], "v": 15}),
+            by_hugo,
+        );
         s.apply("zola", &json!({"rows": [{"pk": "a", "v": 20, "x": 0, "del": 0, "data": {"auteur": "Zola", "x": 0}}], "v": 15}), |d| d["auteur"] == "Zola");
         assert!(s.collections["zola"].pks.contains("a"));
     }
@@ -110,7 +126,11 @@ mod tests {
     fn a_zombie_leaves_the_collection() {
         let mut s = Session::default();
         s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 10, "x": 0, "del": 0, "data": {"auteur": "Hugo", "x": 0}}], "v": 5}), by_hugo);
-        s.apply("hugo", &json!({"rows": [{"pk": "a", "v": 11, "x": 1, "del": 0, "data": {"x": 1}}], "v": 6}), by_hugo);
+        s.apply(
+            "hugo",
+            &json!({"rows": [{"pk": "a", "v": 11, "x": 1, "del": 0, "data": {"x": 1}}], "v": 6}),
+            by_hugo,
+        );
         assert!(s.collections["hugo"].pks.is_empty());
     }
 }

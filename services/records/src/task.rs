@@ -38,7 +38,11 @@ pub fn is_time_text(s: &str) -> bool {
 pub fn check(data: &Map<String, Value>) -> Result<(String, String), RecordsError> {
     let process = match data.get("process") {
         Some(Value::String(p)) if crate::class::is_class_name(p) => p.clone(),
-        _ => return Err(RecordsError::bad("data.process must name the task's class (Upper-case name)")),
+        _ => {
+            return Err(RecordsError::bad(
+                "data.process must name the task's class (Upper-case name)",
+            ));
+        }
     };
     let pk: Vec<&str> = match data.get("pk") {
         Some(Value::Array(items)) => items
@@ -46,11 +50,19 @@ pub fn check(data: &Map<String, Value>) -> Result<(String, String), RecordsError
             .map(Value::as_str)
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| RecordsError::bad("data.pk must be a list of strings"))?,
-        _ => return Err(RecordsError::bad("data.pk (the target's ids) is required, a list of strings")),
+        _ => {
+            return Err(RecordsError::bad(
+                "data.pk (the target's ids) is required, a list of strings",
+            ));
+        }
     };
     let start = match data.get("startTime") {
         Some(Value::String(t)) if is_time_text(t) => t.clone(),
-        _ => return Err(RecordsError::bad("data.startTime must be AAAAMMJJhhmmssmmm (17 digits)")),
+        _ => {
+            return Err(RecordsError::bad(
+                "data.startTime must be AAAAMMJJhhmmssmmm (17 digits)",
+            ));
+        }
     };
     match data.get("nb") {
         None | Some(Value::Null) => {}
@@ -71,12 +83,19 @@ mod tests {
     fn k0_is_sha16_of_process_and_pk_and_i0_the_start_time() {
         let data = json!({"process": "Nettoyage", "pk": ["a", "b"], "startTime": "20260101120000000", "nb": 3});
         let (k0, i0) = check(data.as_object().expect("object")).expect("task");
-        assert_eq!((k0, i0.as_str()), (sha16("Nettoyage/a/b"), "20260101120000000"));
+        assert_eq!(
+            (k0, i0.as_str()),
+            (sha16("Nettoyage/a/b"), "20260101120000000")
+        );
     }
 
     #[test]
     fn a_task_needs_its_process_targets_and_time() {
-        for bad in [json!({"pk": [], "startTime": "20260101120000000"}), json!({"process": "P", "startTime": "20260101120000000"}), json!({"process": "P", "pk": [], "startTime": "2026"})] {
+        for bad in [
+            json!({"pk": [], "startTime": "20260101120000000"}),
+            json!({"process": "P", "startTime": "20260101120000000"}),
+            json!({"process": "P", "pk": [], "startTime": "2026"}),
+        ] {
             assert!(check(bad.as_object().expect("object")).is_err(), "{bad}");
         }
         assert_eq!(time_text(0), "19700101000000000");

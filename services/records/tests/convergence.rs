@@ -33,7 +33,9 @@ async fn apply(r: &Records, org: &str, change: &Change) {
         Change::Author(d, _) | Change::Delete(d) => *d,
     };
     let pk = palimpsest_records::hash::sha16(&doc(d));
-    let (_, current) = r.admin_call("getDoc", json!({"org": org, "cl": "Article", "pk": pk})).await;
+    let (_, current) = r
+        .admin_call("getDoc", json!({"org": org, "cl": "Article", "pk": pk}))
+        .await;
     let current = &current["result"];
     // Conflicts with a concurrent change of the same document are expected: the store decides.
     let _ = match change {
@@ -54,7 +56,9 @@ async fn sync(r: &Records, org: &str, session: &mut Session) {
             .ok("listDocsSk", json!({"org": org, "cl": "Article", "ik": 1, "val": author, "v": session.since(&name)}))
             .await;
         let _ = i;
-        session.apply(&name, &answer, |data| data["auteur"] == *author && data["x"] == 0);
+        session.apply(&name, &answer, |data| {
+            data["auteur"] == *author && data["x"] == 0
+        });
     }
 }
 
@@ -74,9 +78,16 @@ async fn truth(r: &Records, org: &str, author: &str) -> BTreeSet<String> {
 #[test]
 fn a_client_following_the_session_rules_converges_with_the_store() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let r = runtime.block_on(Records::start_with(Settings { delta_ms: 5, ..Settings::default() }));
+    let r = runtime.block_on(Records::start_with(Settings {
+        delta_ms: 5,
+        ..Settings::default()
+    }));
     let case = AtomicUsize::new(0);
-    let mut runner = TestRunner::new(Config { cases: 12, failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 12,
+        failure_persistence: None,
+        ..Config::default()
+    });
     let rounds = prop::collection::vec(prop::collection::vec(change(), 1..5), 1..5);
     let result = runner.run(&rounds, |rounds| {
         let org = format!("p{}", case.fetch_add(1, Ordering::SeqCst));
@@ -89,7 +100,11 @@ fn a_client_following_the_session_rules_converges_with_the_store() {
             let mut diverged: Vec<Value> = Vec::new();
             for author in AUTHORS {
                 let name = format!("Article/auteur/{author}");
-                let held = session.collections.get(&name).map(|c| c.pks.clone()).unwrap_or_default();
+                let held = session
+                    .collections
+                    .get(&name)
+                    .map(|c| c.pks.clone())
+                    .unwrap_or_default();
                 let real = truth(&r, &org, author).await;
                 if held != real {
                     diverged.push(json!({"author": author, "client": held, "store": real}));
@@ -97,7 +112,10 @@ fn a_client_following_the_session_rules_converges_with_the_store() {
             }
             diverged
         });
-        prop_assert!(converged.is_empty(), "diverged: {converged:?} after {rounds:?}");
+        prop_assert!(
+            converged.is_empty(),
+            "diverged: {converged:?} after {rounds:?}"
+        );
         Ok(())
     });
     runtime.block_on(r.stop());

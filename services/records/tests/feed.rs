@@ -20,7 +20,12 @@ async fn a_subscriber_of_a_collection_receives_its_changes_live() {
     assert_eq!(feed.status(), reqwest::StatusCode::OK);
     let first = feed.chunk().await.expect("chunk").expect("first event");
     assert!(String::from_utf8_lossy(&first).contains("event: rows"));
-    let doc = r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "auteur": "Hugo"}})).await;
+    let doc = r
+        .ok(
+            "insertDoc",
+            json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "auteur": "Hugo"}}),
+        )
+        .await;
     let pk = doc["pk"].as_str().expect("pk").to_owned();
     let mut seen = String::new();
     let found = tokio::time::timeout(Duration::from_secs(10), async {
@@ -36,7 +41,13 @@ async fn a_subscriber_of_a_collection_receives_its_changes_live() {
     assert_eq!(found, Ok(true), "{seen}");
     let (status, body) = r.call_as(&token, "listDocs", json!({"cl": "Nope"})).await;
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
-    let bad = r.http.get(format!("{}/feed?cl=Nope", r.base)).bearer_auth(&token).send().await.expect("feed");
+    let bad = r
+        .http
+        .get(format!("{}/feed?cl=Nope", r.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("feed");
     assert_eq!(bad.status(), reqwest::StatusCode::BAD_REQUEST);
     drop(feed);
     r.stop().await;

@@ -12,13 +12,27 @@ async fn some_history(r: &Records) {
     let a1 = r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "auteur": "Hugo", "auteurs": ["A", "B"], "taille": 3, "titre": SECRET, "tags": ["x"]}})).await;
     let a1 = r.ok("updateDoc", json!({"org": "demo", "v": a1["v"], "data": {"clazz": "Article", "p1": "a1", "auteur": "Victor", "auteurs": ["B"], "taille": 4, "titre": SECRET}})).await;
     r.ok("insertDoc", json!({"org": "demo", "data": {"clazz": "Article", "p1": "a2", "code": "c", "titre": SECRET}})).await;
-    r.ok("deleteDoc", json!({"org": "demo", "cl": "Article", "pk": a1["pk"]})).await;
-    r.ok("insertOrg", json!({"data": {"org": "demo", "nom": SECRET}})).await;
+    r.ok(
+        "deleteDoc",
+        json!({"org": "demo", "cl": "Article", "pk": a1["pk"]}),
+    )
+    .await;
+    r.ok("insertOrg", json!({"data": {"org": "demo", "nom": SECRET}}))
+        .await;
     r.ok("insertHdr", json!({"data": {"note": SECRET}})).await;
     r.token("demo").await;
-    r.ok("setFTP", json!({"org": "demo", "path": "f/1", "dp": 20260101})).await;
-    r.ok("setFTP", json!({"org": "demo", "path": "f/2", "dp": 20260102})).await;
-    r.ok("purgeFTP", json!({"org": "demo", "path": "f/1"})).await;
+    r.ok(
+        "setFTP",
+        json!({"org": "demo", "path": "f/1", "dp": 20260101}),
+    )
+    .await;
+    r.ok(
+        "setFTP",
+        json!({"org": "demo", "path": "f/2", "dp": 20260102}),
+    )
+    .await;
+    r.ok("purgeFTP", json!({"org": "demo", "path": "f/1"}))
+        .await;
 }
 
 #[tokio::test]
@@ -33,11 +47,17 @@ async fn no_plaintext_of_data_in_events_replies_or_rows() {
     assert!(events.len() > 5);
     for row in &events {
         let (payload, rest): (String, String) = (row.get(0), row.get(1));
-        assert!(!payload.contains(SECRET) && !payload.contains("Quasimodo"), "{payload}");
+        assert!(
+            !payload.contains(SECRET) && !payload.contains("Quasimodo"),
+            "{payload}"
+        );
         assert!(!rest.contains(SECRET), "{rest}");
     }
     let replies = client
-        .query("SELECT coalesce(encode(reply_body, 'escape'), '') FROM log.idempotency", &[])
+        .query(
+            "SELECT coalesce(encode(reply_body, 'escape'), '') FROM log.idempotency",
+            &[],
+        )
         .await
         .expect("replies");
     for row in &replies {
@@ -55,8 +75,19 @@ async fn no_plaintext_of_data_in_events_replies_or_rows() {
 
 async fn dump(r: &Records) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
-    for (t, key) in [("\"Article\"", "org, pk, ck"), ("\"Org\"", "org, pk, ck"), ("\"Hdr\"", "org, pk, ck"), ("classes", "clazz"), ("tokens", "hash"), ("\"FTP\"", "org, path"), ("\"Task\"", "org, k0")] {
-        out.push(r.rows(&format!("SELECT * FROM records.{t} ORDER BY {key}")).await);
+    for (t, key) in [
+        ("\"Article\"", "org, pk, ck"),
+        ("\"Org\"", "org, pk, ck"),
+        ("\"Hdr\"", "org, pk, ck"),
+        ("classes", "clazz"),
+        ("tokens", "hash"),
+        ("\"FTP\"", "org, path"),
+        ("\"Task\"", "org, k0"),
+    ] {
+        out.push(
+            r.rows(&format!("SELECT * FROM records.{t} ORDER BY {key}"))
+                .await,
+        );
     }
     out
 }
@@ -66,11 +97,22 @@ async fn a_replayed_rebuild_equals_the_live_row_tables() {
     let r = Records::start().await;
     some_history(&r).await;
     let live = dump(&r).await;
-    assert!(live[0].len() >= 3, "zombie, del row, live row: {:?}", live[0]);
-    let report = palimpsest_projections::rebuild(&r.state.store, palimpsest_records::projection().as_ref(), |_, _| {})
-        .await
-        .expect("rebuild");
-    assert_eq!(report.position, r.state.store.head_position().await.expect("head"));
+    assert!(
+        live[0].len() >= 3,
+        "zombie, del row, live row: {:?}",
+        live[0]
+    );
+    let report = palimpsest_projections::rebuild(
+        &r.state.store,
+        palimpsest_records::projection().as_ref(),
+        |_, _| {},
+    )
+    .await
+    .expect("rebuild");
+    assert_eq!(
+        report.position,
+        r.state.store.head_position().await.expect("head")
+    );
     assert_eq!(dump(&r).await, live);
     r.stop().await;
 }

@@ -22,7 +22,10 @@ async fn a_task_runs_nb_times_then_is_deleted_and_a_failure_is_recorded() {
         })
     });
     let failing: TaskHandler = Arc::new(|_| Box::pin(async { Err("E_BOOM".to_owned()) }));
-    let mut settings = Settings { task_poll_ms: 50, ..Settings::default() };
+    let mut settings = Settings {
+        task_poll_ms: 50,
+        ..Settings::default()
+    };
     settings.tasks.insert("Compter".into(), counting);
     settings.tasks.insert("Echouer".into(), failing);
     let r = Records::start_with(settings).await;
@@ -30,7 +33,11 @@ async fn a_task_runs_nb_times_then_is_deleted_and_a_failure_is_recorded() {
     let due = palimpsest_records::task::time_text(chrono::Utc::now().timestamp_millis() - 1000);
     let set = r.ok("setTask", json!({"org": "demo", "data": {"process": "Compter", "pk": ["a1"], "startTime": due, "nb": 2}})).await;
     assert_eq!(set["k0"], palimpsest_records::hash::sha16("Compter/a1"));
-    r.ok("setTask", json!({"org": "demo", "data": {"process": "Echouer", "pk": ["x"], "startTime": due}})).await;
+    r.ok(
+        "setTask",
+        json!({"org": "demo", "data": {"process": "Echouer", "pk": ["x"], "startTime": due}}),
+    )
+    .await;
 
     let mut waited = 0;
     loop {
@@ -39,12 +46,20 @@ async fn a_task_runs_nb_times_then_is_deleted_and_a_failure_is_recorded() {
             break;
         }
         waited += 1;
-        assert!(waited < 100, "runs {:?}, tasks left {left:?}", runs.lock().expect("lock"));
+        assert!(
+            waited < 100,
+            "runs {:?}, tasks left {left:?}",
+            runs.lock().expect("lock")
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let far = palimpsest_records::task::time_text(chrono::Utc::now().timestamp_millis() + 3_600_000);
+    let far =
+        palimpsest_records::task::time_text(chrono::Utc::now().timestamp_millis() + 3_600_000);
     let failed = r.ok("nextTask", json!({"time": far})).await;
     assert_eq!(failed["data"]["exc"], "E_BOOM", "{failed}");
-    assert!(failed["i0"].as_str().unwrap_or_default() > due.as_str(), "rescheduled later");
+    assert!(
+        failed["i0"].as_str().unwrap_or_default() > due.as_str(),
+        "rescheduled later"
+    );
     r.stop().await;
 }

@@ -97,7 +97,10 @@ pub fn prepare(writes: Vec<Write>) -> Result<Vec<Prepared>, RecordsError> {
 
 /// The streams an operation reads: its documents, then (knowing their rows) the unique locks of
 /// the values they release or claim.
-pub fn unique_locks(prepared: &[Prepared], docs: &HashMap<DocKey, DocumentState>) -> Vec<UniqueKey> {
+pub fn unique_locks(
+    prepared: &[Prepared],
+    docs: &HashMap<DocKey, DocumentState>,
+) -> Vec<UniqueKey> {
     let mut keys = Vec::new();
     for p in prepared {
         if let Some((_, shape)) = &p.change {
@@ -265,7 +268,9 @@ fn update(
         minimal.insert("del".into(), json!(1));
         Some(LeftRow {
             collections: gone,
-            data: key.seal(&Value::Object(minimal), nonce(nonces)?).map_err(internal)?,
+            data: key
+                .seal(&Value::Object(minimal), nonce(nonces)?)
+                .map_err(internal)?,
         })
     };
     Ok((DocumentEvent::DocumentUpdated { row, left }, reply))
@@ -313,7 +318,10 @@ fn delete(
         indexes: BTreeMap::new(),
         data: key.seal(&data, nonce(nonces)?).map_err(internal)?,
     };
-    Ok((DocumentEvent::DocumentZombified { row }, with_pk(data, &p.key.pk)))
+    Ok((
+        DocumentEvent::DocumentZombified { row },
+        with_pk(data, &p.key.pk),
+    ))
 }
 
 /// The row and reply of a created or updated document: its data with `clazz org v x` set.
@@ -356,8 +364,11 @@ pub fn left_collections(
         let after = new.get(name);
         match (before, after) {
             (CollectionKey::Many(values), Some(CollectionKey::Many(now))) => {
-                let removed: Vec<String> =
-                    values.iter().filter(|v| !now.contains(v)).cloned().collect();
+                let removed: Vec<String> = values
+                    .iter()
+                    .filter(|v| !now.contains(v))
+                    .cloned()
+                    .collect();
                 if !removed.is_empty() {
                     gone.insert(name.clone(), CollectionKey::Many(removed));
                 }
@@ -420,7 +431,12 @@ impl Locks {
         }
     }
 
-    fn claim(&mut self, lock: UniqueKey, owner: [String; 3], clazz: &str) -> Result<(), RecordsError> {
+    fn claim(
+        &mut self,
+        lock: UniqueKey,
+        owner: [String; 3],
+        clazz: &str,
+    ) -> Result<(), RecordsError> {
         let state = self.states.entry(lock.clone()).or_default();
         match &state.owner {
             Some(holder) if *holder == owner => Ok(()),
@@ -433,7 +449,8 @@ impl Locks {
                 state.owner = Some(owner.clone());
                 let events = self.events.entry(lock).or_default();
                 // Released then claimed again by the same document: nothing changed.
-                if matches!(events.last(), Some(UniqueEvent::UniqueReleased { owner: o }) if *o == owner) {
+                if matches!(events.last(), Some(UniqueEvent::UniqueReleased { owner: o }) if *o == owner)
+                {
                     events.pop();
                 } else {
                     events.push(UniqueEvent::UniqueClaimed { owner });

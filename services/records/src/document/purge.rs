@@ -3,7 +3,9 @@
 
 use crate::document::state::DocumentState;
 use crate::streams::{DocKey, UniqueKey};
-use palimpsest_events::records::{ClassDeclaration, DocumentEvent, IndexKind, IndexValue, UniqueEvent};
+use palimpsest_events::records::{
+    ClassDeclaration, DocumentEvent, IndexKind, IndexValue, UniqueEvent,
+};
 
 /// What a purge removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +73,11 @@ mod tests {
     }
 
     fn key() -> DocKey {
-        DocKey { org: "o".into(), clazz: "A".into(), pk: "k".into() }
+        DocKey {
+            org: "o".into(),
+            clazz: "A".into(),
+            pk: "k".into(),
+        }
     }
 
     fn row(v: i64) -> Row {
@@ -88,26 +94,74 @@ mod tests {
 
     #[test]
     fn an_old_zombie_is_purged_and_a_young_one_kept() {
-        let zombie = evolve(DocumentState::default(), &DocumentEvent::DocumentZombified { row: Row { indexes: Default::default(), ..row(100) } });
-        assert_eq!(decide_purge(&key(), &class(), &zombie, Purge::Before(101)).0.len(), 1);
-        assert!(decide_purge(&key(), &class(), &zombie, Purge::Before(100)).0.is_empty());
+        let zombie = evolve(
+            DocumentState::default(),
+            &DocumentEvent::DocumentZombified {
+                row: Row {
+                    indexes: Default::default(),
+                    ..row(100)
+                },
+            },
+        );
+        assert_eq!(
+            decide_purge(&key(), &class(), &zombie, Purge::Before(101))
+                .0
+                .len(),
+            1
+        );
+        assert!(
+            decide_purge(&key(), &class(), &zombie, Purge::Before(100))
+                .0
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_live_document_loses_only_its_old_del_rows() {
-        let mut state = evolve(DocumentState::default(), &DocumentEvent::DocumentCreated { row: row(50) });
-        state = evolve(state, &DocumentEvent::DocumentUpdated { row: row(60), left: Some(palimpsest_events::records::LeftRow { collections: Default::default(), data: String::new() }) });
+        let mut state = evolve(
+            DocumentState::default(),
+            &DocumentEvent::DocumentCreated { row: row(50) },
+        );
+        state = evolve(
+            state,
+            &DocumentEvent::DocumentUpdated {
+                row: row(60),
+                left: Some(palimpsest_events::records::LeftRow {
+                    collections: Default::default(),
+                    data: String::new(),
+                }),
+            },
+        );
         let (events, _) = decide_purge(&key(), &class(), &state, Purge::Before(61));
-        assert!(matches!(events[..], [DocumentEvent::LeftRowsPurged { before: 61, .. }]));
+        assert!(matches!(
+            events[..],
+            [DocumentEvent::LeftRowsPurged { before: 61, .. }]
+        ));
         let state = evolve(state, &events[0]);
-        assert!(decide_purge(&key(), &class(), &state, Purge::Before(61)).0.is_empty());
+        assert!(
+            decide_purge(&key(), &class(), &state, Purge::Before(61))
+                .0
+                .is_empty()
+        );
     }
 
     #[test]
     fn purging_everything_releases_unique_values() {
-        let state = evolve(DocumentState::default(), &DocumentEvent::DocumentCreated { row: row(50) });
+        let state = evolve(
+            DocumentState::default(),
+            &DocumentEvent::DocumentCreated { row: row(50) },
+        );
         let (events, releases) = decide_purge(&key(), &class(), &state, Purge::Everything);
         assert_eq!((events.len(), releases.len()), (1, 1));
-        assert!(decide_purge(&key(), &class(), &DocumentState::default(), Purge::Everything).0.is_empty());
+        assert!(
+            decide_purge(
+                &key(),
+                &class(),
+                &DocumentState::default(),
+                Purge::Everything
+            )
+            .0
+            .is_empty()
+        );
     }
 }

@@ -22,7 +22,10 @@ impl palimpsest_web::command::StreamState for ClassState {
     fn initial(_: &palimpsest_events::StreamName) -> Self {
         ClassState(None)
     }
-    fn fold(&mut self, event: &palimpsest_events::RecordedEvent) -> Result<(), palimpsest_events::DecodeError> {
+    fn fold(
+        &mut self,
+        event: &palimpsest_events::RecordedEvent,
+    ) -> Result<(), palimpsest_events::DecodeError> {
         use palimpsest_events::DomainEvent;
         let ClassEvent::ClassDeclared { declaration } = ClassEvent::decode(event)?;
         self.0 = Some(declaration);
@@ -76,10 +79,14 @@ pub async fn declare(
         .run(command(request, caller), |attempt| async move {
             let state: ClassState = attempt.load(stream).await?;
             let events = decide_declaration(declaration, &state).map_err(rejected)?;
-            let iv = Nonces::fresh(1).take().map_err(|e| rejected(Failure::internal(e)))?;
+            let iv = Nonces::fresh(1)
+                .take()
+                .map_err(|e| rejected(Failure::internal(e)))?;
             let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-            Ok(Decision::new(sealed_reply(&records.key, json!(declaration), iv)?)
-                .write(stream.clone(), events))
+            Ok(
+                Decision::new(sealed_reply(&records.key, json!(declaration), iv)?)
+                    .write(stream.clone(), events),
+            )
         })
         .await
         .map_err(failure)?;
@@ -116,8 +123,13 @@ pub async fn issue_org_token(
         .run(command(request, caller), |attempt| async move {
             // Read so the append expects the version seen: tokens of one org are appended in turn.
             let _: TokenState = attempt.load(stream).await?;
-            let event = encode(&TokenEvent::OrgTokenIssued { org: org.clone(), hash: sha32(token) })?;
-            let iv = Nonces::fresh(1).take().map_err(|e| rejected(Failure::internal(e)))?;
+            let event = encode(&TokenEvent::OrgTokenIssued {
+                org: org.clone(),
+                hash: sha32(token),
+            })?;
+            let iv = Nonces::fresh(1)
+                .take()
+                .map_err(|e| rejected(Failure::internal(e)))?;
             Ok::<_, CommandError<Failure>>(
                 Decision::new(sealed_reply(&records.key, json!({"token": token}), iv)?)
                     .write(stream.clone(), vec![event]),
@@ -136,7 +148,10 @@ impl palimpsest_web::command::StreamState for TokenState {
     fn initial(_: &palimpsest_events::StreamName) -> Self {
         TokenState
     }
-    fn fold(&mut self, _: &palimpsest_events::RecordedEvent) -> Result<(), palimpsest_events::DecodeError> {
+    fn fold(
+        &mut self,
+        _: &palimpsest_events::RecordedEvent,
+    ) -> Result<(), palimpsest_events::DecodeError> {
         Ok(())
     }
 }

@@ -24,7 +24,9 @@ impl Caller {
             .and_then(|h| h.strip_prefix("Bearer "))
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| Failure::unauthenticated("an Authorization: Bearer token is required"))?;
+            .ok_or_else(|| {
+                Failure::unauthenticated("an Authorization: Bearer token is required")
+            })?;
         if palimpsest_web::secret::equal(token, &records.app.admin_token) {
             return Ok(Caller::Admin);
         }
@@ -43,7 +45,9 @@ impl Caller {
     pub fn admin(&self, what: &str) -> Result<(), Failure> {
         match self {
             Caller::Admin => Ok(()),
-            Caller::Org(_) => Err(Failure::forbidden(format!("{what} is for the administrator"))),
+            Caller::Org(_) => Err(Failure::forbidden(format!(
+                "{what} is for the administrator"
+            ))),
         }
     }
 
@@ -55,7 +59,9 @@ impl Caller {
             (Caller::Org(own), Some(named)) => Err(Failure::forbidden(format!(
                 "the token of org {own} cannot act on org {named}"
             ))),
-            (Caller::Admin, Some(named)) if crate::class::is_org_code(named) => Ok(named.to_owned()),
+            (Caller::Admin, Some(named)) if crate::class::is_org_code(named) => {
+                Ok(named.to_owned())
+            }
             (Caller::Admin, Some(named)) => Err(Failure::bad(format!(
                 "org `{named}` must be 1-64 letters, digits, _, - or ."
             ))),

@@ -6,7 +6,11 @@ use serde_json::{Map, Value};
 
 /// The body as `T`; an empty body reads as `{}`.
 pub fn args<T: DeserializeOwned>(body: &[u8]) -> Result<T, Failure> {
-    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) { b"{}" } else { body };
+    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
     serde_json::from_slice(body).map_err(|e| Failure::bad(format!("invalid arguments: {e}")))
 }
 

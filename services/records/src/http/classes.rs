@@ -20,7 +20,10 @@ pub struct Found {
 }
 
 /// The recorded declaration of `clazz`, if any.
-pub async fn recorded(records: &Records, clazz: &str) -> Result<Option<Arc<ClassDeclaration>>, Failure> {
+pub async fn recorded(
+    records: &Records,
+    clazz: &str,
+) -> Result<Option<Arc<ClassDeclaration>>, Failure> {
     if let Some(found) = cached(records, clazz) {
         return Ok(Some(found));
     }
@@ -54,7 +57,10 @@ pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
         return Ok(builtin(clazz));
     }
     if let Some(class) = recorded(records, clazz).await? {
-        return Ok(Found { class, pending: false });
+        return Ok(Found {
+            class,
+            pending: false,
+        });
     }
     if let Some(declared) = records.settings.schema.iter().find(|d| d.clazz == clazz) {
         return Ok(Found {

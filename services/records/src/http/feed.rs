@@ -71,7 +71,11 @@ async fn open(
                 match ask(&records, &caller, &body, Some(since)).await {
                     Ok(answer) => answer,
                     Err(e) => {
-                        tracing::warn!(code = e.code, message = e.message, "records feed: read failed; closing");
+                        tracing::warn!(
+                            code = e.code,
+                            message = e.message,
+                            "records feed: read failed; closing"
+                        );
                         return None;
                     }
                 }
@@ -84,7 +88,12 @@ async fn open(
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-async fn ask(records: &Records, caller: &Caller, body: &Value, v: Option<i64>) -> Result<Value, Failure> {
+async fn ask(
+    records: &Records,
+    caller: &Caller,
+    body: &Value,
+    v: Option<i64>,
+) -> Result<Value, Failure> {
     let mut body = body.clone();
     if let Some(v) = v {
         body["v"] = json!(v);
@@ -106,13 +115,20 @@ async fn wait_for_change(records: &Records) {
             return;
         }
     };
-    records.app.watch.wait_for(NAME, position + 1, Duration::from_secs(15)).await;
+    records
+        .app
+        .watch
+        .wait_for(NAME, position + 1, Duration::from_secs(15))
+        .await;
 }
 
 async fn checkpoint(records: &Records) -> Option<i64> {
     let client = records.app.read.get().await.ok()?;
     let row = client
-        .query_opt("SELECT position FROM records.projection_checkpoint WHERE name = $1", &[&NAME])
+        .query_opt(
+            "SELECT position FROM records.projection_checkpoint WHERE name = $1",
+            &[&NAME],
+        )
         .await
         .ok()??;
     Some(row.get(0))

@@ -41,8 +41,11 @@ async fn change(
             let events = decide(&state).map_err(rejected)?;
             let count = events.len();
             let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-            Ok(Decision::new(Reply::json(StatusCode::OK, &json!({"result": {"changed": count}})))
-                .write(stream.clone(), events))
+            Ok(Decision::new(Reply::json(
+                StatusCode::OK,
+                &json!({"result": {"changed": count}}),
+            ))
+            .write(stream.clone(), events))
         })
         .await
         .map_err(failure)?;
@@ -59,10 +62,18 @@ struct SetFtp {
 }
 
 /// `setFTP`.
-pub async fn set_ftp(records: &Records, caller: &Caller, request: &CommandRequest, body: &[u8]) -> Result<Value, Failure> {
+pub async fn set_ftp(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     let a: SetFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
-    change(records, caller, request, &org, |state| ftp::set(state, &org, &a.path, a.dp)).await
+    change(records, caller, request, &org, |state| {
+        ftp::set(state, &org, &a.path, a.dp)
+    })
+    .await
 }
 
 /// `purgeFTP {org?, path}`.
@@ -73,11 +84,19 @@ struct PurgeFtp {
 }
 
 /// `purgeFTP`.
-pub async fn purge_ftp(records: &Records, caller: &Caller, request: &CommandRequest, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_ftp(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     let a: PurgeFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     ftp::check_path(&a.path)?;
-    change(records, caller, request, &org, |state| Ok(ftp::purge(state, &org, [a.path.as_str()]))).await
+    change(records, caller, request, &org, |state| {
+        Ok(ftp::purge(state, &org, [a.path.as_str()]))
+    })
+    .await
 }
 
 /// `listFTP {dp}` / `purgeAllFTP {dp}`.
@@ -89,9 +108,15 @@ struct Day {
 async fn due(records: &Records, dp: i64) -> Result<Vec<(String, String, i64)>, Failure> {
     let client = records.app.read.get().await?;
     let rows = client
-        .query("SELECT org, path, p FROM records.\"FTP\" WHERE p <= $1 ORDER BY org, path", &[&dp])
+        .query(
+            "SELECT org, path, p FROM records.\"FTP\" WHERE p <= $1 ORDER BY org, path",
+            &[&dp],
+        )
         .await?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
 }
 
 /// `listFTP` (admin): files whose day of purge is at or before `dp`.
@@ -107,7 +132,11 @@ pub async fn list_ftp(records: &Records, caller: &Caller, body: &[u8]) -> Result
 }
 
 /// `purgeAllFTP` (admin): unlists every file whose day of purge is at or before `dp`.
-pub async fn purge_all_ftp(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_all_ftp(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("purgeAllFTP")?;
     let a: Day = args(body)?;
     let mut by_org: std::collections::BTreeMap<String, Vec<String>> = Default::default();
@@ -119,7 +148,11 @@ pub async fn purge_all_ftp(records: &Records, caller: &Caller, body: &[u8]) -> R
     for (org, paths) in by_org {
         let dp = a.dp;
         let result = change(records, caller, &none, &org, |state| {
-            let due: Vec<&str> = paths.iter().map(String::as_str).filter(|p| state.0.get(*p).is_some_and(|day| *day <= dp)).collect();
+            let due: Vec<&str> = paths
+                .iter()
+                .map(String::as_str)
+                .filter(|p| state.0.get(*p).is_some_and(|day| *day <= dp))
+                .collect();
             Ok(ftp::purge(state, &org, due))
         })
         .await?;

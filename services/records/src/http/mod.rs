@@ -19,13 +19,13 @@ pub mod transfer;
 pub mod writes;
 
 use crate::seal::SiteKey;
+use auth::Caller;
 use axum::Router;
 use axum::routing::{any, get, post};
 use context::{Records, Settings};
 use failure::Failure;
-use auth::Caller;
-use palimpsest_web::command::CommandRequest;
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use std::sync::OnceLock;
 
 static CONFIGURED: OnceLock<Settings> = OnceLock::new();
@@ -74,7 +74,12 @@ fn declare_schema(records: &Records) {
             let clazz = class.clazz.clone();
             let request = CommandRequest::none();
             if let Err(e) = admin::declare(&records, &request, &Caller::Admin, class).await {
-                tracing::error!(clazz, code = e.code, message = e.message, "records: schema class not declared");
+                tracing::error!(
+                    clazz,
+                    code = e.code,
+                    message = e.message,
+                    "records: schema class not declared"
+                );
             }
         }
     });

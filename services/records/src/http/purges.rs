@@ -29,7 +29,12 @@ pub const CHUNK: usize = 50;
 /// Every class with a row table: the declared ones, `Hdr` and `Org`.
 pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, Failure> {
     let client = records.app.read.get().await?;
-    let rows = client.query("SELECT declaration FROM records.classes ORDER BY clazz", &[]).await?;
+    let rows = client
+        .query(
+            "SELECT declaration FROM records.classes ORDER BY clazz",
+            &[],
+        )
+        .await?;
     let mut out: Vec<Arc<ClassDeclaration>> = Vec::new();
     for row in rows {
         let declaration: ClassDeclaration =
@@ -54,7 +59,10 @@ async fn candidates(
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Vec<(String, String)>, Failure> {
     let client = records.app.read.get().await?;
-    let sql = format!("SELECT DISTINCT org, pk FROM {} WHERE {filter} ORDER BY org, pk", table("records", clazz));
+    let sql = format!(
+        "SELECT DISTINCT org, pk FROM {} WHERE {filter} ORDER BY org, pk",
+        table("records", clazz)
+    );
     match client.query(&sql, params).await {
         Ok(rows) => Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect()),
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
@@ -75,14 +83,19 @@ pub async fn purge_docs(
     for chunk in targets.chunks(CHUNK) {
         let keys: Vec<DocKey> = chunk
             .iter()
-            .map(|(org, pk)| DocKey { org: org.clone(), clazz: class.clazz.clone(), pk: pk.clone() })
+            .map(|(org, pk)| DocKey {
+                org: org.clone(),
+                clazz: class.clazz.clone(),
+                pk: pk.clone(),
+            })
             .collect();
         let keys = &keys;
         let reply = records
             .app
             .commands
             .run(command(&none, caller), |attempt| async move {
-                let mut decision = Decision::new(Reply::json(StatusCode::OK, &json!({"purged": 0})));
+                let mut decision =
+                    Decision::new(Reply::json(StatusCode::OK, &json!({"purged": 0})));
                 let mut count = 0;
                 for key in keys {
                     let state: DocumentState = attempt.load(&key.stream()).await?;
@@ -120,7 +133,11 @@ struct PurgeAllDocs {
 }
 
 /// `purgeAllDocs` (admin): every document of a class in an org, physically.
-pub async fn purge_all_docs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_all_docs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("purgeAllDocs")?;
     let a: PurgeAllDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -146,8 +163,14 @@ pub async fn purge_org(records: &Records, caller: &Caller, body: &[u8]) -> Resul
     let mut purged = 0;
     for class in all_classes(records).await? {
         let (targets, purge) = match a.z {
-            Some(z) => (candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?, Purge::Before(z)),
-            None => (candidates(records, &class.clazz, "org = $1", &[&org]).await?, Purge::Everything),
+            Some(z) => (
+                candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?,
+                Purge::Before(z),
+            ),
+            None => (
+                candidates(records, &class.clazz, "org = $1", &[&org]).await?,
+                Purge::Everything,
+            ),
         };
         purged += purge_docs(records, caller, &class, targets, purge).await?;
     }
@@ -185,15 +208,32 @@ struct PurgeDlvDocs {
 
 /// `purgeDlvDocs` (admin): the org's documents whose index compares with `val` (typically a
 /// validity date past), restricted to the pks `lsp` when given.
-pub async fn purge_dlv_docs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_dlv_docs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("purgeDlvDocs")?;
     let a: PurgeDlvDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
     let class = classes::find(records, &a.cl).await?.class;
-    let found = crate::http::reads::by_index(records, &class, Some(org.clone()), &a.ix, &a.comp, &a.val, None).await?;
+    let found = crate::http::reads::by_index(
+        records,
+        &class,
+        Some(org.clone()),
+        &a.ix,
+        &a.comp,
+        &a.val,
+        None,
+    )
+    .await?;
     let targets: Vec<(String, String)> = found["rows"]
         .as_array()
-        .map(|rows| rows.iter().filter_map(|r| r["pk"].as_str().map(str::to_owned)).collect::<Vec<_>>())
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| r["pk"].as_str().map(str::to_owned))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default()
         .into_iter()
         .filter(|pk| a.lsp.as_ref().is_none_or(|keep| keep.contains(pk)))

@@ -22,7 +22,11 @@ use tokio_postgres::types::ToSql;
 type Param = Box<dyn ToSql + Sync + Send>;
 
 /// A row as lists answer it.
-fn row_json(records: &Records, row: &tokio_postgres::Row, with_org: bool) -> Result<Value, Failure> {
+fn row_json(
+    records: &Records,
+    row: &tokio_postgres::Row,
+    with_org: bool,
+) -> Result<Value, Failure> {
     let pk: String = row.get("pk");
     let x: i16 = row.get("x");
     let del: i16 = row.get("del");
@@ -39,9 +43,14 @@ fn row_json(records: &Records, row: &tokio_postgres::Row, with_org: bool) -> Res
 }
 
 /// Runs a row query; a class whose table is not created yet has no rows.
-async fn rows(records: &Records, sql: &str, params: Vec<Param>) -> Result<Vec<tokio_postgres::Row>, Failure> {
+async fn rows(
+    records: &Records,
+    sql: &str,
+    params: Vec<Param>,
+) -> Result<Vec<tokio_postgres::Row>, Failure> {
     let client = records.app.read.get().await?;
-    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+    let refs: Vec<&(dyn ToSql + Sync)> =
+        params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
     match client.query(sql, &refs).await {
         Ok(rows) => Ok(rows),
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
@@ -52,8 +61,16 @@ async fn rows(records: &Records, sql: &str, params: Vec<Param>) -> Result<Vec<to
 const COLUMNS: &str = "org, pk, v, x, del, data";
 
 /// A list's answer: its rows and the version to store next.
-fn list(records: &Records, started: i64, found: &[tokio_postgres::Row], with_org: bool) -> Result<Value, Failure> {
-    let rows = found.iter().map(|r| row_json(records, r, with_org)).collect::<Result<Vec<_>, _>>()?;
+fn list(
+    records: &Records,
+    started: i64,
+    found: &[tokio_postgres::Row],
+    with_org: bool,
+) -> Result<Value, Failure> {
+    let rows = found
+        .iter()
+        .map(|r| row_json(records, r, with_org))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(json!({"rows": rows, "v": started - records.settings.delta_ms}))
 }
 
@@ -72,18 +89,36 @@ pub async fn get_doc(records: &Records, caller: &Caller, body: &[u8]) -> Result<
     let a: GetDoc = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     if !crate::class::is_org_code(&a.pk) {
-        return Err(Failure::bad(format!("pk `{}` is not a key of this store", a.pk.escape_debug())));
+        return Err(Failure::bad(format!(
+            "pk `{}` is not a key of this store",
+            a.pk.escape_debug()
+        )));
     }
     one(records, &a.cl, &org, &a.pk, a.v).await
 }
 
-async fn one(records: &Records, clazz: &str, org: &str, pk: &str, v: Option<i64>) -> Result<Value, Failure> {
+async fn one(
+    records: &Records,
+    clazz: &str,
+    org: &str,
+    pk: &str,
+    v: Option<i64>,
+) -> Result<Value, Failure> {
     let class = classes::find(records, clazz).await?.class;
     let sql = format!(
         "SELECT {COLUMNS} FROM {} WHERE org = $1 AND pk = $2 AND ck = '' AND v > $3",
         table("records", &class.clazz)
     );
-    let found = rows(records, &sql, vec![Box::new(org.to_owned()), Box::new(pk.to_owned()), Box::new(v.unwrap_or(-1))]).await?;
+    let found = rows(
+        records,
+        &sql,
+        vec![
+            Box::new(org.to_owned()),
+            Box::new(pk.to_owned()),
+            Box::new(v.unwrap_or(-1)),
+        ],
+    )
+    .await?;
     match found.first() {
         Some(row) => Ok(row_json(records, row, false)?["data"].take()),
         None => Ok(Value::Null),
@@ -108,7 +143,12 @@ pub async fn list_docs(records: &Records, caller: &Caller, body: &[u8]) -> Resul
         "SELECT {COLUMNS} FROM {} WHERE org = $1 AND ck = '' AND v > $2 ORDER BY pk",
         table("records", &class.clazz)
     );
-    let found = rows(records, &sql, vec![Box::new(org), Box::new(a.v.unwrap_or(-1))]).await?;
+    let found = rows(
+        records,
+        &sql,
+        vec![Box::new(org), Box::new(a.v.unwrap_or(-1))],
+    )
+    .await?;
     list(records, started, &found, false)
 }
 
@@ -124,13 +164,22 @@ struct ListDocsSk {
 
 /// `listDocsSk`: the sub-collection `ik` of value `val` (given in clear): plus and `del` rows
 /// newer than `v`, the newest per pk.
-pub async fn list_docs_sk(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_docs_sk(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     let a: ListDocsSk = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let started = records.now();
     let class = classes::find(records, &a.cl).await?.class;
     let collection = class.collections.get(a.ik).ok_or_else(|| {
-        Failure::bad(format!("ik {} is not a collection of {} (it has {})", a.ik, class.clazz, class.collections.len()))
+        Failure::bad(format!(
+            "ik {} is not a collection of {} (it has {})",
+            a.ik,
+            class.clazz,
+            class.collections.len()
+        ))
     })?;
     let key = collection_value_key(&a.val)?;
     let filter = if collection.list {
@@ -143,7 +192,12 @@ pub async fn list_docs_sk(records: &Records, caller: &Caller, body: &[u8]) -> Re
          ORDER BY pk, v DESC, del ASC",
         table("records", &class.clazz)
     );
-    let found = rows(records, &sql, vec![Box::new(org), Box::new(key), Box::new(a.v.unwrap_or(-1))]).await?;
+    let found = rows(
+        records,
+        &sql,
+        vec![Box::new(org), Box::new(key), Box::new(a.v.unwrap_or(-1))],
+    )
+    .await?;
     list(records, started, &found, false)
 }
 
@@ -160,7 +214,11 @@ struct ListDocsIdx {
 
 /// `listDocsIdx`: documents whose index `ix` (its name or its number) compares with `val`.
 /// `uniq`/`hash` take `=` (or `in` a list), `list` takes `in`, the others every operator.
-pub async fn list_docs_idx(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_docs_idx(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     let a: ListDocsIdx = args(body)?;
     let class = classes::find(records, &a.cl).await?.class;
     let org = match index_of(&class, &a.ix)?.scope {
@@ -173,7 +231,10 @@ pub async fn list_docs_idx(records: &Records, caller: &Caller, body: &[u8]) -> R
     by_index(records, &class, org, &a.ix, &a.comp, &a.val, a.v).await
 }
 
-fn index_of<'a>(class: &'a ClassDeclaration, ix: &Value) -> Result<&'a palimpsest_events::records::IndexDeclaration, Failure> {
+fn index_of<'a>(
+    class: &'a ClassDeclaration,
+    ix: &Value,
+) -> Result<&'a palimpsest_events::records::IndexDeclaration, Failure> {
     let found = match ix {
         Value::String(name) => class.indexes.iter().find(|i| i.name == *name),
         Value::Number(n) => n.as_u64().and_then(|n| class.indexes.get(n as usize)),
@@ -196,18 +257,42 @@ pub async fn by_index(
     let index = index_of(class, ix)?;
     let column = format!("\"{}\"", index.name);
     let (filter, value): (String, Param) = match (index.kind, comp, val) {
-        (IndexKind::List, "in", _) => (format!("$1 = ANY({column})"), param(index_filter_value(index, val)?)),
-        (IndexKind::List, _, _) => return Err(Failure::bad(format!("index {} is a list: comp must be `in`", index.name))),
+        (IndexKind::List, "in", _) => (
+            format!("$1 = ANY({column})"),
+            param(index_filter_value(index, val)?),
+        ),
+        (IndexKind::List, _, _) => {
+            return Err(Failure::bad(format!(
+                "index {} is a list: comp must be `in`",
+                index.name
+            )));
+        }
         (_, "in", Value::Array(items)) => {
-            let values = items.iter().map(|item| index_filter_value(index, item)).collect::<Result<Vec<_>, _>>()?;
+            let values = items
+                .iter()
+                .map(|item| index_filter_value(index, item))
+                .collect::<Result<Vec<_>, _>>()?;
             (format!("{column} = ANY($1)"), array_param(values)?)
         }
-        (IndexKind::Uniq | IndexKind::Hash, "=", _) => (format!("{column} = $1"), param(index_filter_value(index, val)?)),
+        (IndexKind::Uniq | IndexKind::Hash, "=", _) => (
+            format!("{column} = $1"),
+            param(index_filter_value(index, val)?),
+        ),
         (IndexKind::Uniq | IndexKind::Hash, _, _) => {
-            return Err(Failure::bad(format!("index {} holds hashes: comp must be `=` or `in`", index.name)));
+            return Err(Failure::bad(format!(
+                "index {} holds hashes: comp must be `=` or `in`",
+                index.name
+            )));
         }
-        (_, "=" | "<" | "<=" | ">" | ">=", _) => (format!("{column} {comp} $1"), param(index_filter_value(index, val)?)),
-        _ => return Err(Failure::bad(format!("comp `{comp}` must be one of = < <= > >= in (in takes a list)"))),
+        (_, "=" | "<" | "<=" | ">" | ">=", _) => (
+            format!("{column} {comp} $1"),
+            param(index_filter_value(index, val)?),
+        ),
+        _ => {
+            return Err(Failure::bad(format!(
+                "comp `{comp}` must be one of = < <= > >= in (in takes a list)"
+            )));
+        }
     };
     let mut params: Vec<Param> = vec![value, Box::new(v.unwrap_or(-1))];
     let scope = match org {
@@ -284,7 +369,10 @@ pub async fn list_orgs(records: &Records, caller: &Caller, body: &[u8]) -> Resul
     caller.admin("listOrgs")?;
     let a: GetHdr = args(body)?;
     let started = records.now();
-    let sql = format!("SELECT {COLUMNS} FROM {} WHERE ck = '' AND v > $1 ORDER BY pk", table("records", ORG));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM {} WHERE ck = '' AND v > $1 ORDER BY pk",
+        table("records", ORG)
+    );
     let found = rows(records, &sql, vec![Box::new(a.v.unwrap_or(-1))]).await?;
     list(records, started, &found, true)
 }
@@ -299,7 +387,11 @@ struct ListOrgsIdx {
 }
 
 /// `listOrgsIdx` (admin).
-pub async fn list_orgs_idx(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_orgs_idx(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("listOrgsIdx")?;
     let a: ListOrgsIdx = args(body)?;
     let class = classes::find(records, ORG).await?.class;

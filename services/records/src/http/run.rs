@@ -8,8 +8,11 @@
 //! stored by the runner under the `Idempotency-Key`: since they hold decrypted data, records
 //! stores them sealed with the site key ([`sealed_reply`]) and opens them before answering.
 
-use crate::document::{DocumentState, Prepared, UniqueState, View, Write, decide, prepare, unique_locks};
+use crate::document::{
+    DocumentState, Prepared, UniqueState, View, Write, decide, prepare, unique_locks,
+};
 use crate::error::RecordsError;
+use crate::http::admin::{ClassState, decide_declaration};
 use crate::http::auth::Caller;
 use crate::http::classes::Found;
 use crate::http::context::Records;
@@ -18,10 +21,11 @@ use crate::projection::NAME;
 use crate::seal::{Nonces, SiteKey};
 use crate::streams::{self, CONTEXT};
 use axum::http::StatusCode;
-use crate::http::admin::{ClassState, decide_declaration};
 use palimpsest_events::records::{DocumentEvent, UniqueEvent};
 use palimpsest_events::{DecodeError, DomainEvent, Metadata, NewEvent, RecordedEvent, StreamName};
-use palimpsest_web::command::{Attempt, Command, CommandError, CommandRequest, Decision, Reply, StreamState};
+use palimpsest_web::command::{
+    Attempt, Command, CommandError, CommandRequest, Decision, Reply, StreamState,
+};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
@@ -96,7 +100,11 @@ pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<Failur
 }
 
 /// `{"result": result}` sealed for the reply store, with an IV drawn at the edge.
-pub fn sealed_reply(key: &SiteKey, result: Value, iv: [u8; 12]) -> Result<Reply, CommandError<Failure>> {
+pub fn sealed_reply(
+    key: &SiteKey,
+    result: Value,
+    iv: [u8; 12],
+) -> Result<Reply, CommandError<Failure>> {
     let body = key
         .seal_bytes(&serde_json::json!({ "result": result }), iv)
         .map_err(|e| rejected(Failure::internal(e)))?;
@@ -106,7 +114,10 @@ pub fn sealed_reply(key: &SiteKey, result: Value, iv: [u8; 12]) -> Result<Reply,
 /// The reply as the client gets it: a sealed one opened back into JSON.
 pub fn opened(key: &SiteKey, reply: Reply) -> Result<Value, Failure> {
     if reply.content_type != SEALED_REPLY {
-        return Err(Failure::internal(format!("unexpected stored reply of type {}", reply.content_type)));
+        return Err(Failure::internal(format!(
+            "unexpected stored reply of type {}",
+            reply.content_type
+        )));
     }
     let body = key.open_bytes(&reply.body).map_err(Failure::internal)?;
     Ok(body.get("result").cloned().unwrap_or(Value::Null))

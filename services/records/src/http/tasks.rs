@@ -71,14 +71,30 @@ async fn write(
             let state: TaskState = attempt.load(stream).await?;
             let event = match due {
                 Some((i0, data)) => {
-                    let iv = Nonces::fresh(1).take().map_err(|e| rejected(Failure::internal(e)))?;
-                    let sealed = records.key.seal(data, iv).map_err(|e| rejected(Failure::internal(e)))?;
-                    TaskEvent::TaskScheduled { org: org.to_owned(), k0: k0.to_owned(), i0: i0.clone(), data: sealed }
+                    let iv = Nonces::fresh(1)
+                        .take()
+                        .map_err(|e| rejected(Failure::internal(e)))?;
+                    let sealed = records
+                        .key
+                        .seal(data, iv)
+                        .map_err(|e| rejected(Failure::internal(e)))?;
+                    TaskEvent::TaskScheduled {
+                        org: org.to_owned(),
+                        k0: k0.to_owned(),
+                        i0: i0.clone(),
+                        data: sealed,
+                    }
                 }
-                None if state.0.is_none() => return Ok(Decision::new(Reply::json(StatusCode::OK, &json!({})))),
-                None => TaskEvent::TaskDone { org: org.to_owned(), k0: k0.to_owned() },
+                None if state.0.is_none() => {
+                    return Ok(Decision::new(Reply::json(StatusCode::OK, &json!({}))));
+                }
+                None => TaskEvent::TaskDone {
+                    org: org.to_owned(),
+                    k0: k0.to_owned(),
+                },
             };
-            Ok(Decision::new(Reply::json(StatusCode::OK, &json!({}))).write(stream.clone(), vec![encode(&event)?]))
+            Ok(Decision::new(Reply::json(StatusCode::OK, &json!({})))
+                .write(stream.clone(), vec![encode(&event)?]))
         })
         .await
         .map_err(failure)?;
@@ -93,14 +109,27 @@ struct SetTask {
 }
 
 /// `setTask`: creates or replaces the task `[org, sha16(process/pk…)]`; answers its `k0`.
-pub async fn set_task(records: &Records, caller: &Caller, request: &CommandRequest, body: &[u8]) -> Result<Value, Failure> {
+pub async fn set_task(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     let a: SetTask = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let (k0, i0) = task::check(&a.data)?;
     let mut data = a.data;
     data.insert("clazz".into(), json!("Task"));
     data.insert("org".into(), json!(org));
-    write(records, caller, request, &org, &k0, Some((i0, Value::Object(data)))).await?;
+    write(
+        records,
+        caller,
+        request,
+        &org,
+        &k0,
+        Some((i0, Value::Object(data))),
+    )
+    .await?;
     Ok(json!({"k0": k0}))
 }
 
@@ -119,7 +148,9 @@ pub async fn next_due(records: &Records, time: &str) -> Result<Option<Value>, Fa
     let Some(row) = row else { return Ok(None) };
     let sealed: Vec<u8> = row.get(3);
     let data = records.key.open_bytes(&sealed).map_err(Failure::internal)?;
-    Ok(Some(json!({"org": row.get::<_, String>(0), "k0": row.get::<_, String>(1), "i0": row.get::<_, String>(2), "data": data})))
+    Ok(Some(
+        json!({"org": row.get::<_, String>(0), "k0": row.get::<_, String>(1), "i0": row.get::<_, String>(2), "data": data}),
+    ))
 }
 
 /// `nextTask` (admin).
@@ -141,7 +172,11 @@ pub fn spawn_runner(records: &Records, settings: &Settings) {
     tokio::spawn(async move {
         loop {
             if let Err(e) = lead(&records).await {
-                tracing::warn!(code = e.code, message = e.message, "records: task runner stopped; restarting");
+                tracing::warn!(
+                    code = e.code,
+                    message = e.message,
+                    "records: task runner stopped; restarting"
+                );
             }
             tokio::time::sleep(Duration::from_millis(records.settings.task_poll_ms)).await;
         }
@@ -152,7 +187,9 @@ pub fn spawn_runner(records: &Records, settings: &Settings) {
 async fn lead(records: &Records) -> Result<(), Failure> {
     let connection = deadpool_postgres::Object::take(records.app.read.get().await?);
     loop {
-        let row = connection.query_one("SELECT pg_try_advisory_lock($1)", &[&RUNNER_LOCK]).await?;
+        let row = connection
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&RUNNER_LOCK])
+            .await?;
         if row.get::<_, bool>(0) {
             break;
         }
@@ -175,15 +212,32 @@ pub async fn run_one(records: &Records) -> Result<bool, Failure> {
     let Some(due) = next_due(records, &task::time_text(now)).await? else {
         return Ok(false);
     };
-    let (org, k0) = (due["org"].as_str().unwrap_or_default().to_owned(), due["k0"].as_str().unwrap_or_default().to_owned());
+    let (org, k0) = (
+        due["org"].as_str().unwrap_or_default().to_owned(),
+        due["k0"].as_str().unwrap_or_default().to_owned(),
+    );
     let mut data = due["data"].clone();
     let none = CommandRequest::none();
     let later = task::time_text(now + RETRY_MS);
     data["startTime"] = json!(later);
-    write(records, &Caller::Admin, &none, &org, &k0, Some((later.clone(), data.clone()))).await?;
+    write(
+        records,
+        &Caller::Admin,
+        &none,
+        &org,
+        &k0,
+        Some((later.clone(), data.clone())),
+    )
+    .await?;
     let process = data["process"].as_str().unwrap_or_default().to_owned();
     let outcome = match records.settings.tasks.get(&process) {
-        Some(handler) => handler(TaskRun { org: org.clone(), data: data.clone() }).await,
+        Some(handler) => {
+            handler(TaskRun {
+                org: org.clone(),
+                data: data.clone(),
+            })
+            .await
+        }
         None => Err(format!("no handler for process {process}")),
     };
     match outcome {
@@ -198,13 +252,29 @@ pub async fn run_one(records: &Records) -> Result<bool, Failure> {
                 if let Some(d) = data.as_object_mut() {
                     d.remove("exc");
                 }
-                write(records, &Caller::Admin, &none, &org, &k0, Some((next, data))).await?;
+                write(
+                    records,
+                    &Caller::Admin,
+                    &none,
+                    &org,
+                    &k0,
+                    Some((next, data)),
+                )
+                .await?;
             }
         }
         Err(exc) => {
             tracing::warn!(org, process, exc, "records: task failed; rescheduled");
             data["exc"] = json!(exc);
-            write(records, &Caller::Admin, &none, &org, &k0, Some((later, data))).await?;
+            write(
+                records,
+                &Caller::Admin,
+                &none,
+                &org,
+                &k0,
+                Some((later, data)),
+            )
+            .await?;
         }
     }
     Ok(true)

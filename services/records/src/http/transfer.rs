@@ -39,7 +39,11 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
     let org = caller.org(Some(&a.org))?;
     let classes = match &a.cl {
         Some(cl) => vec![classes::find(records, cl).await?.class],
-        None => all_classes(records).await?.into_iter().filter(|c| c.clazz != HDR && c.clazz != ORG).collect(),
+        None => all_classes(records)
+            .await?
+            .into_iter()
+            .filter(|c| c.clazz != HDR && c.clazz != ORG)
+            .collect(),
     };
     let client = records.app.read.get().await?;
     let mut docs = Vec::new();
@@ -56,7 +60,10 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
         for row in rows {
             let sealed: Vec<u8> = row.get(1);
             let data = records.key.open_bytes(&sealed).map_err(Failure::internal)?;
-            docs.push(crate::document::decide::with_pk(data, row.get::<_, &str>(0)));
+            docs.push(crate::document::decide::with_pk(
+                data,
+                row.get::<_, &str>(0),
+            ));
         }
     }
     Ok(json!({"docs": docs}))
@@ -90,10 +97,26 @@ pub async fn import_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
             for technical in ["org", "v", "x", "pk"] {
                 data.remove(technical);
             }
-            writes.push((found.clone(), Write { class: found.class, org: org.clone(), action: Action::Insert(data) }));
+            writes.push((
+                found.clone(),
+                Write {
+                    class: found.class,
+                    org: org.clone(),
+                    action: Action::Insert(data),
+                },
+            ));
         }
         let count = writes.len();
-        run(records, Operation { caller, request: &none, writes, single: false }).await?;
+        run(
+            records,
+            Operation {
+                caller,
+                request: &none,
+                writes,
+                single: false,
+            },
+        )
+        .await?;
         imported += count;
     }
     Ok(json!({"imported": imported}))

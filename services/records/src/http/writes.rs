@@ -88,22 +88,48 @@ async fn document_class(records: &Records, clazz: &str) -> Result<Found, Failure
     classes::find(records, clazz).await
 }
 
-async fn insert_write(records: &Records, org: &str, data: Map<String, Value>) -> Result<(Found, Write), Failure> {
+async fn insert_write(
+    records: &Records,
+    org: &str,
+    data: Map<String, Value>,
+) -> Result<(Found, Write), Failure> {
     let found = document_class(records, &clazz(&data)?).await?;
-    let write = Write { class: found.class.clone(), org: org.to_owned(), action: Action::Insert(data) };
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Insert(data),
+    };
     Ok((found, write))
 }
 
-async fn update_write(records: &Records, org: &str, data: Map<String, Value>, v: i64) -> Result<(Found, Write), Failure> {
+async fn update_write(
+    records: &Records,
+    org: &str,
+    data: Map<String, Value>,
+    v: i64,
+) -> Result<(Found, Write), Failure> {
     let found = document_class(records, &clazz(&data)?).await?;
-    let write = Write { class: found.class.clone(), org: org.to_owned(), action: Action::Update(data, v) };
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Update(data, v),
+    };
     Ok((found, write))
 }
 
-async fn delete_write(records: &Records, org: &str, cl: &str, pk: String) -> Result<(Found, Write), Failure> {
+async fn delete_write(
+    records: &Records,
+    org: &str,
+    cl: &str,
+    pk: String,
+) -> Result<(Found, Write), Failure> {
     let found = document_class(records, cl).await?;
     check_pk(&pk)?;
-    let write = Write { class: found.class.clone(), org: org.to_owned(), action: Action::Delete(pk) };
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Delete(pk),
+    };
     Ok((found, write))
 }
 
@@ -112,7 +138,9 @@ fn check_pk(pk: &str) -> Result<(), Failure> {
     if crate::class::is_org_code(pk) {
         Ok(())
     } else {
-        Err(Failure::bad(format!("pk `{pk}` is not a key of this store")))
+        Err(Failure::bad(format!(
+            "pk `{pk}` is not a key of this store"
+        )))
     }
 }
 
@@ -120,21 +148,24 @@ fn check_pk(pk: &str) -> Result<(), Failure> {
 pub async fn insert_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
     let a: Insert = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
-    req.one(insert_write(req.records, &org, a.data).await?).await
+    req.one(insert_write(req.records, &org, a.data).await?)
+        .await
 }
 
 /// `updateDoc`.
 pub async fn update_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
     let a: Update = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
-    req.one(update_write(req.records, &org, a.data, a.v).await?).await
+    req.one(update_write(req.records, &org, a.data, a.v).await?)
+        .await
 }
 
 /// `deleteDoc`.
 pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
     let a: Delete = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
-    req.one(delete_write(req.records, &org, &a.cl, a.pk).await?).await
+    req.one(delete_write(req.records, &org, &a.cl, a.pk).await?)
+        .await
 }
 
 /// `operation`: several writes, one time, one append.
@@ -154,7 +185,12 @@ pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> 
     }
     run(
         req.records,
-        Operation { caller: req.caller, request: req.request, writes, single: false },
+        Operation {
+            caller: req.caller,
+            request: req.request,
+            writes,
+            single: false,
+        },
     )
     .await
 }
@@ -184,7 +220,15 @@ pub async fn write_hdr(req: Request<'_>, body: &[u8], update: bool) -> Result<Va
     let data = special_data(a.data, HDR)?;
     let found = classes::find(req.records, HDR).await?;
     let action = special_action(data, a.v, update)?;
-    req.one((found.clone(), Write { class: found.class, org: String::new(), action })).await
+    req.one((
+        found.clone(),
+        Write {
+            class: found.class,
+            org: String::new(),
+            action,
+        },
+    ))
+    .await
 }
 
 /// `insertOrg` / `updateOrg` (admin): pk is the org code, `data.org`.
@@ -194,14 +238,30 @@ pub async fn write_org(req: Request<'_>, body: &[u8], update: bool) -> Result<Va
     let data = special_data(a.data, ORG)?;
     let org = match data.get("org") {
         Some(Value::String(code)) => req.caller.org(Some(code))?,
-        _ => return Err(Failure::bad("data.org (the organisation's code) is required")),
+        _ => {
+            return Err(Failure::bad(
+                "data.org (the organisation's code) is required",
+            ));
+        }
     };
     let found = classes::find(req.records, ORG).await?;
     let action = special_action(data, a.v, update)?;
-    req.one((found.clone(), Write { class: found.class, org, action })).await
+    req.one((
+        found.clone(),
+        Write {
+            class: found.class,
+            org,
+            action,
+        },
+    ))
+    .await
 }
 
-fn special_action(data: Map<String, Value>, v: Option<i64>, update: bool) -> Result<Action, Failure> {
+fn special_action(
+    data: Map<String, Value>,
+    v: Option<i64>,
+    update: bool,
+) -> Result<Action, Failure> {
     match (update, v) {
         (false, _) => Ok(Action::Insert(data)),
         (true, Some(v)) => Ok(Action::Update(data, v)),

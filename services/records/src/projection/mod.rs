@@ -5,8 +5,8 @@
 //! `bytea` exactly as sealed; the projector never holds the site key.
 
 mod rows;
-mod tasks;
 pub mod schema;
+mod tasks;
 
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;

@@ -26,7 +26,12 @@ pub async fn apply(
             }
         }
         DocumentEvent::DocumentZombified { row } => replace(tx, s, row, 1).await,
-        DocumentEvent::LeftRowsPurged { org, clazz, pk, before } => {
+        DocumentEvent::LeftRowsPurged {
+            org,
+            clazz,
+            pk,
+            before,
+        } => {
             tx.execute(
                 &format!(
                     "DELETE FROM {} WHERE org = $1 AND pk = $2 AND del = 1 AND z < $3",
@@ -48,12 +53,7 @@ pub async fn apply(
     }
 }
 
-async fn replace(
-    tx: &Transaction<'_>,
-    s: &str,
-    row: &Row,
-    x: i16,
-) -> Result<(), ProjectionError> {
+async fn replace(tx: &Transaction<'_>, s: &str, row: &Row, x: i16) -> Result<(), ProjectionError> {
     let t = table(s, &row.clazz);
     tx.execute(
         &format!("DELETE FROM {t} WHERE org = $1 AND pk = $2 AND ck = ''"),
@@ -73,7 +73,18 @@ async fn insert_left(
 ) -> Result<(), ProjectionError> {
     let t = table(s, &row.clazz);
     let columns = Columns::of(&left.collections, &Default::default());
-    insert(tx, &t, row, 2, Some(row.v), row.v.to_string(), 1, columns, &left.data).await
+    insert(
+        tx,
+        &t,
+        row,
+        2,
+        Some(row.v),
+        row.v.to_string(),
+        1,
+        columns,
+        &left.data,
+    )
+    .await
 }
 
 /// Named column values beyond the technical ones.
@@ -121,8 +132,9 @@ async fn insert(
     columns: Columns,
     sealed: &str,
 ) -> Result<(), ProjectionError> {
-    let data = seal::decode(sealed)
-        .map_err(|_| ProjectionError::Invalid(format!("row {} holds data that is not base64url", row.pk)))?;
+    let data = seal::decode(sealed).map_err(|_| {
+        ProjectionError::Invalid(format!("row {} holds data that is not base64url", row.pk))
+    })?;
     let mut params: Vec<Param> = vec![
         Box::new(row.org.clone()),
         Box::new(row.pk.clone()),
@@ -139,12 +151,13 @@ async fn insert(
         params.push(value);
     }
     let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("${i}")).collect();
-    let refs: Vec<&(dyn ToSql + Sync)> = params
-        .iter()
-        .map(|p| &**p as &(dyn ToSql + Sync))
-        .collect();
+    let refs: Vec<&(dyn ToSql + Sync)> =
+        params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
     tx.execute(
-        &format!("INSERT INTO {t} ({names}) VALUES ({})", placeholders.join(", ")),
+        &format!(
+            "INSERT INTO {t} ({names}) VALUES ({})",
+            placeholders.join(", ")
+        ),
         &refs,
     )
     .await?;

@@ -64,7 +64,9 @@ pub fn class_ddl(s: &str, class: &ClassDeclaration) -> String {
     for col in &class.collections {
         let (n, ty) = (&col.name, collection_type(col.list));
         columns.push_str(&format!(", \"{n}\" {ty}"));
-        extra.push_str(&format!("ALTER TABLE {t} ADD COLUMN IF NOT EXISTS \"{n}\" {ty};\n"));
+        extra.push_str(&format!(
+            "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS \"{n}\" {ty};\n"
+        ));
         indexes.push_str(&if col.list {
             format!("CREATE INDEX IF NOT EXISTS \"{c}__{n}\" ON {t} USING gin (\"{n}\");\n")
         } else {
@@ -74,7 +76,9 @@ pub fn class_ddl(s: &str, class: &ClassDeclaration) -> String {
     for ix in &class.indexes {
         let (n, ty) = (&ix.name, index_type(ix.kind));
         columns.push_str(&format!(", \"{n}\" {ty}"));
-        extra.push_str(&format!("ALTER TABLE {t} ADD COLUMN IF NOT EXISTS \"{n}\" {ty};\n"));
+        extra.push_str(&format!(
+            "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS \"{n}\" {ty};\n"
+        ));
         indexes.push_str(&match (ix.kind, ix.scope) {
             (IndexKind::List, _) => {
                 format!("CREATE INDEX IF NOT EXISTS \"{c}__{n}\" ON {t} USING gin (\"{n}\");\n")

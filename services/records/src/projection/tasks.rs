@@ -6,11 +6,16 @@ use palimpsest_events::records::TaskEvent;
 use palimpsest_projections::ProjectionError;
 
 /// Applies one task event.
-pub async fn apply(tx: &Transaction<'_>, s: &str, event: &TaskEvent) -> Result<(), ProjectionError> {
+pub async fn apply(
+    tx: &Transaction<'_>,
+    s: &str,
+    event: &TaskEvent,
+) -> Result<(), ProjectionError> {
     match event {
         TaskEvent::TaskScheduled { org, k0, i0, data } => {
-            let data = seal::decode(data)
-                .map_err(|_| ProjectionError::Invalid(format!("task {k0} holds data that is not base64url")))?;
+            let data = seal::decode(data).map_err(|_| {
+                ProjectionError::Invalid(format!("task {k0} holds data that is not base64url"))
+            })?;
             tx.execute(
                 &format!(
                     "INSERT INTO {s}.\"Task\" (org, k0, i0, data) VALUES ($1, $2, $3, $4) \
@@ -21,8 +26,11 @@ pub async fn apply(tx: &Transaction<'_>, s: &str, event: &TaskEvent) -> Result<(
             .await?;
         }
         TaskEvent::TaskDone { org, k0 } => {
-            tx.execute(&format!("DELETE FROM {s}.\"Task\" WHERE org = $1 AND k0 = $2"), &[org, k0])
-                .await?;
+            tx.execute(
+                &format!("DELETE FROM {s}.\"Task\" WHERE org = $1 AND k0 = $2"),
+                &[org, k0],
+            )
+            .await?;
         }
     }
     Ok(())

@@ -34,7 +34,11 @@ impl Records {
     }
 
     pub async fn start_with_clock(clock: Clock) -> Records {
-        Self::start_with(Settings { clock, ..Settings::default() }).await
+        Self::start_with(Settings {
+            clock,
+            ..Settings::default()
+        })
+        .await
     }
 
     pub async fn start_with(settings: Settings) -> Records {
@@ -47,14 +51,17 @@ impl Records {
         let shutdown = CancellationToken::new();
         let runner =
             palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
-        let app = axum::Router::new().nest(
-            "/records",
-            palimpsest_records::http::router_with(state.clone(), settings),
-        )
-        .layer(axum::middleware::from_fn(
-            palimpsest_web::command::fingerprint_requests,
-        ));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let app = axum::Router::new()
+            .nest(
+                "/records",
+                palimpsest_records::http::router_with(state.clone(), settings),
+            )
+            .layer(axum::middleware::from_fn(
+                palimpsest_web::command::fingerprint_requests,
+            ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let base = format!("http://{}/records", listener.local_addr().expect("addr"));
         let stop = shutdown.clone();
         let server = tokio::spawn(async move {
