@@ -26,6 +26,7 @@ bench: services
     cargo bench -p palimpsest-log --bench log
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
     cargo bench -p palimpsest-pads --bench pads
+    cargo bench -p palimpsest-records --bench records
 
 # Stop the local Postgres/NATS this project started (not the machine's own).
 stop:
