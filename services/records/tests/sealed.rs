@@ -116,3 +116,37 @@ async fn a_replayed_rebuild_equals_the_live_row_tables() {
     assert_eq!(dump(&r).await, live);
     r.stop().await;
 }
+
+#[tokio::test]
+async fn no_plaintext_of_data_in_nats_messages() {
+    use palimpsest_log::relay::{self, RelayConfig, STREAM_NAME};
+    let nats = palimpsest_testkit::NatsServer::start().await;
+    let r = Records::start().await;
+    some_history(&r).await;
+    let head = r.state.store.head_position().await.expect("head");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(relay::run(r.state.store.clone(), RelayConfig::new(nats.url()), stop.clone()));
+    let client = async_nats::connect(nats.url()).await.expect("nats");
+    let js = async_nats::jetstream::new(client);
+    let mut published = 0;
+    for _ in 0..200 {
+        if let Ok(mut s) = js.get_stream(STREAM_NAME).await {
+            published = s.info().await.map(|i| i.state.last_sequence as i64).unwrap_or(0);
+            if published >= head {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(published, head, "the relay published the whole log");
+    let s = js.get_stream(STREAM_NAME).await.expect("stream");
+    for seq in 1..=head as u64 {
+        let m = s.get_raw_message(seq).await.expect("message");
+        let text = String::from_utf8_lossy(&m.payload);
+        assert!(!text.contains(SECRET), "message {seq}: {text}");
+        assert!(!format!("{:?}", m.headers).contains(SECRET));
+    }
+    stop.cancel();
+    task.await.expect("relay");
+    r.stop().await;
+}
