@@ -31,7 +31,11 @@ async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 
                 let stream = StreamName::new("bench", "floor", format!("{c}-{i}")).expect("stream");
                 let event = NewEvent::new("Floor", 1, json!({"i": i}));
                 store
-                    .append(AppendRequest::new().stream(stream, ExpectedVersion::NoStream, vec![event]))
+                    .append(AppendRequest::new().stream(
+                        stream,
+                        ExpectedVersion::NoStream,
+                        vec![event],
+                    ))
                     .await
                     .expect("append");
             }
@@ -41,7 +45,14 @@ async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 
     (clients * per_client) as f64 / started.elapsed().as_secs_f64()
 }
 
-async fn insert_rate(http: &reqwest::Client, base: &str, admin: &str, clients: usize, per_client: usize, tag: &str) -> f64 {
+async fn insert_rate(
+    http: &reqwest::Client,
+    base: &str,
+    admin: &str,
+    clients: usize,
+    per_client: usize,
+    tag: &str,
+) -> f64 {
     let started = Instant::now();
     let tasks = (0..clients).map(|c| {
         let (http, base, admin, tag) = (http.clone(), base.to_owned(), admin.to_owned(), tag.to_owned());
@@ -73,7 +84,10 @@ async fn seed(state: &AppState, key: &SiteKey) {
         for i in chunk {
             let data = json!({"clazz": "Article", "org": "sync", "p1": format!("s{i}"), "auteur": "Zola", "v": 1000 + *i as i64, "x": 0, "titre": "un titre assez ordinaire", "taille": i});
             pks.push(sha16(&format!("s{i}")));
-            datas.push(key.seal_bytes(&data, nonces.take().expect("iv")).expect("seal"));
+            datas.push(
+                key.seal_bytes(&data, nonces.take().expect("iv"))
+                    .expect("seal"),
+            );
         }
         client
             .execute(
@@ -84,7 +98,10 @@ async fn seed(state: &AppState, key: &SiteKey) {
             .await
             .expect("seed");
     }
-    client.execute("ANALYZE records.\"Article\"", &[]).await.expect("analyze");
+    client
+        .execute("ANALYZE records.\"Article\"", &[])
+        .await
+        .expect("analyze");
 }
 
 #[tokio::main]
@@ -92,17 +109,26 @@ async fn main() {
     let db = TestDb::create().await;
     let state = AppState::for_tests(db.url()).await.expect("state");
     let projection = palimpsest_records::projection();
-    palimpsest_projections::ensure(&state.store, projection.as_ref()).await.expect("read model");
+    palimpsest_projections::ensure(&state.store, projection.as_ref())
+        .await
+        .expect("read model");
     let shutdown = CancellationToken::new();
-    let runner = palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
+    let runner =
+        palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
     let app = axum::Router::new()
         .nest("/records", palimpsest_records::router(state.clone()))
-        .layer(axum::middleware::from_fn(palimpsest_web::command::fingerprint_requests));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        .layer(axum::middleware::from_fn(
+            palimpsest_web::command::fingerprint_requests,
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let base = format!("http://{}/records", listener.local_addr().expect("addr"));
     let stop = shutdown.clone();
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
     });
     let http = reqwest::Client::new();
     let admin = state.admin_token.as_ref().clone();
@@ -118,7 +144,15 @@ async fn main() {
     println!("records bench (floors measured in the same run)");
     for (clients, per_client) in [(1usize, 300usize), (64, 30)] {
         let floor = log_rate(&state.store, clients, per_client).await;
-        let rate = insert_rate(&http, &base, &admin, clients, per_client, &format!("c{clients}")).await;
+        let rate = insert_rate(
+            &http,
+            &base,
+            &admin,
+            clients,
+            per_client,
+            &format!("c{clients}"),
+        )
+        .await;
         println!(
             "  insertDoc, {clients:>2} clients: {rate:>8.0} docs/s   log 1-event appends: {floor:>8.0}/s   ratio {:>5.1}% (goal >= 50%)",
             100.0 * rate / floor
@@ -130,7 +164,10 @@ async fn main() {
     let client = state.read.get().await.expect("client");
     let started = Instant::now();
     let rows = client
-        .query("SELECT pk, v, x, del, data FROM records.\"Article\" WHERE org = 'sync' AND ck = ''", &[])
+        .query(
+            "SELECT pk, v, x, del, data FROM records.\"Article\" WHERE org = 'sync' AND ck = ''",
+            &[],
+        )
         .await
         .expect("scan");
     let scan = started.elapsed().as_secs_f64();
@@ -153,7 +190,10 @@ async fn main() {
         .await
         .expect("json");
     let sync = started.elapsed().as_secs_f64();
-    assert_eq!(answer["result"]["rows"].as_array().map(Vec::len), Some(SYNC_DOCS));
+    assert_eq!(
+        answer["result"]["rows"].as_array().map(Vec::len),
+        Some(SYNC_DOCS)
+    );
     println!(
         "  incremental sync of {SYNC_DOCS} docs: {:.0} ms ({:.0} docs/s)   plain scan: {:.0} ms ({:.0} rows/s)   ratio {:.1}% (goal >= 30%)",
         sync * 1000.0,
@@ -162,7 +202,10 @@ async fn main() {
         SYNC_DOCS as f64 / scan,
         100.0 * scan / sync
     );
-    println!("  decrypt + msgpack decode: {:.2} us per document", decode * 1e6 / SYNC_DOCS as f64);
+    println!(
+        "  decrypt + msgpack decode: {:.2} us per document",
+        decode * 1e6 / SYNC_DOCS as f64
+    );
 
     shutdown.cancel();
     let _ = runner.await;

@@ -255,6 +255,22 @@ async fn a_repeated_idempotency_key_gets_the_first_answer() {
         first
     );
     assert_eq!(r.state.store.head_position().await.expect("head"), head);
+
+    // The same key and body from another organisation never gets the first one's answer.
+    let (a, b) = (r.token("a").await, r.token("b").await);
+    let as_org = |token: String| {
+        r.http
+            .post(format!("{}/api/insertDoc", r.base))
+            .bearer_auth(token)
+            .header("Idempotency-Key", "k-2")
+            .json(&json!({"data": {"clazz": "Article", "p1": "x"}}))
+            .send()
+    };
+    assert_eq!(as_org(a).await.expect("a").status(), StatusCode::OK);
+    let other = as_org(b).await.expect("b");
+    assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: serde_json::Value = other.json().await.expect("json");
+    assert!(!body.to_string().contains("\"org\":\"a\""), "{body}");
     r.stop().await;
 }
 
@@ -355,6 +371,39 @@ async fn an_org_exported_and_imported_into_another_org_reads_the_same_rekeyed() 
     assert_eq!(
         (status, body["error"]["code"].clone()),
         (StatusCode::CONFLICT, json!("EXISTS"))
+    );
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_served_and_names_every_function() {
+    let r = Records::start().await;
+    let doc: serde_json::Value = r
+        .http
+        .get(format!("{}/openapi.json", r.base))
+        .send()
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(doc["servers"][0]["url"], "/records");
+    for function in palimpsest_records::http::api::FUNCTIONS {
+        assert!(
+            doc["paths"][format!("/api/{function}")]["post"].is_object(),
+            "{function}"
+        );
+    }
+    assert!(doc["paths"]["/feed"]["get"].is_object());
+    let (status, body) = r
+        .admin_call(
+            "listDocsIdx",
+            json!({"org": "demo", "cl": "Article", "ix": "taille", "comp": "in", "val": []}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!("BADREQUEST"))
     );
     r.stop().await;
 }

@@ -125,13 +125,21 @@ async fn no_plaintext_of_data_in_nats_messages() {
     some_history(&r).await;
     let head = r.state.store.head_position().await.expect("head");
     let stop = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn(relay::run(r.state.store.clone(), RelayConfig::new(nats.url()), stop.clone()));
+    let task = tokio::spawn(relay::run(
+        r.state.store.clone(),
+        RelayConfig::new(nats.url()),
+        stop.clone(),
+    ));
     let client = async_nats::connect(nats.url()).await.expect("nats");
     let js = async_nats::jetstream::new(client);
     let mut published = 0;
     for _ in 0..200 {
         if let Ok(mut s) = js.get_stream(STREAM_NAME).await {
-            published = s.info().await.map(|i| i.state.last_sequence as i64).unwrap_or(0);
+            published = s
+                .info()
+                .await
+                .map(|i| i.state.last_sequence as i64)
+                .unwrap_or(0);
             if published >= head {
                 break;
             }

@@ -84,13 +84,13 @@ pub async fn declare(
                 .map_err(|e| rejected(Failure::internal(e)))?;
             let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
             Ok(
-                Decision::new(sealed_reply(&records.key, json!(declaration), iv)?)
+                Decision::new(sealed_reply(&records.key, caller, json!(declaration), iv)?)
                     .write(stream.clone(), events),
             )
         })
         .await
         .map_err(failure)?;
-    opened(&records.key, reply)
+    opened(&records.key, caller, reply)
 }
 
 /// `issueOrgToken {org}`.
@@ -131,13 +131,18 @@ pub async fn issue_org_token(
                 .take()
                 .map_err(|e| rejected(Failure::internal(e)))?;
             Ok::<_, CommandError<Failure>>(
-                Decision::new(sealed_reply(&records.key, json!({"token": token}), iv)?)
-                    .write(stream.clone(), vec![event]),
+                Decision::new(sealed_reply(
+                    &records.key,
+                    caller,
+                    json!({"token": token}),
+                    iv,
+                )?)
+                .write(stream.clone(), vec![event]),
             )
         })
         .await
         .map_err(failure)?;
-    opened(&records.key, reply)
+    opened(&records.key, caller, reply)
 }
 
 /// A token stream's state: nothing a decision needs beyond its version.

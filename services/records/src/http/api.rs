@@ -8,6 +8,7 @@ use crate::http::writes::{self, Request};
 use crate::http::{admin, ftp, purges, reads, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -54,8 +55,19 @@ pub async fn call(
     Path(function): Path<String>,
     request: CommandRequest,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return Failure {
+                status: rejection.status(),
+                code: "BADREQUEST",
+                message: rejection.body_text(),
+            }
+            .into_response();
+        }
+    };
     match dispatch(&records, &function, &request, &headers, &body).await {
         Ok(result) => Json(json!({ "result": result })).into_response(),
         Err(failure) => failure.into_response(),

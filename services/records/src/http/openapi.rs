@@ -160,7 +160,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "operation",
             "Several writes at one version in one atomic append.",
             obj(
-                json!({"org": org(), "writes": {"type": "array", "minItems": 1, "items": r("Write")}}),
+                json!({"org": org(), "writes": {"type": "array", "minItems": 1, "maxItems": 1000, "items": r("Write")}}),
                 &["writes"],
             ),
             json!({"type": "array", "items": nullable_doc.clone()}),

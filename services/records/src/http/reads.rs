@@ -267,6 +267,9 @@ pub async fn by_index(
                 index.name
             )));
         }
+        (_, "in", Value::Array(items)) if items.is_empty() => {
+            return Err(Failure::bad("val of `in` must hold at least one value"));
+        }
         (_, "in", Value::Array(items)) => {
             let values = items
                 .iter()

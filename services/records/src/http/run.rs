@@ -99,20 +99,27 @@ pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<Failur
     event.encode().map_err(|e| rejected(Failure::internal(e)))
 }
 
-/// `{"result": result}` sealed for the reply store, with an IV drawn at the edge.
+/// `{"result": result}` sealed for the reply store, with the caller it was for (the platform
+/// keys replies by context, so a key reused by another caller must not get this answer) and an
+/// IV drawn at the edge.
 pub fn sealed_reply(
     key: &SiteKey,
+    caller: &Caller,
     result: Value,
     iv: [u8; 12],
 ) -> Result<Reply, CommandError<Failure>> {
     let body = key
-        .seal_bytes(&serde_json::json!({ "result": result }), iv)
+        .seal_bytes(
+            &serde_json::json!({ "caller": caller.actor(), "result": result }),
+            iv,
+        )
         .map_err(|e| rejected(Failure::internal(e)))?;
     Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
 }
 
-/// The reply as the client gets it: a sealed one opened back into JSON.
-pub fn opened(key: &SiteKey, reply: Reply) -> Result<Value, Failure> {
+/// The reply as the client gets it: a sealed one opened back into JSON; a reply stored for
+/// another caller is refused like a reused key.
+pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, Failure> {
     if reply.content_type != SEALED_REPLY {
         return Err(Failure::internal(format!(
             "unexpected stored reply of type {}",
@@ -120,6 +127,9 @@ pub fn opened(key: &SiteKey, reply: Reply) -> Result<Value, Failure> {
         )));
     }
     let body = key.open_bytes(&reply.body).map_err(Failure::internal)?;
+    if body["caller"] != Value::String(caller.actor()) {
+        return Err(failure(CommandError::KeyReused));
+    }
     Ok(body.get("result").cloned().unwrap_or(Value::Null))
 }
 
@@ -174,7 +184,7 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
                 Value::Array(outcome.replies.clone())
             };
             let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
-            let mut decision = Decision::new(sealed_reply(&records.key, result, iv)?);
+            let mut decision = Decision::new(sealed_reply(&records.key, op.caller, result, iv)?);
             for (doc, event) in &outcome.documents {
                 let event = encode(event)?;
                 check_size(&event).map_err(rejected)?;
@@ -195,7 +205,7 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
         })
         .await;
     match reply {
-        Ok(reply) => opened(&records.key, reply),
+        Ok(reply) => opened(&records.key, op.caller, reply),
         Err(CommandError::Conflict { stream }) => {
             let seen = regver.lock().ok().and_then(|mut s| s.take());
             match seen {

@@ -14,6 +14,9 @@ use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+/// Most writes one `operation` may hold (one append).
+const MAX_WRITES: usize = 1000;
+
 /// `insertDoc {org?, data}`.
 #[derive(Deserialize)]
 struct Insert {
@@ -172,8 +175,10 @@ pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure>
 pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
     let a: OperationArgs = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
-    if a.writes.is_empty() {
-        return Err(Failure::bad("writes must hold at least one write"));
+    if a.writes.is_empty() || a.writes.len() > MAX_WRITES {
+        return Err(Failure::bad(format!(
+            "writes must hold 1 to {MAX_WRITES} writes"
+        )));
     }
     let mut writes = Vec::with_capacity(a.writes.len());
     for w in a.writes {
