@@ -11,14 +11,11 @@ use serde_json::{Map, Value};
 pub struct TaskState(pub Option<(String, String)>);
 
 /// The state after `event`.
-pub fn evolve(state: TaskState, event: &palimpsest_events::records::TaskEvent) -> TaskState {
+pub fn evolve(_before: TaskState, event: &palimpsest_events::records::TaskEvent) -> TaskState {
     use palimpsest_events::records::TaskEvent;
     match event {
         TaskEvent::TaskScheduled { i0, data, .. } => TaskState(Some((i0.clone(), data.clone()))),
-        TaskEvent::TaskDone { .. } => {
-            let _ = state;
-            TaskState(None)
-        }
+        TaskEvent::TaskDone { .. } => TaskState(None),
     }
 }
 

@@ -50,14 +50,13 @@ async fn apply(r: &Records, org: &str, change: &Change) {
 }
 
 async fn sync(r: &Records, org: &str, session: &mut Session) {
-    for (i, author) in AUTHORS.iter().enumerate() {
+    for author in AUTHORS {
         let name = format!("Article/auteur/{author}");
         let answer = r
             .ok("listDocsSk", json!({"org": org, "cl": "Article", "ik": 1, "val": author, "v": session.since(&name)}))
             .await;
-        let _ = i;
         session.apply(&name, &answer, |data| {
-            data["auteur"] == *author && data["x"] == 0
+            data["auteur"] == author && data["x"] == 0
         });
     }
 }
