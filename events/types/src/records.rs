@@ -161,6 +161,15 @@ pub struct LeftRow {
     pub data: String,
 }
 
+/// A `del` row's resealed data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftSeal {
+    /// The `del` row's version.
+    pub v: i64,
+    /// Its sealed minimal data.
+    pub data: String,
+}
+
 /// Events of a `records/doc/<org>:<Clazz>:<pk>` stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data")]
@@ -193,6 +202,21 @@ pub enum DocumentEvent {
         clazz: String,
         /// Its primary key.
         pk: String,
+    },
+    /// The document's sealed data (its row's and its `del` rows') sealed again with the
+    /// current site key: key rotation, by a new event.
+    DocumentResealed {
+        /// Its organisation.
+        org: String,
+        /// Its class.
+        clazz: String,
+        /// Its primary key.
+        pk: String,
+        /// The row's data, resealed.
+        data: String,
+        /// Each `del` row's data, resealed, by the row's version.
+        #[serde(default)]
+        left: Vec<LeftSeal>,
     },
     /// The document's `del` rows older than `before` (their `z`) are gone (a purge of old
     /// zombies and `del` rows).

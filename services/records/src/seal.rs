@@ -19,6 +19,10 @@ pub const IV_LEN: usize = 12;
 /// The environment variable that may hold the site key.
 pub const KEY_ENV: &str = "PALIMPSEST_RECORDS_KEY";
 
+/// The environment variable that may hold previous site keys (comma separated), still opened
+/// until `rotateKey` has resealed everything with the current one.
+pub const OLD_KEYS_ENV: &str = "PALIMPSEST_RECORDS_OLD_KEYS";
+
 /// Why a value could not be sealed or opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
@@ -37,8 +41,11 @@ pub enum SealError {
 }
 
 /// The site key.
+///
+/// Besides the current key it may hold previous ones: values sealed with them still open, and
+/// `rotateKey` reseals them with the current key (by new events, never by editing old ones).
 #[derive(Clone)]
-pub struct SiteKey(Aes256Gcm);
+pub struct SiteKey(Aes256Gcm, Vec<Aes256Gcm>);
 
 impl std::fmt::Debug for SiteKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,13 +58,36 @@ impl SiteKey {
     pub fn from_hex(text: &str) -> Result<SiteKey, SealError> {
         let bytes = hex::decode(text.trim()).map_err(|_| SealError::BadKey)?;
         let cipher = Aes256Gcm::new_from_slice(&bytes).map_err(|_| SealError::BadKey)?;
-        Ok(SiteKey(cipher))
+        Ok(SiteKey(cipher, Vec::new()))
+    }
+
+    /// This key, still opening what `previous` (64 hex digits each) sealed.
+    pub fn with_previous<'a>(
+        mut self,
+        previous: impl IntoIterator<Item = &'a str>,
+    ) -> Result<SiteKey, SealError> {
+        for text in previous {
+            let SiteKey(old, _) = SiteKey::from_hex(text)?;
+            self.1.push(old);
+        }
+        Ok(self)
+    }
+
+    /// Whether `sealed` opens with the current key (else a previous one sealed it).
+    pub fn is_current(&self, sealed: &[u8]) -> bool {
+        sealed.len() >= IV_LEN + 16 && {
+            let (iv, rest) = sealed.split_at(IV_LEN);
+            self.0.decrypt(Nonce::from_slice(iv), rest).is_ok()
+        }
     }
 
     /// The key from the environment or `<data_dir>/records-key`, created there when missing.
     pub fn load(data_dir: &Path) -> Result<SiteKey, std::io::Error> {
         let text = palimpsest_web::secret::load_or_create(KEY_ENV, &data_dir.join("records-key"))?;
+        let old = std::env::var(OLD_KEYS_ENV).unwrap_or_default();
+        let old = old.split(',').map(str::trim).filter(|k| !k.is_empty());
         SiteKey::from_hex(&text)
+            .and_then(|key| key.with_previous(old))
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
     }
 
@@ -85,10 +115,10 @@ impl SiteKey {
             return Err(SealError::Open);
         }
         let (iv, rest) = sealed.split_at(IV_LEN);
-        let plain = self
-            .0
-            .decrypt(Nonce::from_slice(iv), rest)
-            .map_err(|_| SealError::Open)?;
+        let plain = std::iter::once(&self.0)
+            .chain(self.1.iter())
+            .find_map(|key| key.decrypt(Nonce::from_slice(iv), rest).ok())
+            .ok_or(SealError::Open)?;
         rmp_serde::from_slice(&plain).map_err(|_| SealError::Open)
     }
 
@@ -157,6 +187,19 @@ mod tests {
             .seal_bytes(&json!({"a": 1}), [1; IV_LEN])
             .expect("seal");
         assert_eq!(other.open_bytes(&good), Err(SealError::Open));
+    }
+
+    #[test]
+    fn a_previous_key_still_opens_and_is_told_apart() {
+        let old = key()
+            .seal_bytes(&json!({"a": 1}), [3; IV_LEN])
+            .expect("seal");
+        let rotated = SiteKey::from_hex(&"cd".repeat(32))
+            .and_then(|k| k.with_previous([&*"ab".repeat(32)]))
+            .expect("keys");
+        assert_eq!(rotated.open_bytes(&old), Ok(json!({"a": 1})));
+        assert!(!rotated.is_current(&old));
+        assert!(rotated.is_current(&rotated.seal_bytes(&json!(1), [4; IV_LEN]).expect("seal")));
     }
 
     #[test]

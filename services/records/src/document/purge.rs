@@ -48,7 +48,7 @@ pub fn decide_purge(
             (vec![purged], releases)
         }
         Purge::Before(before) if state.zombie && row.v < before => (vec![purged], Vec::new()),
-        Purge::Before(before) if state.left.iter().any(|z| *z < before) => (
+        Purge::Before(before) if state.left.iter().any(|(z, _)| *z < before) => (
             vec![DocumentEvent::LeftRowsPurged {
                 org: key.org.clone(),
                 clazz: key.clazz.clone(),

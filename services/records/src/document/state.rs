@@ -11,8 +11,8 @@ pub struct DocumentState {
     pub zombie: bool,
     /// The highest version ever written, kept after a purge so versions never regress.
     pub last_v: i64,
-    /// The `z` of each of its `del` rows still stored.
-    pub left: Vec<i64>,
+    /// Each of its `del` rows still stored: its version (= its `z`) and sealed data.
+    pub left: Vec<(i64, String)>,
 }
 
 impl DocumentState {
@@ -34,8 +34,8 @@ pub fn evolve(mut state: DocumentState, event: &DocumentEvent) -> DocumentState 
             state.last_v = state.last_v.max(row.v);
             state.row = Some(row.clone());
             state.zombie = false;
-            if left.is_some() {
-                state.left.push(row.v);
+            if let Some(left) = left {
+                state.left.push((row.v, left.data.clone()));
             }
         }
         DocumentEvent::DocumentZombified { row } => {
@@ -48,7 +48,17 @@ pub fn evolve(mut state: DocumentState, event: &DocumentEvent) -> DocumentState 
             state.zombie = false;
             state.left.clear();
         }
-        DocumentEvent::LeftRowsPurged { before, .. } => state.left.retain(|z| z >= before),
+        DocumentEvent::LeftRowsPurged { before, .. } => state.left.retain(|(z, _)| z >= before),
+        DocumentEvent::DocumentResealed { data, left, .. } => {
+            if let Some(row) = &mut state.row {
+                row.data = data.clone();
+            }
+            for seal in left {
+                if let Some(kept) = state.left.iter_mut().find(|(v, _)| *v == seal.v) {
+                    kept.1 = seal.data.clone();
+                }
+            }
+        }
     }
     state
 }

@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, ftp, purges, reads, tasks, transfer};
+use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -16,7 +16,7 @@ use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Every function the route answers.
-pub const FUNCTIONS: [&str; 30] = [
+pub const FUNCTIONS: [&str; 31] = [
     "getDoc",
     "insertDoc",
     "updateDoc",
@@ -47,6 +47,7 @@ pub const FUNCTIONS: [&str; 30] = [
     "nextTask",
     "exportOrg",
     "importOrg",
+    "rotateKey",
 ];
 
 /// The route's handler.
@@ -124,6 +125,7 @@ async fn dispatch(
         "nextTask" => tasks::next_task(records, &caller, body).await,
         "exportOrg" => transfer::export_org(records, &caller, body).await,
         "importOrg" => transfer::import_org(records, &caller, body).await,
+        "rotateKey" => rotate::rotate_key(records, &caller).await,
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

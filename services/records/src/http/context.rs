@@ -25,6 +25,8 @@ pub struct Settings {
     pub tasks: HashMap<String, crate::http::tasks::TaskHandler>,
     /// How often an idle task runner looks for due tasks (ms).
     pub task_poll_ms: u64,
+    /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
+    pub site_key: Option<SiteKey>,
 }
 
 impl Default for Settings {
@@ -35,6 +37,7 @@ impl Default for Settings {
             clock: Arc::new(|| chrono::Utc::now().timestamp_millis()),
             tasks: HashMap::new(),
             task_poll_ms: 1000,
+            site_key: None,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod ftp;
 pub mod openapi;
 pub mod purges;
 pub mod reads;
+pub mod rotate;
 pub mod run;
 pub mod tasks;
 pub mod transfer;
@@ -44,7 +45,11 @@ pub fn router(state: AppState) -> Router {
 
 /// The context's routes with explicit settings (tests give their clock and DELTA).
 pub fn router_with(state: AppState, settings: Settings) -> Router {
-    let key = match SiteKey::load(&state.data_dir) {
+    let loaded = match settings.site_key.clone() {
+        Some(key) => Ok(key),
+        None => SiteKey::load(&state.data_dir),
+    };
+    let key = match loaded {
         Ok(key) => key,
         Err(e) => {
             tracing::error!(error = %e, "records: no site key; every call answers 503");

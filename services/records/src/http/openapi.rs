@@ -276,6 +276,13 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             true,
         ),
         (
+            "rotateKey",
+            "Reseals every document and task sealed with a previous site key with the current one (administrator).",
+            obj(json!({}), &[]),
+            obj(json!({"resealed": i()}), &["resealed"]),
+            true,
+        ),
+        (
             "nextTask",
             "The first task due at or before time (administrator); null when none.",
             obj(

@@ -52,7 +52,7 @@ pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>
 }
 
 /// `(org, pk)` of the rows `filter` selects in the class's table (none when it has no table).
-async fn candidates(
+pub(crate) async fn candidates(
     records: &Records,
     clazz: &str,
     filter: &str,

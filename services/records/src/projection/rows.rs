@@ -26,6 +26,33 @@ pub async fn apply(
             }
         }
         DocumentEvent::DocumentZombified { row } => replace(tx, s, row, 1).await,
+        DocumentEvent::DocumentResealed {
+            org,
+            clazz,
+            pk,
+            data,
+            left,
+        } => {
+            let t = table(s, clazz);
+            let bytes = |sealed: &str| {
+                seal::decode(sealed).map_err(|_| {
+                    ProjectionError::Invalid(format!("row {pk} holds data that is not base64url"))
+                })
+            };
+            tx.execute(
+                &format!("UPDATE {t} SET data = $3 WHERE org = $1 AND pk = $2 AND ck = ''"),
+                &[org, pk, &bytes(data)?],
+            )
+            .await?;
+            for seal in left {
+                tx.execute(
+                    &format!("UPDATE {t} SET data = $4 WHERE org = $1 AND pk = $2 AND ck = $3"),
+                    &[org, pk, &seal.v.to_string(), &bytes(&seal.data)?],
+                )
+                .await?;
+            }
+            Ok(())
+        }
         DocumentEvent::LeftRowsPurged {
             org,
             clazz,
