@@ -28,7 +28,8 @@ async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 
         let store = store.clone();
         tokio::spawn(async move {
             for i in 0..per_client {
-                let stream = StreamName::new("bench", "floor", format!("{c}-{i}")).expect("stream");
+                let stream = StreamName::new("bench", "floor", format!("{clients}-{c}-{i}"))
+                    .expect("stream");
                 let event = NewEvent::new("Floor", 1, json!({"i": i}));
                 store
                     .append(AppendRequest::new().stream(
