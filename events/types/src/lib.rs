@@ -14,6 +14,7 @@ pub mod subject;
 pub mod atlas;
 pub mod pads;
 pub mod records;
+pub mod resources;
 
 pub use domain::{DecodeError, DomainEvent};
 pub use envelope::{ExpectedVersion, Metadata, NewEvent, RecordedEvent};

@@ -34,6 +34,12 @@ pub fn all() -> Vec<Context> {
             state_at: palimpsest_atlas::state_at,
         },
         Context {
+            name: "resources",
+            router: palimpsest_resources::router,
+            projection: palimpsest_resources::projection,
+            state_at: palimpsest_resources::state_at,
+        },
+        Context {
             name: "records",
             router: palimpsest_records::router,
             projection: palimpsest_records::projection,

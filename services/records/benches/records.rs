@@ -108,7 +108,12 @@ async fn seed(state: &AppState, key: &SiteKey) {
 #[tokio::main]
 async fn main() {
     let db = TestDb::create().await;
-    let state = AppState::for_tests(db.url()).await.expect("state");
+    let state = AppState::connect(
+        db.url(),
+        std::env::temp_dir().join(format!("palimpsest-records-{}", uuid::Uuid::new_v4())),
+    )
+    .await
+    .expect("state");
     let projection = palimpsest_records::projection();
     palimpsest_projections::ensure(&state.store, projection.as_ref())
         .await

@@ -97,6 +97,7 @@ impl From<AppendError> for Failure {
             ))
             .into(),
             AppendError::Invalid(m) => Failure::bad(m),
+            refused @ AppendError::Refused(_) => Failure::bad(refused.to_string()),
             AppendError::Log(e) => e.into(),
         }
     }

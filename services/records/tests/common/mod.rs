@@ -43,7 +43,12 @@ impl Records {
 
     pub async fn start_with(settings: Settings) -> Records {
         let db = TestDb::create().await;
-        let state = AppState::for_tests(db.url()).await.expect("state");
+        let state = AppState::connect(
+            db.url(),
+            std::env::temp_dir().join(format!("palimpsest-records-{}", uuid::Uuid::new_v4())),
+        )
+        .await
+        .expect("state");
         let projection = palimpsest_records::projection();
         palimpsest_projections::ensure(&state.store, projection.as_ref())
             .await
