@@ -32,6 +32,7 @@ bench: services
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
     cargo bench -p palimpsest-pads --bench pads
     cargo bench -p palimpsest-resources --bench resources
+    cargo bench -p palimpsest-records --bench records
 
 # The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
 # of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a

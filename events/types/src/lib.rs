@@ -13,6 +13,7 @@ pub mod subject;
 
 pub mod atlas;
 pub mod pads;
+pub mod records;
 pub mod resources;
 
 pub use domain::{DecodeError, DomainEvent};

@@ -59,6 +59,9 @@ pub struct HttpSettings {
     /// Serve only these contexts (comma separated); all of them when absent.
     #[arg(long, value_delimiter = ',')]
     pub contexts: Vec<String>,
+    /// The records context's schema file: a JSON list of class declarations.
+    #[arg(long, env = "PALIMPSEST_RECORDS_SCHEMA")]
+    pub records_schema: Option<PathBuf>,
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the

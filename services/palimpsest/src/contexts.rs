@@ -45,6 +45,12 @@ pub fn all() -> Vec<Context> {
             state_at: palimpsest_resources::state_at,
             upload_routes: &[],
         },
+        Context {
+            name: "records",
+            router: palimpsest_records::router,
+            projection: palimpsest_records::projection,
+            state_at: palimpsest_records::state_at,
+        },
     ]
 }
 

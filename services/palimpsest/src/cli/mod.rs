@@ -113,6 +113,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
     let selected = contexts::select(&http.contexts).map_err(anyhow::Error::msg)?;
+    if let Some(path) = &http.records_schema {
+        let schema = palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;
+        palimpsest_records::http::configure(palimpsest_records::http::context::Settings {
+            schema,
+            ..Default::default()
+        });
+    }
     let listener = tokio::net::TcpListener::bind(http.addr).await?;
     let running = processes::start(
         settings,

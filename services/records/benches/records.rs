@@ -1,0 +1,221 @@
+//! Records figures, each beside a floor measured in the same run:
+//!
+//! - single-document writes per second (`insertDoc` over HTTP, through the command runner,
+//!   waiting for the read model) at 1 and 64 clients, beside the log's own 1-event append rate
+//!   at the same concurrency;
+//! - an incremental sync of 100,000 documents (`listDocsSk` over HTTP: query, decrypt, decode,
+//!   JSON), beside a plain scan of the same rows;
+//! - the decrypt-and-decode cost per document.
+//!
+//! `cargo bench -p palimpsest-records --bench records` (uses a fresh database on the local
+//! Postgres, or the server `DATABASE_URL` names, and drops it).
+
+use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+use palimpsest_log::{AppendRequest, EventStore};
+use palimpsest_records::hash::sha16;
+use palimpsest_records::seal::{Nonces, SiteKey};
+use palimpsest_testkit::TestDb;
+use palimpsest_web::AppState;
+use serde_json::json;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const SYNC_DOCS: usize = 100_000;
+
+async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 {
+    let started = Instant::now();
+    let tasks = (0..clients).map(|c| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for i in 0..per_client {
+                let stream = StreamName::new("bench", "floor", format!("{clients}-{c}-{i}"))
+                    .expect("stream");
+                let event = NewEvent::new("Floor", 1, json!({"i": i}));
+                store
+                    .append(AppendRequest::new().stream(
+                        stream,
+                        ExpectedVersion::NoStream,
+                        vec![event],
+                    ))
+                    .await
+                    .expect("append");
+            }
+        })
+    });
+    futures::future::join_all(tasks).await;
+    (clients * per_client) as f64 / started.elapsed().as_secs_f64()
+}
+
+async fn insert_rate(
+    http: &reqwest::Client,
+    base: &str,
+    admin: &str,
+    clients: usize,
+    per_client: usize,
+    tag: &str,
+) -> f64 {
+    let started = Instant::now();
+    let tasks = (0..clients).map(|c| {
+        let (http, base, admin, tag) = (http.clone(), base.to_owned(), admin.to_owned(), tag.to_owned());
+        tokio::spawn(async move {
+            for i in 0..per_client {
+                let res = http
+                    .post(format!("{base}/api/insertDoc"))
+                    .bearer_auth(&admin)
+                    .json(&json!({"org": "bench", "data": {"clazz": "Article", "p1": format!("{tag}-{c}-{i}"), "auteur": "Hugo", "taille": i, "titre": "un titre assez ordinaire"}}))
+                    .send()
+                    .await
+                    .expect("request");
+                assert!(res.status().is_success(), "{}", res.text().await.unwrap_or_default());
+            }
+        })
+    });
+    futures::future::join_all(tasks).await;
+    (clients * per_client) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Seeds `SYNC_DOCS` rows of collection auteur = Zola straight into the row table.
+async fn seed(state: &AppState, key: &SiteKey) {
+    let client = state.read.get().await.expect("client");
+    let mut nonces = Nonces::fresh(SYNC_DOCS);
+    let zola = sha16("Zola");
+    for chunk in (0..SYNC_DOCS).collect::<Vec<_>>().chunks(5_000) {
+        let mut pks = Vec::new();
+        let mut datas = Vec::new();
+        for i in chunk {
+            let data = json!({"clazz": "Article", "org": "sync", "p1": format!("s{i}"), "auteur": "Zola", "v": 1000 + *i as i64, "x": 0, "titre": "un titre assez ordinaire", "taille": i});
+            pks.push(sha16(&format!("s{i}")));
+            datas.push(
+                key.seal_bytes(&data, nonces.take().expect("iv"))
+                    .expect("seal"),
+            );
+        }
+        client
+            .execute(
+                "INSERT INTO records.\"Article\" (org, pk, v, x, ck, del, auteur, data) \
+                 SELECT 'sync', pk, 1000 + n, 0, '', 0, $1, data FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS t(pk, data, n)",
+                &[&zola, &pks, &datas],
+            )
+            .await
+            .expect("seed");
+    }
+    client
+        .execute("ANALYZE records.\"Article\"", &[])
+        .await
+        .expect("analyze");
+}
+
+#[tokio::main]
+async fn main() {
+    let db = TestDb::create().await;
+    let state = AppState::connect(
+        db.url(),
+        std::env::temp_dir().join(format!("palimpsest-records-{}", uuid::Uuid::new_v4())),
+    )
+    .await
+    .expect("state");
+    let projection = palimpsest_records::projection();
+    palimpsest_projections::ensure(&state.store, projection.as_ref())
+        .await
+        .expect("read model");
+    let shutdown = CancellationToken::new();
+    let runner =
+        palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
+    let app = axum::Router::new()
+        .nest("/records", palimpsest_records::router(state.clone()))
+        .layer(axum::middleware::from_fn(
+            palimpsest_web::command::fingerprint_requests,
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}/records", listener.local_addr().expect("addr"));
+    let stop = shutdown.clone();
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    let http = reqwest::Client::new();
+    let admin = state.admin_token.as_ref().clone();
+    let declared = http
+        .post(format!("{base}/api/declareClass"))
+        .bearer_auth(&admin)
+        .json(&json!({"clazz": "Article", "sync": true, "pk": ["p1"], "collections": [{"name": "auteur", "props": ["auteur"]}], "indexes": [{"name": "taille", "type": "int"}]}))
+        .send()
+        .await
+        .expect("declare");
+    assert!(declared.status().is_success());
+
+    println!("records bench (floors measured in the same run)");
+    for (clients, per_client) in [(1usize, 300usize), (64, 30)] {
+        let floor = log_rate(&state.store, clients, per_client).await;
+        let rate = insert_rate(
+            &http,
+            &base,
+            &admin,
+            clients,
+            per_client,
+            &format!("c{clients}"),
+        )
+        .await;
+        println!(
+            "  insertDoc, {clients:>2} clients: {rate:>8.0} docs/s   log 1-event appends: {floor:>8.0}/s   ratio {:>5.1}% (goal >= 50%)",
+            100.0 * rate / floor
+        );
+    }
+
+    let key = SiteKey::load(&state.data_dir).expect("key");
+    seed(&state, &key).await;
+    let client = state.read.get().await.expect("client");
+    let started = Instant::now();
+    let rows = client
+        .query(
+            "SELECT pk, v, x, del, data FROM records.\"Article\" WHERE org = 'sync' AND ck = ''",
+            &[],
+        )
+        .await
+        .expect("scan");
+    let scan = started.elapsed().as_secs_f64();
+    assert_eq!(rows.len(), SYNC_DOCS);
+    let started = Instant::now();
+    for row in &rows {
+        let sealed: Vec<u8> = row.get(4);
+        std::hint::black_box(key.open_bytes(&sealed).expect("open"));
+    }
+    let decode = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let answer: serde_json::Value = http
+        .post(format!("{base}/api/listDocsSk"))
+        .bearer_auth(&admin)
+        .json(&json!({"org": "sync", "cl": "Article", "ik": 0, "val": "Zola", "v": 0}))
+        .send()
+        .await
+        .expect("sync")
+        .json()
+        .await
+        .expect("json");
+    let sync = started.elapsed().as_secs_f64();
+    assert_eq!(
+        answer["result"]["rows"].as_array().map(Vec::len),
+        Some(SYNC_DOCS)
+    );
+    println!(
+        "  incremental sync of {SYNC_DOCS} docs: {:.0} ms ({:.0} docs/s)   plain scan: {:.0} ms ({:.0} rows/s)   ratio {:.1}% (goal >= 30%)",
+        sync * 1000.0,
+        SYNC_DOCS as f64 / sync,
+        scan * 1000.0,
+        SYNC_DOCS as f64 / scan,
+        100.0 * scan / sync
+    );
+    println!(
+        "  decrypt + msgpack decode: {:.2} us per document",
+        decode * 1e6 / SYNC_DOCS as f64
+    );
+
+    shutdown.cancel();
+    let _ = runner.await;
+    let _ = server.await;
+    let _ = std::fs::remove_dir_all(&state.data_dir);
+    db.drop().await;
+}

@@ -1,0 +1,131 @@
+//! `POST /records/api/<function>`: one route for the spec's generic API, the body holding the
+//! function's arguments by their spec names, the answer `{"result": …}`.
+
+use crate::http::auth::Caller;
+use crate::http::context::Records;
+use crate::http::failure::Failure;
+use crate::http::writes::{self, Request};
+use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use palimpsest_web::command::CommandRequest;
+use serde_json::{Value, json};
+
+/// Every function the route answers.
+pub const FUNCTIONS: [&str; 31] = [
+    "getDoc",
+    "insertDoc",
+    "updateDoc",
+    "deleteDoc",
+    "listDocs",
+    "listDocsSk",
+    "listDocsIdx",
+    "getHdr",
+    "insertHdr",
+    "updateHdr",
+    "getOrg",
+    "insertOrg",
+    "updateOrg",
+    "listOrgs",
+    "listOrgsIdx",
+    "operation",
+    "declareClass",
+    "issueOrgToken",
+    "purgeAllDocs",
+    "purgeOrg",
+    "purgeOrgs",
+    "purgeDlvDocs",
+    "setFTP",
+    "purgeFTP",
+    "listFTP",
+    "purgeAllFTP",
+    "setTask",
+    "nextTask",
+    "exportOrg",
+    "importOrg",
+    "rotateKey",
+];
+
+/// The route's handler.
+pub async fn call(
+    State(records): State<Records>,
+    Path(function): Path<String>,
+    request: CommandRequest,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return Failure {
+                status: rejection.status(),
+                code: "BADREQUEST",
+                message: rejection.body_text(),
+            }
+            .into_response();
+        }
+    };
+    match dispatch(&records, &function, &request, &headers, &body).await {
+        Ok(result) => Json(json!({ "result": result })).into_response(),
+        Err(failure) => failure.into_response(),
+    }
+}
+
+async fn dispatch(
+    records: &Records,
+    function: &str,
+    request: &CommandRequest,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    if !FUNCTIONS.contains(&function) {
+        return Err(crate::RecordsError::NotFound(format!(
+            "no function `{function}`; see /records/openapi.json"
+        ))
+        .into());
+    }
+    let caller = Caller::of(records, headers).await?;
+    let req = Request {
+        records,
+        caller: &caller,
+        request,
+    };
+    match function {
+        "getDoc" => reads::get_doc(records, &caller, body).await,
+        "listDocs" => reads::list_docs(records, &caller, body).await,
+        "listDocsSk" => reads::list_docs_sk(records, &caller, body).await,
+        "listDocsIdx" => reads::list_docs_idx(records, &caller, body).await,
+        "getHdr" => reads::get_hdr(records, body).await,
+        "getOrg" => reads::get_org(records, &caller, body).await,
+        "listOrgs" => reads::list_orgs(records, &caller, body).await,
+        "listOrgsIdx" => reads::list_orgs_idx(records, &caller, body).await,
+        "insertDoc" => writes::insert_doc(req, body).await,
+        "updateDoc" => writes::update_doc(req, body).await,
+        "deleteDoc" => writes::delete_doc(req, body).await,
+        "operation" => writes::operation(req, body).await,
+        "insertHdr" => writes::write_hdr(req, body, false).await,
+        "updateHdr" => writes::write_hdr(req, body, true).await,
+        "insertOrg" => writes::write_org(req, body, false).await,
+        "updateOrg" => writes::write_org(req, body, true).await,
+        "declareClass" => admin::declare_class(records, &caller, request, body).await,
+        "issueOrgToken" => admin::issue_org_token(records, &caller, request, body).await,
+        "purgeAllDocs" => purges::purge_all_docs(records, &caller, body).await,
+        "purgeOrg" => purges::purge_org(records, &caller, body).await,
+        "purgeOrgs" => purges::purge_orgs(records, &caller, body).await,
+        "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, body).await,
+        "setFTP" => ftp::set_ftp(records, &caller, request, body).await,
+        "purgeFTP" => ftp::purge_ftp(records, &caller, request, body).await,
+        "listFTP" => ftp::list_ftp(records, &caller, body).await,
+        "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, body).await,
+        "setTask" => tasks::set_task(records, &caller, request, body).await,
+        "nextTask" => tasks::next_task(records, &caller, body).await,
+        "exportOrg" => transfer::export_org(records, &caller, body).await,
+        "importOrg" => transfer::import_org(records, &caller, body).await,
+        "rotateKey" => rotate::rotate_key(records, &caller).await,
+        _ => Err(Failure::bad(format!("function {function} is not served"))),
+    }
+}

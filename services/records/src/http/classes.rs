@@ -1,0 +1,90 @@
+//! Finding a class's declaration: built in (`Hdr`, `Org` until declared), recorded on its class
+//! stream (cached: a recorded declaration never changes), or from the schema file — then the
+//! first operation that uses it records it in the same append.
+
+use crate::class::{self, HDR, ORG};
+use crate::http::context::Records;
+use crate::http::failure::Failure;
+use crate::streams;
+use palimpsest_events::DomainEvent;
+use palimpsest_events::records::{ClassDeclaration, ClassEvent};
+use std::sync::Arc;
+
+/// A class as an operation finds it.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The declaration.
+    pub class: Arc<ClassDeclaration>,
+    /// True when it is not recorded yet: the operation appends its `ClassDeclared`.
+    pub pending: bool,
+}
+
+/// The recorded declaration of `clazz`, if any.
+pub async fn recorded(
+    records: &Records,
+    clazz: &str,
+) -> Result<Option<Arc<ClassDeclaration>>, Failure> {
+    if let Some(found) = cached(records, clazz) {
+        return Ok(Some(found));
+    }
+    let events = records
+        .app
+        .store
+        .read_stream(&streams::class(clazz), 0, 1)
+        .await?;
+    let Some(event) = events.first() else {
+        return Ok(None);
+    };
+    let ClassEvent::ClassDeclared { declaration } =
+        ClassEvent::decode(event).map_err(Failure::internal)?;
+    let declaration = Arc::new(declaration);
+    if let Ok(mut map) = records.classes.write() {
+        map.insert(clazz.to_owned(), declaration.clone());
+    }
+    Ok(Some(declaration))
+}
+
+fn cached(records: &Records, clazz: &str) -> Option<Arc<ClassDeclaration>> {
+    records.classes.read().ok()?.get(clazz).cloned()
+}
+
+/// The class named `clazz` for an operation or a read; an unknown class is a bad request.
+pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
+    if !class::is_class_name(clazz) {
+        return Err(Failure::bad(format!("`{clazz}` is not a class name")));
+    }
+    if clazz == HDR {
+        return Ok(builtin(clazz));
+    }
+    if let Some(class) = recorded(records, clazz).await? {
+        return Ok(Found {
+            class,
+            pending: false,
+        });
+    }
+    if let Some(declared) = records.settings.schema.iter().find(|d| d.clazz == clazz) {
+        return Ok(Found {
+            class: Arc::new(declared.clone()),
+            pending: true,
+        });
+    }
+    if clazz == ORG {
+        return Ok(builtin(clazz));
+    }
+    Err(Failure::bad(format!(
+        "class {clazz} is not declared (declareClass or the schema file)"
+    )))
+}
+
+fn builtin(clazz: &str) -> Found {
+    Found {
+        class: Arc::new(class::builtin(clazz).unwrap_or_else(|| ClassDeclaration {
+            clazz: clazz.to_owned(),
+            sync: true,
+            pk: Vec::new(),
+            collections: Vec::new(),
+            indexes: Vec::new(),
+        })),
+        pending: false,
+    }
+}

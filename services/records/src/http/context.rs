@@ -1,0 +1,82 @@
+//! What every records handler shares: the platform's state, the site key, the settings, and the
+//! cache of class declarations.
+
+use crate::seal::SiteKey;
+use palimpsest_events::records::ClassDeclaration;
+use palimpsest_web::AppState;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// The clock operations take their time from (UTC epoch ms); tests give their own.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// How the context runs.
+#[derive(Clone)]
+pub struct Settings {
+    /// Classes from the schema file (`--records-schema`), declared on start and on first use.
+    pub schema: Vec<ClassDeclaration>,
+    /// What a list answer subtracts from its operation's time to give the version the client
+    /// stores next (`t - DELTA`), in ms: it must exceed the time from an operation's start to
+    /// its rows being readable.
+    pub delta_ms: i64,
+    /// The operations' clock.
+    pub clock: Clock,
+    /// Task handlers by `process` name; the runner starts when there is one.
+    pub tasks: HashMap<String, crate::http::tasks::TaskHandler>,
+    /// How often an idle task runner looks for due tasks (ms).
+    pub task_poll_ms: u64,
+    /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
+    pub site_key: Option<SiteKey>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            schema: Vec::new(),
+            delta_ms: 10_000,
+            clock: Arc::new(|| chrono::Utc::now().timestamp_millis()),
+            tasks: HashMap::new(),
+            task_poll_ms: 1000,
+            site_key: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("schema", &self.schema.len())
+            .field("delta_ms", &self.delta_ms)
+            .finish()
+    }
+}
+
+/// The records context's handler state.
+#[derive(Clone)]
+pub struct Records {
+    /// The platform's state: log, read pool, admin token.
+    pub app: AppState,
+    /// The site key sealing `data`.
+    pub key: SiteKey,
+    /// How it runs.
+    pub settings: Arc<Settings>,
+    /// Declarations read from class streams (a declaration never changes once recorded).
+    pub classes: Arc<RwLock<HashMap<String, Arc<ClassDeclaration>>>>,
+}
+
+impl Records {
+    /// The context's state.
+    pub fn new(app: AppState, key: SiteKey, settings: Settings) -> Records {
+        Records {
+            app,
+            key,
+            settings: Arc::new(settings),
+            classes: Arc::default(),
+        }
+    }
+
+    /// The operation time now.
+    pub fn now(&self) -> i64 {
+        (self.settings.clock)()
+    }
+}

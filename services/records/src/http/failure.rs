@@ -1,0 +1,126 @@
+//! Every refusal as `{"error": {"code", "message"}}` with its status, mapped in one place.
+
+use crate::error::RecordsError;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use palimpsest_log::{AppendError, LogError};
+use serde_json::json;
+
+/// An HTTP refusal: status, the spec's code, and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The response status.
+    pub status: StatusCode,
+    /// `REGVER`, `NOTFOUND`, `EXISTS`, `CONFLICT`, `UNIQUE`, `FORBIDDEN`, `BADREQUEST`, or
+    /// `INTERNAL` / `UNAVAILABLE` for the server's own failures.
+    pub code: &'static str,
+    /// What was wrong and where.
+    pub message: String,
+}
+
+impl Failure {
+    /// 400 BADREQUEST.
+    pub fn bad(message: impl Into<String>) -> Failure {
+        RecordsError::bad(message).into()
+    }
+
+    /// 403 FORBIDDEN.
+    pub fn forbidden(message: impl Into<String>) -> Failure {
+        RecordsError::Forbidden(message.into()).into()
+    }
+
+    /// 401 with code FORBIDDEN: no or an unknown bearer token.
+    pub fn unauthenticated(message: impl Into<String>) -> Failure {
+        Failure {
+            status: StatusCode::UNAUTHORIZED,
+            code: "FORBIDDEN",
+            message: message.into(),
+        }
+    }
+
+    /// 500: the detail goes to the log, not the client.
+    pub fn internal(detail: impl std::fmt::Display) -> Failure {
+        tracing::error!(error = %detail, "records: internal error");
+        Failure {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "INTERNAL",
+            message: "internal error".into(),
+        }
+    }
+
+    /// 503: the log or the read model cannot be reached.
+    pub fn unavailable(detail: impl std::fmt::Display) -> Failure {
+        tracing::warn!(error = %detail, "records: unavailable");
+        Failure {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "UNAVAILABLE",
+            message: "the store is unavailable, retry".into(),
+        }
+    }
+}
+
+impl From<RecordsError> for Failure {
+    fn from(e: RecordsError) -> Self {
+        let status = match &e {
+            RecordsError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            RecordsError::Forbidden(_) => StatusCode::FORBIDDEN,
+            RecordsError::NotFound(_) => StatusCode::NOT_FOUND,
+            RecordsError::Regver { .. }
+            | RecordsError::Exists(_)
+            | RecordsError::Conflict(_)
+            | RecordsError::Unique { .. } => StatusCode::CONFLICT,
+            RecordsError::Sealing(_) => return Failure::internal(e),
+        };
+        Failure {
+            status,
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<LogError> for Failure {
+    fn from(e: LogError) -> Self {
+        match e {
+            LogError::Pool(_) | LogError::WriterStopped => Failure::unavailable(e),
+            other => Failure::internal(other),
+        }
+    }
+}
+
+impl From<AppendError> for Failure {
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::WrongExpectedVersion { stream, .. } => RecordsError::Conflict(format!(
+                "stream {stream} kept changing while the operation was decided; retry"
+            ))
+            .into(),
+            AppendError::Invalid(m) => Failure::bad(m),
+            refused @ AppendError::Refused(_) => Failure::bad(refused.to_string()),
+            AppendError::Log(e) => e.into(),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for Failure {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        Failure::unavailable(e)
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Failure::internal(e)
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(json!({"error": {"code": self.code, "message": self.message}})),
+        )
+            .into_response()
+    }
+}

@@ -1,0 +1,394 @@
+//! The OpenAPI 3.1 description of the records API, served at `/records/openapi.json`: one path
+//! per function of `POST /records/api/<function>`, each with its arguments and its result.
+
+use axum::Json;
+use serde_json::{Map, Value, json};
+
+fn s() -> Value {
+    json!({"type": "string"})
+}
+fn i() -> Value {
+    json!({"type": "integer", "format": "int64"})
+}
+fn r(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+fn obj(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+fn org() -> Value {
+    json!({"type": "string", "description": "The organisation; an org token's own when absent (the administrator must name it)."})
+}
+fn since() -> Value {
+    json!({"type": "integer", "format": "int64", "description": "Answer only what is newer than this version (incremental sync)."})
+}
+
+/// Each function: name, summary, arguments schema, result schema, whether it writes.
+fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
+    let data = r("Data");
+    let doc = r("Document");
+    let nullable_doc = json!({"oneOf": [r("Document"), {"type": "null"}]});
+    let list = r("List");
+    let purged = obj(json!({"purged": i()}), &["purged"]);
+    let idx = |extra: Value| {
+        let mut props = json!({"ix": {"oneOf": [s(), {"type": "integer", "minimum": 0}], "description": "index name or number"},
+            "comp": {"enum": ["=", "<", "<=", ">", ">=", "in"]}, "val": {"description": "value in clear (a list for `in` on a single-valued index)"}, "v": since()});
+        if let (Value::Object(p), Value::Object(e)) = (&mut props, extra) {
+            p.extend(e);
+        }
+        props
+    };
+    vec![
+        (
+            "getDoc",
+            "A document (or its zombie) by pk; null when absent or not newer than v.",
+            obj(
+                json!({"org": org(), "cl": s(), "pk": s(), "v": since()}),
+                &["cl", "pk"],
+            ),
+            nullable_doc.clone(),
+            false,
+        ),
+        (
+            "insertDoc",
+            "Creates a document (it must not exist, zombies included).",
+            obj(json!({"org": org(), "data": data.clone()}), &["data"]),
+            doc.clone(),
+            true,
+        ),
+        (
+            "updateDoc",
+            "Replaces a document's data; v is the version read.",
+            obj(
+                json!({"org": org(), "data": data.clone(), "v": i()}),
+                &["data", "v"],
+            ),
+            doc.clone(),
+            true,
+        ),
+        (
+            "deleteDoc",
+            "Deletes a document: a zombie for a SYNC class (answered), a purge for NOSYNC (null).",
+            obj(json!({"org": org(), "cl": s(), "pk": s()}), &["cl", "pk"]),
+            nullable_doc.clone(),
+            true,
+        ),
+        (
+            "listDocs",
+            "The class's documents newer than v.",
+            obj(json!({"org": org(), "cl": s(), "v": since()}), &["cl"]),
+            list.clone(),
+            false,
+        ),
+        (
+            "listDocsSk",
+            "A sub-collection's plus and del rows newer than v, the newest per pk.",
+            obj(
+                json!({"org": org(), "cl": s(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since()}),
+                &["cl", "ik", "val"],
+            ),
+            list.clone(),
+            false,
+        ),
+        (
+            "listDocsIdx",
+            "Documents whose index compares with val (G-scope indexes: administrator).",
+            obj(
+                idx(json!({"org": org(), "cl": s()})),
+                &["cl", "ix", "comp", "val"],
+            ),
+            list.clone(),
+            false,
+        ),
+        (
+            "getHdr",
+            "The service's singleton Hdr.",
+            obj(json!({"v": since()}), &[]),
+            nullable_doc.clone(),
+            false,
+        ),
+        (
+            "insertHdr",
+            "Creates Hdr (administrator).",
+            obj(json!({"data": r("SpecialData")}), &["data"]),
+            doc.clone(),
+            true,
+        ),
+        (
+            "updateHdr",
+            "Updates Hdr (administrator).",
+            obj(json!({"data": r("SpecialData"), "v": i()}), &["data", "v"]),
+            doc.clone(),
+            true,
+        ),
+        (
+            "getOrg",
+            "An organisation's document.",
+            obj(json!({"org": org(), "v": since()}), &[]),
+            nullable_doc.clone(),
+            false,
+        ),
+        (
+            "insertOrg",
+            "Creates an organisation's document, pk data.org (administrator).",
+            obj(json!({"data": r("SpecialData")}), &["data"]),
+            doc.clone(),
+            true,
+        ),
+        (
+            "updateOrg",
+            "Updates an organisation's document (administrator).",
+            obj(json!({"data": r("SpecialData"), "v": i()}), &["data", "v"]),
+            doc.clone(),
+            true,
+        ),
+        (
+            "listOrgs",
+            "Every organisation's document newer than v (administrator).",
+            obj(json!({"v": since()}), &[]),
+            list.clone(),
+            false,
+        ),
+        (
+            "listOrgsIdx",
+            "Organisations by an index of Org (administrator).",
+            obj(idx(json!({})), &["ix", "comp", "val"]),
+            list.clone(),
+            false,
+        ),
+        (
+            "operation",
+            "Several writes at one version in one atomic append.",
+            obj(
+                json!({"org": org(), "writes": {"type": "array", "minItems": 1, "maxItems": 1000, "items": r("Write")}}),
+                &["writes"],
+            ),
+            json!({"type": "array", "items": nullable_doc.clone()}),
+            true,
+        ),
+        (
+            "declareClass",
+            "Declares a class (administrator); the same again is answered as is.",
+            r("ClassDeclaration"),
+            r("ClassDeclaration"),
+            true,
+        ),
+        (
+            "issueOrgToken",
+            "A new bearer token scoped to an organisation (administrator).",
+            obj(json!({"org": s()}), &["org"]),
+            obj(json!({"token": s()}), &["token"]),
+            true,
+        ),
+        (
+            "purgeAllDocs",
+            "Purges every document of a class in an org (administrator).",
+            obj(json!({"org": s(), "cl": s()}), &["org", "cl"]),
+            purged.clone(),
+            true,
+        ),
+        (
+            "purgeOrg",
+            "Purges an org's zombies and del rows older than z, or all its documents without z (administrator).",
+            obj(json!({"org": s(), "z": i()}), &["org"]),
+            purged.clone(),
+            true,
+        ),
+        (
+            "purgeOrgs",
+            "Purges zombies and del rows older than z in every org (administrator).",
+            obj(json!({"z": i()}), &["z"]),
+            purged.clone(),
+            true,
+        ),
+        (
+            "purgeDlvDocs",
+            "Purges an org's documents selected by an index (administrator); lsp restricts to these pks.",
+            obj(
+                idx(json!({"org": s(), "cl": s(), "lsp": {"type": "array", "items": s()}})),
+                &["org", "cl", "ix", "comp", "val"],
+            ),
+            purged.clone(),
+            true,
+        ),
+        (
+            "setFTP",
+            "Lists a storage path for purge after day dp.",
+            obj(
+                json!({"org": org(), "path": s(), "dp": i()}),
+                &["path", "dp"],
+            ),
+            obj(json!({"changed": i()}), &["changed"]),
+            true,
+        ),
+        (
+            "purgeFTP",
+            "Unlists a storage path.",
+            obj(json!({"org": org(), "path": s()}), &["path"]),
+            obj(json!({"changed": i()}), &["changed"]),
+            true,
+        ),
+        (
+            "listFTP",
+            "Paths due for purge at day dp (administrator).",
+            obj(json!({"dp": i()}), &["dp"]),
+            obj(
+                json!({"rows": {"type": "array", "items": obj(json!({"org": s(), "path": s(), "p": i()}), &["org", "path", "p"])}}),
+                &["rows"],
+            ),
+            false,
+        ),
+        (
+            "purgeAllFTP",
+            "Unlists every path due at day dp (administrator).",
+            obj(json!({"dp": i()}), &["dp"]),
+            purged,
+            true,
+        ),
+        (
+            "setTask",
+            "Creates or replaces the task [org, sha16(process/pk…)], due at data.startTime.",
+            obj(
+                json!({"org": org(), "data": obj(json!({"process": s(), "pk": {"type": "array", "items": s()}, "startTime": {"type": "string", "pattern": "^[0-9]{17}$"}, "nb": i()}), &["process", "pk", "startTime"])}),
+                &["data"],
+            ),
+            obj(json!({"k0": s()}), &["k0"]),
+            true,
+        ),
+        (
+            "exportOrg",
+            "An org's live documents as clear data, of one class when cl is given (administrator).",
+            obj(json!({"org": s(), "cl": s()}), &["org"]),
+            obj(
+                json!({"docs": {"type": "array", "items": r("Document")}}),
+                &["docs"],
+            ),
+            false,
+        ),
+        (
+            "importOrg",
+            "Inserts exported documents into an org, re-keyed to it (administrator).",
+            obj(
+                json!({"org": s(), "docs": {"type": "array", "items": r("Data")}}),
+                &["org", "docs"],
+            ),
+            obj(json!({"imported": i()}), &["imported"]),
+            true,
+        ),
+        (
+            "rotateKey",
+            "Reseals every document and task sealed with a previous site key with the current one (administrator).",
+            obj(json!({}), &[]),
+            obj(json!({"resealed": i()}), &["resealed"]),
+            true,
+        ),
+        (
+            "nextTask",
+            "The first task due at or before time (administrator); null when none.",
+            obj(
+                json!({"time": {"type": "string", "pattern": "^[0-9]{17}$"}}),
+                &["time"],
+            ),
+            json!({"oneOf": [obj(json!({"org": s(), "k0": s(), "i0": s(), "data": {"type": "object"}}), &["org", "k0", "i0", "data"]), {"type": "null"}]}),
+            false,
+        ),
+    ]
+}
+
+fn error() -> Value {
+    json!({"description": "Refused", "content": {"application/json": {"schema": r("Error")}}})
+}
+
+fn path(summary: &str, args: Value, result: Value, writes: bool) -> Value {
+    let mut parameters = Vec::new();
+    if writes {
+        parameters.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
+            "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "A retried request with the same key gets the first answer and appends nothing."}));
+    }
+    let mut responses = Map::new();
+    responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": obj(json!({"result": result}), &["result"])}}}));
+    for code in [
+        "400", "401", "403", "404", "409", "413", "415", "422", "503",
+    ] {
+        responses.insert(code.into(), error());
+    }
+    json!({"post": {"summary": summary, "parameters": parameters,
+        "requestBody": {"required": true, "content": {"application/json": {"schema": args}}},
+        "responses": responses}})
+}
+
+fn schemas() -> Value {
+    json!({
+        "Error": obj(json!({"error": obj(json!({"code": {"enum": ["REGVER", "NOTFOUND", "EXISTS", "CONFLICT", "UNIQUE", "FORBIDDEN", "BADREQUEST", "INTERNAL", "UNAVAILABLE"]}, "message": s()}), &["code", "message"])}), &["error"]),
+        "Data": {"type": "object", "required": ["clazz"], "additionalProperties": true,
+            "properties": {"clazz": s()}, "description": "A document's data: clazz, its key properties p1 p2 …, its indexed and other properties."},
+        "SpecialData": {"type": "object", "additionalProperties": true, "properties": {"clazz": s(), "org": s()}},
+        "Document": {"type": "object", "additionalProperties": true, "required": ["clazz", "v", "x", "pk"],
+            "properties": {"clazz": s(), "org": s(), "v": i(), "x": {"enum": [0, 1]}, "pk": s()},
+            "description": "The stored data, decrypted, with clazz, org, v, x and the row's pk."},
+        "Row": obj(json!({"pk": s(), "v": i(), "x": {"enum": [0, 1, 2]}, "del": {"enum": [0, 1]}, "org": s(), "data": r("Document")}), &["pk", "v", "x", "del"]),
+        "List": obj(json!({"rows": {"type": "array", "items": r("Row")}, "v": {"type": "integer", "format": "int64", "description": "the version to store next: this read's time minus DELTA"}}), &["rows", "v"]),
+        "Write": {"oneOf": [
+            obj(json!({"op": {"const": "insert"}, "data": r("Data")}), &["op", "data"]),
+            obj(json!({"op": {"const": "update"}, "data": r("Data"), "v": i()}), &["op", "data", "v"]),
+            obj(json!({"op": {"const": "delete"}, "cl": s(), "pk": s()}), &["op", "cl", "pk"])]},
+        "ClassDeclaration": {"type": "object", "additionalProperties": false, "required": ["clazz", "sync"], "properties": {
+            "clazz": s(), "sync": {"type": "boolean"}, "pk": {"type": "array", "items": s()},
+            "collections": {"type": "array", "items": {"type": "object", "additionalProperties": false, "required": ["name", "props"],
+                "properties": {"name": s(), "props": {"type": "array", "items": s()}, "list": {"type": "boolean"}}}},
+            "indexes": {"type": "array", "items": {"type": "object", "additionalProperties": false, "required": ["name", "type"],
+                "properties": {"name": s(), "type": {"enum": ["uniq", "hash", "string", "int", "float", "list"]}, "scope": {"enum": ["G", "O"]}}}}}}
+    })
+}
+
+/// The document, built from the same table of functions the route serves.
+pub fn spec() -> Value {
+    let mut paths = Map::new();
+    for (name, summary, args, result, writes) in functions() {
+        paths.insert(format!("/api/{name}"), path(summary, args, result, writes));
+    }
+    paths.insert("/feed".into(), json!({"get": {"summary": "A class's or a sub-collection's changes as Server-Sent Events: each `rows` event is a list answer.",
+        "parameters": [
+            {"name": "cl", "in": "query", "required": true, "schema": s()},
+            {"name": "org", "in": "query", "required": false, "schema": s()},
+            {"name": "ik", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
+            {"name": "val", "in": "query", "required": false, "schema": s()},
+            {"name": "v", "in": "query", "required": false, "schema": i()}],
+        "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": s()}}},
+            "400": error(), "401": error(), "403": error(), "503": error()}}}));
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Palimpsest records", "version": "1",
+            "description": "The organisation document store's generic API: POST /records/api/<function> with the spec's argument names; answers {\"result\": …} or {\"error\": {\"code\", \"message\"}}."},
+        "servers": [{"url": "/records"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {"schemas": schemas(), "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+            "description": "The admin token, or an organisation's token from issueOrgToken."}}}
+    })
+}
+
+/// `GET /records/openapi.json`.
+pub async fn document() -> Json<Value> {
+    Json(spec())
+}
+
+/// The functions the document describes, to check it against the route's.
+pub fn described() -> Vec<&'static str> {
+    functions().into_iter().map(|f| f.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::api::FUNCTIONS;
+
+    #[test]
+    fn the_document_describes_every_function_served_and_no_other() {
+        let mut served: Vec<&str> = FUNCTIONS.to_vec();
+        let mut documented = described();
+        served.sort_unstable();
+        documented.sort_unstable();
+        assert_eq!(served, documented);
+    }
+}

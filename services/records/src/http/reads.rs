@@ -1,0 +1,402 @@
+//! The read functions of the generic API, over the row tables: getDoc, listDocs (the class),
+//! listDocsSk (a sub-collection), listDocsIdx (an index filter), and the Hdr and Org reads.
+//!
+//! Incremental sync: given `v`, a list answers the rows newer than `v`, one per pk — the newest,
+//! and of two at the same version the document's row rather than its `del` row — and the version
+//! the client stores next, `t - DELTA`, where `t` is this read's time.
+
+use crate::class::{HDR, ORG};
+use crate::http::auth::Caller;
+use crate::http::body::args;
+use crate::http::classes;
+use crate::http::context::Records;
+use crate::http::failure::Failure;
+use crate::projection::schema::table;
+use crate::row::{collection_value_key, index_filter_value};
+use palimpsest_events::records::{ClassDeclaration, IndexKind, IndexValue, Scope};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+type Param = Box<dyn ToSql + Sync + Send>;
+
+/// A row as lists answer it.
+fn row_json(
+    records: &Records,
+    row: &tokio_postgres::Row,
+    with_org: bool,
+) -> Result<Value, Failure> {
+    let pk: String = row.get("pk");
+    let x: i16 = row.get("x");
+    let del: i16 = row.get("del");
+    let mut out = json!({"pk": pk, "v": row.get::<_, i64>("v"), "x": x, "del": del});
+    if with_org {
+        out["org"] = json!(row.get::<_, String>("org"));
+    }
+    if del == 0 {
+        let data: Vec<u8> = row.get("data");
+        let opened = records.key.open_bytes(&data).map_err(Failure::internal)?;
+        out["data"] = crate::document::decide::with_pk(opened, &pk);
+    }
+    Ok(out)
+}
+
+/// Runs a row query; a class whose table is not created yet has no rows.
+async fn rows(
+    records: &Records,
+    sql: &str,
+    params: Vec<Param>,
+) -> Result<Vec<tokio_postgres::Row>, Failure> {
+    let client = records.app.read.get().await?;
+    let refs: Vec<&(dyn ToSql + Sync)> =
+        params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+    match client.query(sql, &refs).await {
+        Ok(rows) => Ok(rows),
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+const COLUMNS: &str = "org, pk, v, x, del, data";
+
+/// A list's answer: its rows and the version to store next.
+fn list(
+    records: &Records,
+    started: i64,
+    found: &[tokio_postgres::Row],
+    with_org: bool,
+) -> Result<Value, Failure> {
+    let rows = found
+        .iter()
+        .map(|r| row_json(records, r, with_org))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(json!({"rows": rows, "v": started - records.settings.delta_ms}))
+}
+
+/// `getDoc {org?, cl, pk, v?}`: the document (or its zombie), `null` when absent or not newer
+/// than `v`.
+#[derive(Deserialize)]
+struct GetDoc {
+    org: Option<String>,
+    cl: String,
+    pk: String,
+    v: Option<i64>,
+}
+
+/// `getDoc`.
+pub async fn get_doc(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+    let a: GetDoc = args(body)?;
+    let org = caller.org(a.org.as_deref())?;
+    if !crate::class::is_org_code(&a.pk) {
+        return Err(Failure::bad(format!(
+            "pk `{}` is not a key of this store",
+            a.pk.escape_debug()
+        )));
+    }
+    one(records, &a.cl, &org, &a.pk, a.v).await
+}
+
+async fn one(
+    records: &Records,
+    clazz: &str,
+    org: &str,
+    pk: &str,
+    v: Option<i64>,
+) -> Result<Value, Failure> {
+    let class = classes::find(records, clazz).await?.class;
+    let sql = format!(
+        "SELECT {COLUMNS} FROM {} WHERE org = $1 AND pk = $2 AND ck = '' AND v > $3",
+        table("records", &class.clazz)
+    );
+    let found = rows(
+        records,
+        &sql,
+        vec![
+            Box::new(org.to_owned()),
+            Box::new(pk.to_owned()),
+            Box::new(v.unwrap_or(-1)),
+        ],
+    )
+    .await?;
+    match found.first() {
+        Some(row) => Ok(row_json(records, row, false)?["data"].take()),
+        None => Ok(Value::Null),
+    }
+}
+
+/// `listDocs {org?, cl, v?}`.
+#[derive(Deserialize)]
+struct ListDocs {
+    org: Option<String>,
+    cl: String,
+    v: Option<i64>,
+}
+
+/// `listDocs`: every document of the class (rows of the class, never `del` rows) newer than `v`.
+pub async fn list_docs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+    let a: ListDocs = args(body)?;
+    let org = caller.org(a.org.as_deref())?;
+    let started = records.now();
+    let class = classes::find(records, &a.cl).await?.class;
+    let sql = format!(
+        "SELECT {COLUMNS} FROM {} WHERE org = $1 AND ck = '' AND v > $2 ORDER BY pk",
+        table("records", &class.clazz)
+    );
+    let found = rows(
+        records,
+        &sql,
+        vec![Box::new(org), Box::new(a.v.unwrap_or(-1))],
+    )
+    .await?;
+    list(records, started, &found, false)
+}
+
+/// `listDocsSk {org?, cl, ik, val, v?}`.
+#[derive(Deserialize)]
+struct ListDocsSk {
+    org: Option<String>,
+    cl: String,
+    ik: usize,
+    val: Value,
+    v: Option<i64>,
+}
+
+/// `listDocsSk`: the sub-collection `ik` of value `val` (given in clear): plus and `del` rows
+/// newer than `v`, the newest per pk.
+pub async fn list_docs_sk(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    let a: ListDocsSk = args(body)?;
+    let org = caller.org(a.org.as_deref())?;
+    let started = records.now();
+    let class = classes::find(records, &a.cl).await?.class;
+    let collection = class.collections.get(a.ik).ok_or_else(|| {
+        Failure::bad(format!(
+            "ik {} is not a collection of {} (it has {})",
+            a.ik,
+            class.clazz,
+            class.collections.len()
+        ))
+    })?;
+    let key = collection_value_key(&a.val)?;
+    let filter = if collection.list {
+        format!("$2 = ANY(\"{}\")", collection.name)
+    } else {
+        format!("\"{}\" = $2", collection.name)
+    };
+    let sql = format!(
+        "SELECT DISTINCT ON (pk) {COLUMNS} FROM {} WHERE org = $1 AND {filter} AND v > $3 \
+         ORDER BY pk, v DESC, del ASC",
+        table("records", &class.clazz)
+    );
+    let found = rows(
+        records,
+        &sql,
+        vec![Box::new(org), Box::new(key), Box::new(a.v.unwrap_or(-1))],
+    )
+    .await?;
+    list(records, started, &found, false)
+}
+
+/// `listDocsIdx {org?, cl, ix, comp, val, v?}`.
+#[derive(Deserialize)]
+struct ListDocsIdx {
+    org: Option<String>,
+    cl: String,
+    ix: Value,
+    comp: String,
+    val: Value,
+    v: Option<i64>,
+}
+
+/// `listDocsIdx`: documents whose index `ix` (its name or its number) compares with `val`.
+/// `uniq`/`hash` take `=` (or `in` a list), `list` takes `in`, the others every operator.
+pub async fn list_docs_idx(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    let a: ListDocsIdx = args(body)?;
+    let class = classes::find(records, &a.cl).await?.class;
+    let org = match index_of(&class, &a.ix)?.scope {
+        Scope::G => {
+            caller.admin("a G-scope index")?;
+            None
+        }
+        Scope::O => Some(caller.org(a.org.as_deref())?),
+    };
+    by_index(records, &class, org, &a.ix, &a.comp, &a.val, a.v).await
+}
+
+fn index_of<'a>(
+    class: &'a ClassDeclaration,
+    ix: &Value,
+) -> Result<&'a palimpsest_events::records::IndexDeclaration, Failure> {
+    let found = match ix {
+        Value::String(name) => class.indexes.iter().find(|i| i.name == *name),
+        Value::Number(n) => n.as_u64().and_then(|n| class.indexes.get(n as usize)),
+        _ => None,
+    };
+    found.ok_or_else(|| Failure::bad(format!("ix {ix} is not an index of {}", class.clazz)))
+}
+
+/// Documents of `class` whose index `ix` compares with `val`, in `org` (every org when `None`).
+pub async fn by_index(
+    records: &Records,
+    class: &ClassDeclaration,
+    org: Option<String>,
+    ix: &Value,
+    comp: &str,
+    val: &Value,
+    v: Option<i64>,
+) -> Result<Value, Failure> {
+    let started = records.now();
+    let index = index_of(class, ix)?;
+    let column = format!("\"{}\"", index.name);
+    let (filter, value): (String, Param) = match (index.kind, comp, val) {
+        (IndexKind::List, "in", _) => (
+            format!("$1 = ANY({column})"),
+            param(index_filter_value(index, val)?),
+        ),
+        (IndexKind::List, _, _) => {
+            return Err(Failure::bad(format!(
+                "index {} is a list: comp must be `in`",
+                index.name
+            )));
+        }
+        (_, "in", Value::Array(items)) if items.is_empty() => {
+            return Err(Failure::bad("val of `in` must hold at least one value"));
+        }
+        (_, "in", Value::Array(items)) => {
+            let values = items
+                .iter()
+                .map(|item| index_filter_value(index, item))
+                .collect::<Result<Vec<_>, _>>()?;
+            (format!("{column} = ANY($1)"), array_param(values)?)
+        }
+        (IndexKind::Uniq | IndexKind::Hash, "=", _) => (
+            format!("{column} = $1"),
+            param(index_filter_value(index, val)?),
+        ),
+        (IndexKind::Uniq | IndexKind::Hash, _, _) => {
+            return Err(Failure::bad(format!(
+                "index {} holds hashes: comp must be `=` or `in`",
+                index.name
+            )));
+        }
+        (_, "=" | "<" | "<=" | ">" | ">=", _) => (
+            format!("{column} {comp} $1"),
+            param(index_filter_value(index, val)?),
+        ),
+        _ => {
+            return Err(Failure::bad(format!(
+                "comp `{comp}` must be one of = < <= > >= in (in takes a list)"
+            )));
+        }
+    };
+    let mut params: Vec<Param> = vec![value, Box::new(v.unwrap_or(-1))];
+    let scope = match org {
+        Some(org) => {
+            params.push(Box::new(org));
+            "AND org = $3"
+        }
+        None => "",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM {} WHERE {filter} AND ck = '' AND v > $2 {scope} ORDER BY org, pk",
+        table("records", &class.clazz)
+    );
+    let found = rows(records, &sql, params).await?;
+    list(records, started, &found, true)
+}
+
+fn param(value: IndexValue) -> Param {
+    match value {
+        IndexValue::Text(t) => Box::new(t),
+        IndexValue::Int(i) => Box::new(i),
+        IndexValue::Float(f) => Box::new(f),
+        IndexValue::List(l) => Box::new(l),
+    }
+}
+
+fn array_param(values: Vec<IndexValue>) -> Result<Param, Failure> {
+    let mut texts = Vec::new();
+    let mut ints = Vec::new();
+    let mut floats = Vec::new();
+    for v in values {
+        match v {
+            IndexValue::Text(t) => texts.push(t),
+            IndexValue::Int(i) => ints.push(i),
+            IndexValue::Float(f) => floats.push(f),
+            IndexValue::List(_) => return Err(Failure::bad("val of `in` holds single values")),
+        }
+    }
+    Ok(match (texts.is_empty(), ints.is_empty()) {
+        (false, _) => Box::new(texts),
+        (true, false) => Box::new(ints),
+        (true, true) => Box::new(floats),
+    })
+}
+
+/// `getHdr {v?}`.
+#[derive(Deserialize)]
+struct GetHdr {
+    v: Option<i64>,
+}
+
+/// `getHdr`: anyone may read the service's global state.
+pub async fn get_hdr(records: &Records, body: &[u8]) -> Result<Value, Failure> {
+    let a: GetHdr = args(body)?;
+    one(records, HDR, "", "1", a.v).await
+}
+
+/// `getOrg {org, v?}`.
+#[derive(Deserialize)]
+struct GetOrg {
+    org: Option<String>,
+    v: Option<i64>,
+}
+
+/// `getOrg`: an organisation reads its own, the admin any.
+pub async fn get_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+    let a: GetOrg = args(body)?;
+    let org = caller.org(a.org.as_deref())?;
+    one(records, ORG, &org, &org, a.v).await
+}
+
+/// `listOrgs {v?}` (admin).
+pub async fn list_orgs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+    caller.admin("listOrgs")?;
+    let a: GetHdr = args(body)?;
+    let started = records.now();
+    let sql = format!(
+        "SELECT {COLUMNS} FROM {} WHERE ck = '' AND v > $1 ORDER BY pk",
+        table("records", ORG)
+    );
+    let found = rows(records, &sql, vec![Box::new(a.v.unwrap_or(-1))]).await?;
+    list(records, started, &found, true)
+}
+
+/// `listOrgsIdx {ix, comp, val, v?}`.
+#[derive(Deserialize)]
+struct ListOrgsIdx {
+    ix: Value,
+    comp: String,
+    val: Value,
+    v: Option<i64>,
+}
+
+/// `listOrgsIdx` (admin).
+pub async fn list_orgs_idx(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    caller.admin("listOrgsIdx")?;
+    let a: ListOrgsIdx = args(body)?;
+    let class = classes::find(records, ORG).await?.class;
+    by_index(records, &class, None, &a.ix, &a.comp, &a.val, a.v).await
+}

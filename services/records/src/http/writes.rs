@@ -1,0 +1,275 @@
+//! The write functions of the generic API: insertDoc, updateDoc, deleteDoc, operation (several
+//! writes in one atomic append), and the Hdr and Org writes. Each builds the operation's writes
+//! and hands them to [`crate::http::run`].
+
+use crate::class::{FTP, HDR, ORG, TASK};
+use crate::document::{Action, Write};
+use crate::http::auth::Caller;
+use crate::http::body::{args, clazz};
+use crate::http::classes::{self, Found};
+use crate::http::context::Records;
+use crate::http::failure::Failure;
+use crate::http::run::{Operation, run};
+use palimpsest_web::command::CommandRequest;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Most writes one `operation` may hold (one append).
+const MAX_WRITES: usize = 1000;
+
+/// `insertDoc {org?, data}`.
+#[derive(Deserialize)]
+struct Insert {
+    org: Option<String>,
+    data: Map<String, Value>,
+}
+
+/// `updateDoc {org?, data, v}`.
+#[derive(Deserialize)]
+struct Update {
+    org: Option<String>,
+    data: Map<String, Value>,
+    v: i64,
+}
+
+/// `deleteDoc {org?, cl, pk}`.
+#[derive(Deserialize)]
+struct Delete {
+    org: Option<String>,
+    cl: String,
+    pk: String,
+}
+
+/// One write of `operation`.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+enum OpWrite {
+    Insert { data: Map<String, Value> },
+    Update { data: Map<String, Value>, v: i64 },
+    Delete { cl: String, pk: String },
+}
+
+/// `operation {org?, writes: [...]}`.
+#[derive(Deserialize)]
+struct OperationArgs {
+    org: Option<String>,
+    writes: Vec<OpWrite>,
+}
+
+/// What a request's write function needs besides its body.
+pub struct Request<'a> {
+    /// The context.
+    pub records: &'a Records,
+    /// Who asks.
+    pub caller: &'a Caller,
+    /// The request's idempotency facts.
+    pub request: &'a CommandRequest,
+}
+
+impl Request<'_> {
+    async fn one(&self, write: (Found, Write)) -> Result<Value, Failure> {
+        run(
+            self.records,
+            Operation {
+                caller: self.caller,
+                request: self.request,
+                writes: vec![write],
+                single: true,
+            },
+        )
+        .await
+    }
+}
+
+/// A document class (not one of the special classes, which have their own functions).
+async fn document_class(records: &Records, clazz: &str) -> Result<Found, Failure> {
+    if [HDR, ORG, TASK, FTP].contains(&clazz) {
+        return Err(Failure::bad(format!(
+            "class {clazz} has its own functions (getHdr, insertOrg, nextTask, setFTP, …)"
+        )));
+    }
+    classes::find(records, clazz).await
+}
+
+async fn insert_write(
+    records: &Records,
+    org: &str,
+    data: Map<String, Value>,
+) -> Result<(Found, Write), Failure> {
+    let found = document_class(records, &clazz(&data)?).await?;
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Insert(data),
+    };
+    Ok((found, write))
+}
+
+async fn update_write(
+    records: &Records,
+    org: &str,
+    data: Map<String, Value>,
+    v: i64,
+) -> Result<(Found, Write), Failure> {
+    let found = document_class(records, &clazz(&data)?).await?;
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Update(data, v),
+    };
+    Ok((found, write))
+}
+
+async fn delete_write(
+    records: &Records,
+    org: &str,
+    cl: &str,
+    pk: String,
+) -> Result<(Found, Write), Failure> {
+    let found = document_class(records, cl).await?;
+    check_pk(&pk)?;
+    let write = Write {
+        class: found.class.clone(),
+        org: org.to_owned(),
+        action: Action::Delete(pk),
+    };
+    Ok((found, write))
+}
+
+/// A pk given by a client: what this store writes (sha16, an org code, `1`).
+fn check_pk(pk: &str) -> Result<(), Failure> {
+    if crate::class::is_org_code(pk) {
+        Ok(())
+    } else {
+        Err(Failure::bad(format!(
+            "pk `{pk}` is not a key of this store"
+        )))
+    }
+}
+
+/// `insertDoc`.
+pub async fn insert_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+    let a: Insert = args(body)?;
+    let org = req.caller.org(a.org.as_deref())?;
+    req.one(insert_write(req.records, &org, a.data).await?)
+        .await
+}
+
+/// `updateDoc`.
+pub async fn update_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+    let a: Update = args(body)?;
+    let org = req.caller.org(a.org.as_deref())?;
+    req.one(update_write(req.records, &org, a.data, a.v).await?)
+        .await
+}
+
+/// `deleteDoc`.
+pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+    let a: Delete = args(body)?;
+    let org = req.caller.org(a.org.as_deref())?;
+    req.one(delete_write(req.records, &org, &a.cl, a.pk).await?)
+        .await
+}
+
+/// `operation`: several writes, one time, one append.
+pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+    let a: OperationArgs = args(body)?;
+    let org = req.caller.org(a.org.as_deref())?;
+    if a.writes.is_empty() || a.writes.len() > MAX_WRITES {
+        return Err(Failure::bad(format!(
+            "writes must hold 1 to {MAX_WRITES} writes"
+        )));
+    }
+    let mut writes = Vec::with_capacity(a.writes.len());
+    for w in a.writes {
+        writes.push(match w {
+            OpWrite::Insert { data } => insert_write(req.records, &org, data).await?,
+            OpWrite::Update { data, v } => update_write(req.records, &org, data, v).await?,
+            OpWrite::Delete { cl, pk } => delete_write(req.records, &org, &cl, pk).await?,
+        });
+    }
+    run(
+        req.records,
+        Operation {
+            caller: req.caller,
+            request: req.request,
+            writes,
+            single: false,
+        },
+    )
+    .await
+}
+
+/// `{data}` or `{data, v}` of the Hdr and Org writes.
+#[derive(Deserialize)]
+struct Special {
+    data: Map<String, Value>,
+    v: Option<i64>,
+}
+
+fn special_data(mut data: Map<String, Value>, clazz: &str) -> Result<Map<String, Value>, Failure> {
+    match data.get("clazz") {
+        None => {
+            data.insert("clazz".into(), Value::String(clazz.to_owned()));
+        }
+        Some(Value::String(c)) if c == clazz => {}
+        Some(_) => return Err(Failure::bad(format!("data.clazz must be {clazz}"))),
+    }
+    Ok(data)
+}
+
+/// `insertHdr` / `updateHdr` (admin): the singleton, pk `1`.
+pub async fn write_hdr(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, Failure> {
+    req.caller.admin("writing Hdr")?;
+    let a: Special = args(body)?;
+    let data = special_data(a.data, HDR)?;
+    let found = classes::find(req.records, HDR).await?;
+    let action = special_action(data, a.v, update)?;
+    req.one((
+        found.clone(),
+        Write {
+            class: found.class,
+            org: String::new(),
+            action,
+        },
+    ))
+    .await
+}
+
+/// `insertOrg` / `updateOrg` (admin): pk is the org code, `data.org`.
+pub async fn write_org(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, Failure> {
+    req.caller.admin("writing Org")?;
+    let a: Special = args(body)?;
+    let data = special_data(a.data, ORG)?;
+    let org = match data.get("org") {
+        Some(Value::String(code)) => req.caller.org(Some(code))?,
+        _ => {
+            return Err(Failure::bad(
+                "data.org (the organisation's code) is required",
+            ));
+        }
+    };
+    let found = classes::find(req.records, ORG).await?;
+    let action = special_action(data, a.v, update)?;
+    req.one((
+        found.clone(),
+        Write {
+            class: found.class,
+            org,
+            action,
+        },
+    ))
+    .await
+}
+
+fn special_action(
+    data: Map<String, Value>,
+    v: Option<i64>,
+    update: bool,
+) -> Result<Action, Failure> {
+    match (update, v) {
+        (false, _) => Ok(Action::Insert(data)),
+        (true, Some(v)) => Ok(Action::Update(data, v)),
+        (true, None) => Err(Failure::bad("v (the version read) is required")),
+    }
+}

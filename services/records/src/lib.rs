@@ -1,0 +1,29 @@
+//! The records context: organisation-scoped documents of declared classes, whose data the
+//! database host cannot read, kept in sync incrementally by clients (spec
+//! `records-org-store.fr.md`).
+//!
+//! - Pure core: the spec's hashes ([`hash`]), class declarations ([`class`]), `toRow`
+//!   ([`row`]), sealing `data` with the site key ([`seal`]), the document decider with REGVER,
+//!   zombies, `del` rows and unique locks ([`document`]), the session rules of incremental sync
+//!   ([`sync`]).
+//! - Edges: the projector building the row tables in schema `records` ([`projection()`]) and the
+//!   generic API `POST /records/api/<function>` ([`router`]).
+
+pub mod audit;
+pub mod class;
+pub mod document;
+pub mod error;
+pub mod ftp;
+pub mod hash;
+pub mod http;
+pub mod projection;
+pub mod row;
+pub mod seal;
+pub mod streams;
+pub mod sync;
+pub mod task;
+
+pub use audit::{load_schema, state_at};
+pub use error::RecordsError;
+pub use http::router;
+pub use projection::projection;
