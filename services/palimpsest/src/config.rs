@@ -72,7 +72,7 @@ pub struct LimitSettings {
     #[arg(long, env = "PALIMPSEST_HTTP_BODY_LIMIT", default_value_t = 2 * 1024 * 1024, global = true)]
     pub http_body_limit: u64,
     /// Largest request body of a route a context put in the upload class, in bytes.
-    #[arg(long, env = "PALIMPSEST_HTTP_UPLOAD_LIMIT", default_value_t = 64 * 1024 * 1024, global = true)]
+    #[arg(long, env = "PALIMPSEST_HTTP_UPLOAD_LIMIT", default_value_t = 1024 * 1024 * 1024, global = true)]
     pub http_upload_limit: u64,
     /// How long a client may take to send a request's headers.
     #[arg(long, env = "PALIMPSEST_HTTP_HEADER_TIMEOUT", default_value = "10s", value_parser = duration, global = true)]

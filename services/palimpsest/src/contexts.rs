@@ -43,13 +43,24 @@ pub fn all() -> Vec<Context> {
             router: palimpsest_resources::router,
             projection: palimpsest_resources::projection,
             state_at: palimpsest_resources::state_at,
-            upload_routes: &[],
+            upload_routes: &[
+                "/@api/deki/pages/{pageid}/files/{filename}",
+                "/@api/deki/pages/{pageid}/properties",
+                "/@api/deki/files/{fileid}/properties",
+                "/@api/deki/users/{userid}/properties",
+                "/@api/deki/site/properties",
+                "/@api/deki/pages/{pageid}/properties/{key}",
+                "/@api/deki/files/{fileid}/properties/{key}",
+                "/@api/deki/users/{userid}/properties/{key}",
+                "/@api/deki/site/properties/{key}",
+            ],
         },
         Context {
             name: "records",
             router: palimpsest_records::router,
             projection: palimpsest_records::projection,
             state_at: palimpsest_records::state_at,
+            upload_routes: &[],
         },
     ]
 }

@@ -55,7 +55,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             body_limit: 2 * 1024 * 1024,
-            upload_limit: 64 * 1024 * 1024,
+            upload_limit: 1024 * 1024 * 1024,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),

@@ -34,13 +34,22 @@ fn document_operation(operation: &mut serde_json::Map<String, Value>) {
             "in": "header",
             "required": false,
             "description": "Names this command so it can be retried safely: a repeat with the same key and the same request answers the first answer again and appends nothing; the same key with another request is a 422.",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 200}
+            "schema": {
+                "type": "string", "minLength": 1, "maxLength": 200,
+                "pattern": "^[ -~]*[!-~][ -~]*$"
+            }
         }));
     }
     let responses = operation
         .entry("responses")
         .or_insert_with(|| Value::Object(Default::default()));
     if let Value::Object(map) = responses {
+        map.entry("400").or_insert_with(|| {
+            json!({
+                "description": "The request was malformed (for example its Idempotency-Key)",
+                "content": {"application/json": {"schema": {}}}
+            })
+        });
         map.entry("422").or_insert_with(|| {
             json!({
                 "description": "The Idempotency-Key was already used for a different request",
