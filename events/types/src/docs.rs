@@ -1,0 +1,121 @@
+//! Payloads of the `docs` context (Couchbase Sync Gateway's document model behind CouchDB's
+//! replication API).
+//!
+//! Three kinds of stream carry them (context `docs`):
+//!
+//! | stream | payload enum | what it holds |
+//! |---|---|---|
+//! | `docs/database/<db>` | [`DatabaseEvent`] | a database's creations (each a fresh *incarnation*) and deletions |
+//! | `docs/document/<incarnation>/<doc id>` | [`DocumentEvent`] | every revision of one document, in the order they were stored |
+//! | `docs/local/<incarnation>/<doc id>` | [`LocalEvent`] | one `_local/` document: saves and deletions, no revision tree |
+//!
+//! A database that is deleted and created again gets a new incarnation (a uuid chosen by the
+//! creating request), so its documents start in new streams and the old ones stay in the log.
+//! In stream keys the document id is escaped: `%` and control characters become `%XX`
+//! (the relay builds NATS subjects and headers from keys); the payload carries the id as sent.
+//!
+//! Bodies are JSON text (an object without the `_id`, `_rev`, `_revisions`, `_deleted` members),
+//! kept as a string so that member order, numbers and `\u0000` escapes round-trip byte for byte.
+
+use crate::DomainEvent;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Events of a database stream `docs/database/<db>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum DatabaseEvent {
+    /// `PUT /docs/{db}`: the database exists from now on, as a fresh incarnation.
+    DatabaseCreated {
+        /// The database's name as the client spelt it.
+        name: String,
+        /// Names the streams of this incarnation's documents.
+        incarnation: Uuid,
+        /// How many ancestors of each leaf the read model keeps (Sync Gateway's default 1000).
+        revs_limit: u32,
+    },
+    /// `DELETE /docs/{db}`: the database and every document of this incarnation are gone.
+    DatabaseDeleted {
+        /// The incarnation that ends.
+        incarnation: Uuid,
+    },
+}
+
+impl DomainEvent for DatabaseEvent {}
+
+/// Events of a document stream `docs/document/<incarnation>/<doc id>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum DocumentEvent {
+    /// One revision joined the document's revision tree, with the ancestors it brought.
+    RevisionStored {
+        /// The database the document belongs to.
+        db: String,
+        /// The document id as the client sent it.
+        doc_id: String,
+        /// The new revision, `generation-digest`.
+        rev: String,
+        /// Its ancestry, parent first, down to the first revision the tree already held (which
+        /// is included) or to the root of what the client sent. Revisions not yet in the tree are
+        /// grafted in this order; empty for a new root.
+        ancestry: Vec<String>,
+        /// The revision's body as JSON text.
+        body: String,
+        /// Whether the revision is a deletion (a tombstone).
+        deleted: bool,
+        /// The channels the revision was routed to.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        channels: Vec<String>,
+    },
+}
+
+impl DomainEvent for DocumentEvent {}
+
+/// Events of a local document stream `docs/local/<incarnation>/<doc id>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum LocalEvent {
+    /// The local document was written; its `_rev` is now `0-<number>`.
+    LocalSaved {
+        /// The database it belongs to.
+        db: String,
+        /// The id without the `_local/` prefix.
+        doc_id: String,
+        /// The revision number (the `N` of `0-N`).
+        number: u64,
+        /// The body as JSON text.
+        body: String,
+    },
+    /// The local document was deleted.
+    LocalDeleted {
+        /// The database it belongs to.
+        db: String,
+        /// The id without the `_local/` prefix.
+        doc_id: String,
+    },
+}
+
+impl DomainEvent for LocalEvent {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revision_round_trips_through_its_envelope() {
+        let event = DocumentEvent::RevisionStored {
+            db: "db".into(),
+            doc_id: "a b".into(),
+            rev: "2-abc".into(),
+            ancestry: vec!["1-def".into()],
+            body: r#"{"k\u0000":"v"}"#.into(),
+            deleted: false,
+            channels: vec![],
+        };
+        let encoded = event.encode().expect("encode");
+        assert_eq!(encoded.event_type, "RevisionStored");
+        let back: DocumentEvent =
+            crate::domain::decode_parts("RevisionStored", 1, &encoded.payload).expect("decode");
+        assert_eq!(back, event);
+    }
+}

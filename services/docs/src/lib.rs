@@ -1,0 +1,16 @@
+//! The docs context: Couchbase Sync Gateway's document model behind CouchDB's replication API,
+//! event-sourced.
+//!
+//! - Pure core: revision ids ([`rev`]), the revision tree ([`tree`]), a document's stream
+//!   ([`document`]), `_local/` documents ([`local`]), databases ([`database`]), byte-faithful
+//!   bodies ([`body`]) and stream names ([`streams`]).
+//! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
+//!   `docs`, and the CouchDB replication API under `/docs` ([`router`]).
+
+pub mod body;
+pub mod database;
+pub mod document;
+pub mod local;
+pub mod rev;
+pub mod streams;
+pub mod tree;
