@@ -7,10 +7,19 @@
 //! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
 //!   `docs`, and the CouchDB replication API under `/docs` ([`router`]).
 
+pub mod audit;
 pub mod body;
 pub mod database;
 pub mod document;
 pub mod local;
+pub mod projection;
 pub mod rev;
+pub mod stored;
 pub mod streams;
 pub mod tree;
+
+pub use projection::projection;
+pub mod http;
+
+pub use audit::state_at;
+pub use http::router;

@@ -33,6 +33,12 @@ pub fn all() -> Vec<Context> {
             projection: palimpsest_atlas::projection,
             state_at: palimpsest_atlas::state_at,
         },
+        Context {
+            name: "docs",
+            router: palimpsest_docs::router,
+            projection: palimpsest_docs::projection,
+            state_at: palimpsest_docs::state_at,
+        },
     ]
 }
 

@@ -1,0 +1,38 @@
+//! How each stream's write-side state folds from the log, for the command runner.
+
+use super::command::StreamState;
+use crate::database::{self, DbState};
+use crate::document::{self, DocState};
+use crate::local::{self, LocalState};
+use palimpsest_events::docs::{DatabaseEvent, DocumentEvent, LocalEvent};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+
+impl StreamState for DbState {
+    fn initial(_: &StreamName) -> Self {
+        DbState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = database::evolve(std::mem::take(self), &DatabaseEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+impl StreamState for DocState {
+    fn initial(_: &StreamName) -> Self {
+        DocState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = document::evolve(std::mem::take(self), &DocumentEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+impl StreamState for LocalState {
+    fn initial(_: &StreamName) -> Self {
+        LocalState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = local::evolve(std::mem::take(self), &LocalEvent::decode(event)?);
+        Ok(())
+    }
+}

@@ -1,0 +1,55 @@
+//! The CouchDB replication API under `/docs`: what PouchDB and other replicators use, answered
+//! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
+
+mod all_docs;
+mod bulk;
+mod changes;
+mod command;
+mod doc;
+pub mod error;
+mod load;
+mod local;
+pub mod openapi;
+mod params;
+mod read;
+mod render;
+mod server;
+mod write;
+
+use axum::Router;
+use axum::routing::{get, post, put};
+use palimpsest_web::AppState;
+
+/// The context's routes, without prefix.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(server::welcome))
+        .route("/openapi.json", get(openapi::document))
+        .route("/_all_dbs", get(server::all_dbs))
+        .route(
+            "/{db}",
+            put(server::create)
+                .get(server::info)
+                .delete(server::delete)
+                .post(doc::post),
+        )
+        .route("/{db}/", get(server::info))
+        .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
+        .route("/{db}/_bulk_get", post(bulk::bulk_get))
+        .route("/{db}/_revs_diff", post(bulk::revs_diff))
+        .route("/{db}/_all_docs", get(all_docs::get).post(all_docs::post))
+        .route("/{db}/_changes", get(changes::get).post(changes::post))
+        .route(
+            "/{db}/_ensure_full_commit",
+            post(server::ensure_full_commit),
+        )
+        .route(
+            "/{db}/_local/{*id}",
+            get(local::get).put(local::put).delete(local::delete),
+        )
+        .route(
+            "/{db}/{doc}",
+            get(doc::get).put(doc::put).delete(doc::delete),
+        )
+        .with_state(state)
+}

@@ -1,0 +1,250 @@
+//! Writing documents: one command for `PUT`, `DELETE`, `POST /{db}` and `_bulk_docs`, deciding
+//! each document against its stream in turn (several edits of one document in one batch see
+//! each other) and appending every stream in one request.
+
+use super::command::{Attempt, Command, Decided, Decision, Reply, encode, run};
+use super::error::CouchError;
+use crate::body::Incoming;
+use crate::database::DbState;
+use crate::document::{DocCommand, DocState, decide, evolve};
+use crate::rev::RevId;
+use crate::streams;
+use axum::http::StatusCode;
+use palimpsest_events::StreamName;
+use palimpsest_events::docs::DocumentEvent;
+use palimpsest_web::AppState;
+use std::collections::HashMap;
+
+/// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
+pub const MAX_BODY: usize = 900_000;
+
+/// One document to write.
+pub struct Item {
+    /// Its id (`None`: a `_bulk_docs` entry without `_id`; a uuid is made for it).
+    pub doc_id: String,
+    /// What the client sent.
+    pub doc: Incoming,
+}
+
+/// The outcome for one document: its new rev, or why not.
+pub type Outcome = (String, Result<String, CouchError>);
+
+/// Checks a document id: not empty, no NUL, underscore only for `_design/`, short enough for a
+/// stream key.
+pub fn check_id(doc_id: &str) -> Result<(), CouchError> {
+    if doc_id.is_empty() {
+        return Err(CouchError::bad_request("Document id must not be empty"));
+    }
+    if doc_id.starts_with('_') && !doc_id.starts_with("_design/") {
+        return Err(CouchError::bad_request(
+            "Only reserved document ids may start with underscore.",
+        ));
+    }
+    if doc_id.contains('\0') {
+        return Err(CouchError::bad_request(
+            "Document id must not contain U+0000",
+        ));
+    }
+    if streams::escape(doc_id).len() > 900 {
+        return Err(CouchError::bad_request("Document id is too long"));
+    }
+    Ok(())
+}
+
+fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchError> {
+    check_id(&item.doc_id)?;
+    if item.doc.body.len() > MAX_BODY {
+        return Err(CouchError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            "Document exceeds the maximum size",
+        ));
+    }
+    let parse = |rev: &str| RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()));
+    if new_edits {
+        return Ok(DocCommand::Edit {
+            db: db.to_owned(),
+            doc_id: item.doc_id.clone(),
+            base: item.doc.rev.as_deref().map(parse).transpose()?,
+            body: item.doc.body.clone(),
+            deleted: item.doc.deleted,
+        });
+    }
+    let rev = parse(
+        item.doc
+            .rev
+            .as_deref()
+            .ok_or_else(|| CouchError::bad_request("_rev is required with new_edits=false"))?,
+    )?;
+    let ancestry = match &item.doc.revisions {
+        None => Vec::new(),
+        Some(revisions) => {
+            let first = revisions
+                .ids
+                .first()
+                .map(|d| format!("{}-{d}", revisions.start));
+            if first.as_deref() != Some(rev.to_string().as_str())
+                || revisions.ids.len() as u64 > revisions.start
+            {
+                return Err(CouchError::bad_request("_revisions does not match _rev"));
+            }
+            revisions.ids[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, digest)| parse(&format!("{}-{digest}", revisions.start - 1 - i as u64)))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    Ok(DocCommand::Replicate {
+        db: db.to_owned(),
+        doc_id: item.doc_id.clone(),
+        rev,
+        ancestry,
+        body: item.doc.body.clone(),
+        deleted: item.doc.deleted,
+    })
+}
+
+/// Decides every item of a batch against its document's state.
+async fn decide_all(
+    attempt: &mut Attempt,
+    db: &str,
+    items: &[Item],
+    new_edits: bool,
+) -> Result<
+    (
+        Vec<Outcome>,
+        Vec<(StreamName, Vec<DocumentEvent>)>,
+        StreamName,
+    ),
+    CouchError,
+> {
+    let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
+    let db_state: DbState = attempt.load(&db_stream).await?;
+    let (incarnation, _) = db_state.live.ok_or_else(CouchError::no_database)?;
+    let mut states: HashMap<StreamName, DocState> = HashMap::new();
+    let mut writes: Vec<(StreamName, Vec<DocumentEvent>)> = Vec::new();
+    let mut outcomes = Vec::new();
+    for item in items {
+        let outcome = async {
+            let command = command(db, item, new_edits)?;
+            let stream = streams::document(incarnation, &item.doc_id)
+                .map_err(|e| CouchError::bad_request(e.to_string()))?;
+            if !states.contains_key(&stream) {
+                let loaded: DocState = attempt.load(&stream).await?;
+                states.insert(stream.clone(), loaded);
+            }
+            let state = states.remove(&stream).unwrap_or_default();
+            let given_rev = match &command {
+                DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
+                DocCommand::Edit { .. } => None,
+            };
+            let events = match decide(command, &state) {
+                Ok(events) => events,
+                Err(e) => {
+                    states.insert(stream, state);
+                    return Err(e.into());
+                }
+            };
+            let rev = events
+                .iter()
+                .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
+                .next_back()
+                .or(given_rev)
+                .unwrap_or_default();
+            states.insert(stream.clone(), events.iter().fold(state, evolve));
+            match writes.iter_mut().find(|(s, _)| *s == stream) {
+                Some((_, pending)) => pending.extend(events),
+                None => writes.push((stream, events)),
+            }
+            Ok(rev)
+        }
+        .await;
+        outcomes.push((item.doc_id.clone(), outcome));
+    }
+    Ok((outcomes, writes, db_stream))
+}
+
+/// How a write answers: one document's outcome, or a `_bulk_docs` list.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    /// The single outcome with this status on success.
+    Single(StatusCode),
+    /// `_bulk_docs`: every outcome (`new_edits=false`: only failures).
+    Bulk {
+        /// Whether the revisions were new edits.
+        new_edits: bool,
+    },
+}
+
+impl Shape {
+    fn reply(self, outcomes: &[Outcome]) -> Reply {
+        match self {
+            Shape::Single(status) => match outcomes.first() {
+                Some((id, Ok(rev))) => Reply::json(
+                    status,
+                    &serde_json::json!({"ok": true, "id": id, "rev": rev}),
+                ),
+                Some((_, Err(e))) => Reply::json(e.status, &e.body()),
+                None => Reply::json(
+                    StatusCode::BAD_REQUEST,
+                    &CouchError::bad_request("no document").body(),
+                ),
+            },
+            Shape::Bulk { new_edits } => {
+                let items: Vec<serde_json::Value> = outcomes
+                    .iter()
+                    .filter_map(|(id, outcome)| match outcome {
+                        Ok(rev) if new_edits => {
+                            Some(serde_json::json!({"ok": true, "id": id, "rev": rev}))
+                        }
+                        Ok(_) => None,
+                        Err(e) => Some(
+                            serde_json::json!({"id": id, "error": e.error, "reason": e.reason}),
+                        ),
+                    })
+                    .collect();
+                Reply::json(StatusCode::CREATED, &items)
+            }
+        }
+    }
+}
+
+struct WriteDocs<'r> {
+    db: &'r str,
+    items: Vec<Item>,
+    new_edits: bool,
+    shape: Shape,
+}
+
+impl Command for WriteDocs<'_> {
+    fn decide<'a>(&'a self, attempt: &'a mut Attempt) -> Decided<'a> {
+        Box::pin(async move {
+            let (outcomes, writes, db_stream) =
+                decide_all(attempt, self.db, &self.items, self.new_edits).await?;
+            let mut decision = Decision::new(self.shape.reply(&outcomes)).check(db_stream);
+            for (stream, events) in writes {
+                decision = decision.write(stream, encode(&events)?);
+            }
+            Ok(decision)
+        })
+    }
+}
+
+/// Writes `items` into `db` and answers in `shape`.
+pub async fn write(
+    state: &AppState,
+    key: Option<String>,
+    db: &str,
+    items: Vec<Item>,
+    new_edits: bool,
+    shape: Shape,
+) -> Result<Reply, CouchError> {
+    let command = WriteDocs {
+        db,
+        items,
+        new_edits,
+        shape,
+    };
+    run(state, key, &command).await
+}

@@ -1,0 +1,204 @@
+//! The docs projector: Sync Gateway's key-value form in schema `docs`.
+//!
+//! Deterministic: every value comes from the event (payload and position) and the rows written
+//! before, so a replay from position 0 writes the same rows. The read model prunes each tree
+//! to the database's `revs_limit`; the log keeps every revision.
+
+pub mod schema;
+
+use crate::rev::RevId;
+use crate::stored::{StoredDoc, local_text};
+use crate::streams::CONTEXT;
+use crate::tree::RevTree;
+use deadpool_postgres::Transaction;
+use palimpsest_events::docs::{DatabaseEvent, DocumentEvent, LocalEvent};
+use palimpsest_events::{DomainEvent, RecordedEvent};
+use palimpsest_projections::{Projection, ProjectionError};
+use std::sync::Arc;
+
+/// The projection's name, also its Postgres schema.
+pub const NAME: &str = "docs";
+
+/// The docs read model.
+pub struct DocsProjection;
+
+/// The docs projector, for the runtime.
+pub fn projection() -> Arc<dyn Projection> {
+    Arc::new(DocsProjection)
+}
+
+#[async_trait::async_trait]
+impl Projection for DocsProjection {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn create_tables(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+    ) -> Result<(), ProjectionError> {
+        tx.batch_execute(&schema::ddl(schema)).await?;
+        Ok(())
+    }
+
+    async fn apply(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        event: &RecordedEvent,
+    ) -> Result<(), ProjectionError> {
+        if event.stream.context != CONTEXT {
+            return Ok(());
+        }
+        match event.stream.category.as_str() {
+            "database" => database(tx, schema, event, &DatabaseEvent::decode(event)?).await,
+            "document" => document(tx, schema, event, &DocumentEvent::decode(event)?).await,
+            "local" => local(tx, schema, &LocalEvent::decode(event)?).await,
+            other => Err(ProjectionError::Invalid(format!(
+                "unknown docs stream category `{other}`"
+            ))),
+        }
+    }
+}
+
+async fn database(
+    tx: &Transaction<'_>,
+    s: &str,
+    event: &RecordedEvent,
+    payload: &DatabaseEvent,
+) -> Result<(), ProjectionError> {
+    match payload {
+        DatabaseEvent::DatabaseCreated {
+            name,
+            incarnation,
+            revs_limit,
+        } => {
+            let limit = i32::try_from(*revs_limit).unwrap_or(i32::MAX);
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.databases (name, incarnation, revs_limit, created_seq) \
+                     VALUES ($1, $2, $3, $4)"
+                ),
+                &[name, incarnation, &limit, &event.position],
+            )
+            .await?;
+        }
+        DatabaseEvent::DatabaseDeleted { incarnation } => {
+            let gone = tx
+                .query_opt(
+                    &format!("DELETE FROM {s}.databases WHERE incarnation = $1 RETURNING name"),
+                    &[incarnation],
+                )
+                .await?;
+            if let Some(row) = gone {
+                let name: String = row.get(0);
+                tx.execute(&format!("DELETE FROM {s}.kv WHERE db = $1"), &[&name])
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn invalid(e: impl std::fmt::Display) -> ProjectionError {
+    ProjectionError::Invalid(e.to_string())
+}
+
+async fn document(
+    tx: &Transaction<'_>,
+    s: &str,
+    event: &RecordedEvent,
+    payload: &DocumentEvent,
+) -> Result<(), ProjectionError> {
+    let DocumentEvent::RevisionStored {
+        db,
+        doc_id,
+        rev,
+        ancestry,
+        body,
+        deleted,
+        ..
+    } = payload;
+    let limit: i32 = tx
+        .query_opt(
+            &format!("SELECT revs_limit FROM {s}.databases WHERE name = $1"),
+            &[db],
+        )
+        .await?
+        .map(|row| row.get(0))
+        .ok_or_else(|| invalid(format!("revision for missing database `{db}`")))?;
+    let current = tx
+        .query_opt(
+            &format!("SELECT value FROM {s}.kv WHERE db = $1 AND key = $2"),
+            &[db, doc_id],
+        )
+        .await?;
+    let mut tree = match current {
+        Some(row) => StoredDoc::parse(row.get(0))
+            .and_then(|d| d.tree())
+            .map_err(invalid)?,
+        None => RevTree::default(),
+    };
+    let rev = RevId::parse(rev).map_err(invalid)?;
+    let ancestry = ancestry
+        .iter()
+        .map(|a| RevId::parse(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(invalid)?;
+    tree.insert(rev, &ancestry, body.clone(), *deleted);
+    tree.prune(usize::try_from(limit).unwrap_or(1));
+    let stored = StoredDoc::of_tree(&tree, event.position)
+        .ok_or_else(|| invalid("a document without revisions"))?;
+    let text = stored.to_text().map_err(invalid)?;
+    tx.execute(
+        &format!(
+            "INSERT INTO {s}.kv (db, key, value, seq, rev, deleted) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (db, key) DO UPDATE SET value = $3, seq = $4, rev = $5, deleted = $6"
+        ),
+        &[
+            db,
+            doc_id,
+            &text,
+            &event.position,
+            &stored.sync.rev,
+            &stored.sync.deleted,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The key of a local document.
+pub fn local_key(doc_id: &str) -> String {
+    format!("_sync:local:{doc_id}")
+}
+
+async fn local(tx: &Transaction<'_>, s: &str, payload: &LocalEvent) -> Result<(), ProjectionError> {
+    match payload {
+        LocalEvent::LocalSaved {
+            db,
+            doc_id,
+            number,
+            body,
+        } => {
+            let text = local_text(body, &crate::local::local_rev(*number));
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.kv (db, key, value) VALUES ($1, $2, $3) \
+                     ON CONFLICT (db, key) DO UPDATE SET value = $3"
+                ),
+                &[db, &local_key(doc_id), &text],
+            )
+            .await?;
+        }
+        LocalEvent::LocalDeleted { db, doc_id } => {
+            tx.execute(
+                &format!("DELETE FROM {s}.kv WHERE db = $1 AND key = $2"),
+                &[db, &local_key(doc_id)],
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! The read model's tables in schema `docs`.
+//!
+//! - `databases`: one row per live database (its incarnation and `revs_limit`).
+//! - `kv`: Sync Gateway's key-value form, one bucket per database: a document under its id
+//!   (its JSON with `_sync`), a local document under `_sync:local:<id>`. Document rows carry
+//!   beside the value what `_changes` and `_all_docs` read without parsing it: `seq` (the log
+//!   position of the document's last event, the database's change order), the winning `rev`
+//!   and whether it is `deleted`.
+
+/// The DDL creating every table and index in `schema`.
+pub fn ddl(schema: &str) -> String {
+    format!(
+        r#"
+CREATE TABLE {schema}.databases (
+    name TEXT PRIMARY KEY,
+    incarnation UUID NOT NULL,
+    revs_limit INTEGER NOT NULL,
+    created_seq BIGINT NOT NULL
+);
+
+CREATE TABLE {schema}.kv (
+    db TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    seq BIGINT,
+    rev TEXT,
+    deleted BOOLEAN,
+    PRIMARY KEY (db, key)
+);
+CREATE INDEX kv_changes ON {schema}.kv (db, seq) WHERE seq IS NOT NULL;
+"#
+    )
+}

@@ -1,0 +1,306 @@
+//! The CouchDB surface through HTTP: databases, documents, conflicts, replication routes.
+
+mod common;
+
+use common::Docs;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn databases_are_created_once_listed_and_deleted() {
+    let docs = Docs::start().await;
+    let (status, welcome) = docs.call("GET", "/", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(welcome["couchdb"], "Welcome");
+    assert!(welcome["uuid"].is_string());
+    assert_eq!(docs.call("PUT", "/db1", None).await.0, 201);
+    let (status, again) = docs.call("PUT", "/db1", None).await;
+    assert_eq!(
+        (status, again["error"].clone()),
+        (412, json!("file_exists"))
+    );
+    assert_eq!(docs.call("PUT", "/Bad", None).await.0, 400);
+    let (status, missing) = docs.call("GET", "/nodb", None).await;
+    assert_eq!(status, 404, "{missing}");
+    let (status, info) = docs.call("GET", "/db1", None).await;
+    assert_eq!(
+        (status, info["db_name"].clone(), info["doc_count"].clone()),
+        (200, json!("db1"), json!(0))
+    );
+    assert_eq!(docs.call("GET", "/_all_dbs", None).await.1, json!(["db1"]));
+    assert_eq!(
+        docs.call("PUT", "/db1/a", Some(json!({"x": 1}))).await.0,
+        201
+    );
+    assert_eq!(docs.call("DELETE", "/db1", None).await.0, 200);
+    assert_eq!(docs.call("GET", "/db1", None).await.0, 404);
+    assert_eq!(docs.call("PUT", "/db1", None).await.0, 201);
+    assert_eq!(
+        docs.call("GET", "/db1/a", None).await.0,
+        404,
+        "a recreated database is empty"
+    );
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn documents_are_edited_with_their_rev_and_a_stale_rev_is_a_conflict() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let (status, created) = docs.call("PUT", "/db/doc", Some(json!({"n": 1}))).await;
+    assert_eq!(status, 201);
+    let rev1 = created["rev"].as_str().expect("rev").to_owned();
+    assert!(rev1.starts_with("1-"));
+    let (status, _) = docs.call("PUT", "/db/doc", Some(json!({"n": 2}))).await;
+    assert_eq!(status, 409, "no _rev on an existing document");
+    let (status, updated) = docs
+        .call("PUT", "/db/doc", Some(json!({"_rev": rev1, "n": 2})))
+        .await;
+    assert_eq!(status, 201);
+    let rev2 = updated["rev"].as_str().expect("rev").to_owned();
+    let (status, stale) = docs
+        .call("PUT", "/db/doc", Some(json!({"_rev": rev1, "n": 3})))
+        .await;
+    assert_eq!((status, stale["error"].clone()), (409, json!("conflict")));
+    let (_, got) = docs.call("GET", "/db/doc?revs=true", None).await;
+    assert_eq!(got["_rev"], rev2);
+    assert_eq!(got["n"], 2);
+    assert_eq!(got["_revisions"]["start"], 2);
+    let (status, deleted) = docs
+        .call("DELETE", &format!("/db/doc?rev={rev2}"), None)
+        .await;
+    assert_eq!(status, 200);
+    assert!(deleted["rev"].as_str().expect("rev").starts_with("3-"));
+    let (status, gone) = docs.call("GET", "/db/doc", None).await;
+    assert_eq!((status, gone["reason"].clone()), (404, json!("deleted")));
+    let (status, old) = docs
+        .call(
+            "GET",
+            &format!("/db/doc?rev={}", deleted["rev"].as_str().unwrap_or("")),
+            None,
+        )
+        .await;
+    assert_eq!((status, old["_deleted"].clone()), (200, json!(true)));
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn bodies_round_trip_byte_for_byte_with_nul_and_no_sync_reaches_a_client() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let body =
+        r#"{"z":1.50,"a\u0000":{"y":[1,2],"k":"x\u0000y"},"big":123456789012345678901234567890}"#;
+    let (status, created) = docs.raw("PUT", "/db/nul", Some(body)).await;
+    assert_eq!(status, 201, "{created}");
+    let rev = serde_json::from_str::<Value>(&created).expect("json")["rev"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let (_, got) = docs.raw("GET", "/db/nul", None).await;
+    assert_eq!(
+        got,
+        format!(
+            r#"{{"_id":"nul","_rev":"{rev}","z":1.50,"a\u0000":{{"y":[1,2],"k":"x\u0000y"}},"big":123456789012345678901234567890}}"#
+        )
+    );
+    assert!(!got.contains("_sync"));
+    let (status, refused) = docs.raw("PUT", "/db/bad", Some(r#"{"_sync":{}}"#)).await;
+    assert_eq!(status, 400, "{refused}");
+    let (_, changes) = docs
+        .raw("GET", "/db/_changes?include_docs=true&style=all_docs", None)
+        .await;
+    assert!(!changes.contains("_sync"));
+    let (_, all) = docs
+        .raw("GET", "/db/_all_docs?include_docs=true", None)
+        .await;
+    assert!(!all.contains("_sync"));
+    docs.stop().await;
+}
+
+/// Stores `1-a` then, replicated, `2-b` and `2-c` on it.
+async fn conflicted(docs: &Docs) {
+    let (status, answer) = docs
+        .call(
+            "POST",
+            "/db/_bulk_docs",
+            Some(json!({"new_edits": false, "docs": [
+                {"_id": "c", "_rev": "1-a", "v": 1},
+                {"_id": "c", "_rev": "2-b", "_revisions": {"start": 2, "ids": ["b", "a"]}, "v": "b"},
+                {"_id": "c", "_rev": "2-c", "_revisions": {"start": 2, "ids": ["c", "a"]}, "v": "c"},
+            ]})),
+        )
+        .await;
+    assert_eq!((status, answer), (201, json!([])));
+}
+
+#[tokio::test]
+async fn replicated_branches_are_kept_and_the_winner_is_couchdbs() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    conflicted(&docs).await;
+    let (_, got) = docs.call("GET", "/db/c?conflicts=true", None).await;
+    assert_eq!(got["_rev"], "2-c");
+    assert_eq!(got["_conflicts"], json!(["2-b"]));
+    let (_, open) = docs.call("GET", "/db/c?open_revs=all", None).await;
+    assert_eq!(open.as_array().map(Vec::len), Some(2));
+    let (_, latest) = docs
+        .call("GET", "/db/c?open_revs=[\"1-a\"]&latest=true", None)
+        .await;
+    assert_eq!(latest.as_array().map(Vec::len), Some(2), "{latest}");
+    let (_, diff) = docs
+        .call(
+            "POST",
+            "/db/_revs_diff",
+            Some(json!({"c": ["2-b", "3-x"], "new": ["1-z"]})),
+        )
+        .await;
+    assert_eq!(
+        diff,
+        json!({"c": {"missing": ["3-x"]}, "new": {"missing": ["1-z"]}})
+    );
+    let (_, bulk) = docs
+        .call(
+            "POST",
+            "/db/_bulk_get?revs=true",
+            Some(json!({"docs": [{"id": "c", "rev": "2-b"}, {"id": "nope", "rev": "1-a"}]})),
+        )
+        .await;
+    assert_eq!(bulk["results"][0]["docs"][0]["ok"]["v"], "b");
+    assert_eq!(
+        bulk["results"][0]["docs"][0]["ok"]["_revisions"],
+        json!({"start": 2, "ids": ["b", "a"]})
+    );
+    assert_eq!(bulk["results"][1]["docs"][0]["error"]["error"], "not_found");
+    let (_, changes) = docs.call("GET", "/db/_changes?style=all_docs", None).await;
+    assert_eq!(
+        changes["results"][0]["changes"],
+        json!([{"rev": "2-c"}, {"rev": "2-b"}])
+    );
+    // Resolving: delete the losing leaf.
+    let (status, _) = docs.call("DELETE", "/db/c?rev=2-b", None).await;
+    assert_eq!(status, 200);
+    let (_, got) = docs.call("GET", "/db/c?conflicts=true", None).await;
+    assert_eq!(got["_rev"], "2-c");
+    assert!(got.get("_conflicts").is_none());
+    // Replaying the same revisions changes nothing.
+    let before = docs.call("GET", "/db", None).await.1["update_seq"].clone();
+    conflicted(&docs).await;
+    assert_eq!(docs.call("GET", "/db", None).await.1["update_seq"], before);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn local_documents_have_no_history_and_never_show_in_changes() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let (status, saved) = docs
+        .call("PUT", "/db/_local/cp", Some(json!({"last_seq": 3})))
+        .await;
+    assert_eq!((status, saved["rev"].clone()), (201, json!("0-1")));
+    assert_eq!(
+        docs.call("PUT", "/db/_local/cp", Some(json!({"last_seq": 4})))
+            .await
+            .0,
+        409
+    );
+    let (_, saved) = docs
+        .call(
+            "PUT",
+            "/db/_local/cp",
+            Some(json!({"_rev": "0-1", "last_seq": 4})),
+        )
+        .await;
+    assert_eq!(saved["rev"], "0-2");
+    let (_, got) = docs.call("GET", "/db/_local/cp", None).await;
+    assert_eq!(
+        got,
+        json!({"_id": "_local/cp", "_rev": "0-2", "last_seq": 4})
+    );
+    let (_, changes) = docs.call("GET", "/db/_changes", None).await;
+    assert_eq!(changes["results"], json!([]));
+    assert_eq!(
+        docs.call("DELETE", "/db/_local/cp?rev=0-2", None).await.0,
+        200
+    );
+    assert_eq!(docs.call("GET", "/db/_local/cp", None).await.0, 404);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn changes_pages_by_since_and_limit_and_longpoll_waits_for_a_change() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    for id in ["a", "b", "c"] {
+        docs.call("PUT", &format!("/db/{id}"), Some(json!({})))
+            .await;
+    }
+    let (_, first) = docs.call("GET", "/db/_changes?limit=2", None).await;
+    assert_eq!(first["results"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first["pending"], 1);
+    let since = first["last_seq"].as_i64().expect("seq");
+    let (_, rest) = docs
+        .call("GET", &format!("/db/_changes?since={since}"), None)
+        .await;
+    assert_eq!(rest["results"][0]["id"], "c");
+    let last = rest["last_seq"].as_i64().expect("seq");
+    let url = docs.url(&format!(
+        "/db/_changes?feed=longpoll&since={last}&heartbeat=100&timeout=5000"
+    ));
+    let waiting = tokio::spawn(async move {
+        reqwest::get(url)
+            .await
+            .expect("get")
+            .text()
+            .await
+            .expect("text")
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    docs.call("PUT", "/db/d", Some(json!({}))).await;
+    let text = waiting.await.expect("join");
+    let answer: Value = serde_json::from_str(text.trim()).expect("json after heartbeats");
+    assert_eq!(answer["results"][0]["id"], "d");
+    let (_, all) = docs
+        .call("GET", "/db/_all_docs?limit=2&startkey=\"b\"", None)
+        .await;
+    assert_eq!(
+        all["rows"]
+            .as_array()
+            .map(|r| r.iter().map(|x| x["id"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!("b"), json!("c")])
+    );
+    assert_eq!(all["total_rows"], 4);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn a_replayed_rebuild_equals_the_live_read_model() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    docs.call("PUT", "/gone", None).await;
+    docs.call("PUT", "/gone/x", Some(json!({}))).await;
+    docs.call("DELETE", "/gone", None).await;
+    conflicted(&docs).await;
+    docs.call("PUT", "/db/_local/cp", Some(json!({"s": 1})))
+        .await;
+    let (_, created) = docs.call("PUT", "/db/plain", Some(json!({"k": "v"}))).await;
+    let rev = created["rev"].as_str().unwrap_or_default().to_owned();
+    docs.call("DELETE", &format!("/db/plain?rev={rev}"), None)
+        .await;
+    let dump = async |docs: &Docs| {
+        (
+            docs.rows("SELECT * FROM docs.databases ORDER BY name")
+                .await,
+            docs.rows("SELECT * FROM docs.kv ORDER BY db, key").await,
+        )
+    };
+    let live = dump(&docs).await;
+    assert_eq!(live.1.len(), 3, "{live:?}");
+    palimpsest_projections::rebuild(
+        &docs.app.state.store,
+        palimpsest_docs::projection().as_ref(),
+        |_, _| {},
+    )
+    .await
+    .expect("rebuild");
+    assert_eq!(dump(&docs).await, live);
+    docs.stop().await;
+}
