@@ -22,6 +22,22 @@ pub struct AppendRequest {
     pub streams: Vec<StreamAppend>,
     /// Stored with every event; `idempotency_key` makes a retried command append nothing.
     pub metadata: Metadata,
+    /// The command's answer, stored under the idempotency key in the same transaction as its
+    /// events, so a repeat of the request gets the first answer back.
+    pub reply: Option<StoredReply>,
+}
+
+/// A command's first answer as the log keeps it under its idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReply {
+    /// Fingerprint of the request that produced it (method, path, body): a repeat must match.
+    pub request_hash: Vec<u8>,
+    /// The answer's HTTP status.
+    pub status: u16,
+    /// The answer's content type.
+    pub content_type: String,
+    /// The answer's body.
+    pub body: Vec<u8>,
 }
 
 impl AppendRequest {
@@ -48,6 +64,12 @@ impl AppendRequest {
     /// Sets the metadata stored with every event of the request.
     pub fn metadata(mut self, metadata: Metadata) -> Self {
         self.metadata = metadata;
+        self
+    }
+
+    /// Sets the answer stored under the request's idempotency key.
+    pub fn reply(mut self, reply: StoredReply) -> Self {
+        self.reply = Some(reply);
         self
     }
 

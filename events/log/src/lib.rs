@@ -22,7 +22,7 @@ pub mod rows;
 pub mod store;
 mod writer;
 
-pub use append::{AppendError, AppendRequest, Appended, StreamAppend};
+pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};
 pub use error::LogError;
 pub use store::EventStore;
 

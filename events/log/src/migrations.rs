@@ -4,7 +4,14 @@ use crate::LogError;
 use deadpool_postgres::Pool;
 
 /// The log's migrations, in order: (version, name, SQL). Never edit one that has shipped; add one.
-pub const MIGRATIONS: &[(i32, &str, &str)] = &[(1, "log", include_str!("migrations/0001_log.sql"))];
+pub const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (1, "log", include_str!("migrations/0001_log.sql")),
+    (
+        2,
+        "command_replies",
+        include_str!("migrations/0002_command_replies.sql"),
+    ),
+];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each
 /// migration runs in its own transaction with its bookkeeping row.

@@ -174,6 +174,36 @@ impl EventStore {
         crate::writer::durable(&self.inner.pool).await
     }
 
+    /// The answer stored with the command appended under idempotency key `key`, if any; the
+    /// outer `None` means no command was appended under the key.
+    pub async fn command_reply(
+        &self,
+        key: &str,
+    ) -> Result<Option<Option<crate::StoredReply>>, LogError> {
+        let client = self.inner.pool.get().await?;
+        let row = client
+            .query_opt(
+                "SELECT request_hash, reply_status, reply_content_type, reply_body \
+                 FROM log.idempotency WHERE key = $1",
+                &[&key],
+            )
+            .await?;
+        Ok(row.map(|r| {
+            let status: Option<i16> = r.get(1);
+            match (r.get(0), status, r.get(2), r.get(3)) {
+                (Some(request_hash), Some(status), Some(content_type), Some(body)) => {
+                    Some(crate::StoredReply {
+                        request_hash,
+                        status: u16::try_from(status).unwrap_or(500),
+                        content_type,
+                        body,
+                    })
+                }
+                _ => None,
+            }
+        }))
+    }
+
     /// The highest committed global position (0 for an empty log).
     pub async fn head_position(&self) -> Result<i64, LogError> {
         let client = self.inner.pool.get().await?;

@@ -263,7 +263,7 @@ async fn commit_on(
     }
 
     let mut rows = Rows::default();
-    let mut new_keys: (Vec<String>, Vec<i64>, Vec<i64>) = Default::default();
+    let mut new_keys = RememberedKeys::default();
     for (req, p) in requests.iter().zip(&plans) {
         if let Plan::Write(events) = p {
             for e in events {
@@ -272,9 +272,7 @@ async fn commit_on(
             if let (Some(key), Some(first), Some(last)) =
                 (&req.metadata.idempotency_key, events.first(), events.last())
             {
-                new_keys.0.push(key.clone());
-                new_keys.1.push(first.position);
-                new_keys.2.push(last.position);
+                new_keys.push(key, first.position, last.position, req.reply.as_ref());
             }
         }
     }
@@ -308,7 +306,15 @@ async fn commit_on(
             &rows.hash,
         ];
         let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
-        let remember_params: [&(dyn ToSql + Sync); 3] = [&new_keys.0, &new_keys.1, &new_keys.2];
+        let remember_params: [&(dyn ToSql + Sync); 7] = [
+            &new_keys.key,
+            &new_keys.first,
+            &new_keys.last,
+            &new_keys.request_hash,
+            &new_keys.status,
+            &new_keys.content_type,
+            &new_keys.body,
+        ];
         let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
         let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
         tokio::try_join!(
@@ -367,8 +373,38 @@ const UPSERT_HEADS_SQL: &str = "INSERT INTO log.streams (context, category, stre
      last_hash) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) \
      ON CONFLICT (context, category, stream_key) \
      DO UPDATE SET version = excluded.version, last_hash = excluded.last_hash";
-const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position) \
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])";
+const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position, \
+     request_hash, reply_status, reply_content_type, reply_body) \
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::int2[], \
+     $6::text[], $7::bytea[])";
+
+/// Column arrays for the idempotency rows of a batch: each key with its positions and, when the
+/// command gave one, the answer to repeat.
+#[derive(Default)]
+struct RememberedKeys {
+    key: Vec<String>,
+    first: Vec<i64>,
+    last: Vec<i64>,
+    request_hash: Vec<Option<Vec<u8>>>,
+    status: Vec<Option<i16>>,
+    content_type: Vec<Option<String>>,
+    body: Vec<Option<Vec<u8>>>,
+}
+
+impl RememberedKeys {
+    fn push(&mut self, key: &str, first: i64, last: i64, reply: Option<&crate::StoredReply>) {
+        self.key.push(key.to_owned());
+        self.first.push(first);
+        self.last.push(last);
+        self.request_hash
+            .push(reply.map(|r| r.request_hash.clone()));
+        self.status
+            .push(reply.and_then(|r| i16::try_from(r.status).ok()));
+        self.content_type
+            .push(reply.map(|r| r.content_type.clone()));
+        self.body.push(reply.map(|r| r.body.clone()));
+    }
+}
 
 /// Reads back a replayed command's events (they are immutable, so after the commit is fine).
 fn replay_sql() -> String {

@@ -4,7 +4,7 @@ use crate::contexts::Context;
 use axum::Router;
 use axum::extract::MatchedPath;
 use axum::http::Request;
-use palimpsest_web::{AppState, admin, health};
+use palimpsest_web::{AppState, admin, command, health};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +14,8 @@ pub fn app(state: AppState, contexts: &[Context]) -> Router {
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()));
     for c in contexts {
-        let routes = (c.router)(state.clone());
+        let routes = (c.router)(state.clone())
+            .layer(axum::middleware::from_fn(command::fingerprint_requests));
         // `nest` answers `/ctx` but not `/ctx/`, which CouchDB clients ask for the server root.
         let root = Router::new()
             .fallback_service(routes.clone())

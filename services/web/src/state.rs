@@ -1,15 +1,12 @@
 //! The application state every context's router receives.
 
+use crate::command::CommandRunner;
 use crate::secret;
 use deadpool_postgres::Pool;
 use palimpsest_log::{EventStore, LogError};
 use palimpsest_projections::ProjectionWatch;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a write waits for its read model before answering anyway.
-const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Shared by every handler: the log, a pool for read-model queries, the projection watch for
 /// read-your-writes, where secrets live, and the admin token.
@@ -25,6 +22,8 @@ pub struct AppState {
     pub watch: ProjectionWatch,
     /// The bearer token of `/v1` and admin routes.
     pub admin_token: Arc<String>,
+    /// The one command path every context writes through.
+    pub commands: CommandRunner,
 }
 
 /// Why the state could not be built.
@@ -47,7 +46,9 @@ impl AppState {
         let watch = ProjectionWatch::start(database_url, read.clone())?;
         let admin_token =
             secret::load_or_create("PALIMPSEST_ADMIN_TOKEN", &data_dir.join("admin-token"))?;
+        let commands = CommandRunner::new(store.clone(), watch.clone());
         Ok(AppState {
+            commands,
             store,
             read,
             data_dir,
@@ -63,17 +64,8 @@ impl AppState {
     }
 
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied
-    /// `position`. A write handler calls it before answering, so the client's next read through
-    /// the same API sees its write; reads never wait.
+    /// `position`. The command runner does it for every write; reads never wait.
     pub async fn wait_for(&self, projection: &str, position: i64) {
-        if !self
-            .watch
-            .wait_for(projection, position, READ_YOUR_WRITES_TIMEOUT)
-            .await
-        {
-            metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
-                .increment(1);
-            tracing::warn!(projection, position, "read model did not catch up in time");
-        }
+        self.commands.wait_for(projection, position).await
     }
 }

@@ -1,19 +1,18 @@
-//! Running a section command: load the stream, decide, append with the expected version,
-//! wait for the read model, answer with the new state. A concurrent append to the same section
-//! makes it reload and decide again (a few times), so the client gets the real outcome — for
-//! example a clear "locked by" — rather than a version error.
+//! Running a section command through the platform's command runner: load the section stream,
+//! decide, and answer with what the state after the events shows. A concurrent append to the
+//! same section makes the runner load and decide again, so the client gets the real outcome —
+//! for example a clear "locked by" — rather than a version error; after the runner's bounded
+//! retries it is a 409, as the History Map's clients expect for a section that changed.
 
-use crate::http::load::{self, encode, expected, stream_of};
+use crate::http::load::{encode, stream_of};
 use crate::projection::NAME;
 use crate::section::{SectionCommand, SectionState, decide, evolve};
 use crate::streams;
+use crate::streams::CONTEXT;
 use palimpsest_events::Metadata;
 use palimpsest_events::atlas::Timestamp;
-use palimpsest_log::{AppendError, AppendRequest};
+use palimpsest_web::command::{Command, CommandError, CommandRequest, Decision, Reply};
 use palimpsest_web::{ApiError, AppState};
-
-/// How many times a command is decided again after losing a race.
-pub const ATTEMPTS: usize = 5;
 
 /// The request's time, as commands carry it.
 pub fn now() -> Timestamp {
@@ -29,33 +28,42 @@ pub fn metadata(actor: Option<&str>) -> Metadata {
     }
 }
 
-/// Decides `command(now)` against section `id` and appends its events; returns the state after.
+/// The runner's facts of an atlas command: read your writes through the atlas projection.
+pub fn command<'a>(request: &'a CommandRequest, actor: Option<&str>) -> Command<'a> {
+    Command {
+        request,
+        context: CONTEXT,
+        projections: &[NAME],
+        metadata: metadata(actor),
+    }
+}
+
+/// A refusal as the atlas answers it.
+pub fn rejected(e: impl Into<ApiError>) -> CommandError<ApiError> {
+    CommandError::Rejected(e.into())
+}
+
+/// Decides `command(now)` against section `id`, appends its events and answers what `answer`
+/// makes of the state after.
 pub async fn execute(
     state: &AppState,
+    request: &CommandRequest,
     id: &str,
     actor: Option<&str>,
-    command: impl Fn(Timestamp) -> SectionCommand,
-) -> Result<SectionState, ApiError> {
-    let stream = stream_of(streams::section, id)?;
-    for _ in 0..ATTEMPTS {
-        let (section, version) = load::section(&state.store, id).await?;
-        let events = decide(command(now()), &section)?;
-        if events.is_empty() {
-            return Ok(section);
-        }
-        let request = AppendRequest::new()
-            .stream(stream.clone(), expected(version), encode(&events)?)
-            .metadata(metadata(actor));
-        match state.store.append(request).await {
-            Ok(appended) => {
-                state.wait_for(NAME, appended.last_position).await;
-                return Ok(events.iter().fold(section, evolve));
-            }
-            Err(AppendError::WrongExpectedVersion { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::conflict(
-        "the section kept changing while the command was decided; retry",
-    ))
+    command_at: impl Fn(Timestamp) -> SectionCommand,
+    answer: impl Fn(&SectionState) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let stream = &stream_of(streams::section, id)?;
+    let (command_at, answer) = (&command_at, &answer);
+    let reply = state
+        .commands
+        .run(command(request, actor), |attempt| async move {
+            let section: SectionState = attempt.load(stream).await?;
+            let events = decide(command_at(now()), &section).map_err(rejected)?;
+            let after = events.iter().fold(section, evolve);
+            let reply = answer(&after).map_err(CommandError::Rejected)?;
+            Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+        })
+        .await?;
+    Ok(reply)
 }

@@ -24,8 +24,3 @@ impl From<SectionError> for ApiError {
         }
     }
 }
-
-/// An error for a value the server itself wrote but cannot read back (a bug or a tampered log).
-pub fn corrupt(what: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("unreadable stored data: {what}"))
-}

@@ -10,6 +10,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
 
@@ -24,8 +25,11 @@ fn section_row(state: &SectionState) -> Result<SectionRow, ApiError> {
     SectionRow::from_state(state).ok_or_else(|| ApiError::not_found("Section not found"))
 }
 
-fn state_json(state: &SectionState) -> Result<Value, ApiError> {
-    Ok(json!({ "state": section_row(state)?.state }))
+fn state_reply(state: &SectionState) -> Result<Reply, ApiError> {
+    Ok(Reply::json(
+        StatusCode::OK,
+        &json!({ "state": section_row(state)?.state }),
+    ))
 }
 
 fn expectations(body: &Body) -> Result<Expectations, ApiError> {
@@ -48,8 +52,9 @@ fn required(value: Option<String>, field: &str) -> Result<String, ApiError> {
 #[tracing::instrument(skip_all, fields(section_id))]
 pub async fn create(
     State(state): State<AppState>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<(StatusCode, Json<SectionRow>), ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let id = uuid::Uuid::now_v7().to_string();
     tracing::Span::current().record("section_id", id.as_str());
@@ -57,18 +62,22 @@ pub async fn create(
     let description = body.string(&["description"])?;
     let user_id = body.id(&["user_id"])?;
     let created_by = body.id(&["created_by", "actor"])?;
-    let after = execute(&state, &id, created_by.as_deref(), |now| {
-        SectionCommand::Create {
+    execute(
+        &state,
+        &request,
+        &id,
+        created_by.as_deref(),
+        |now| SectionCommand::Create {
             section_id: id.clone(),
             title: title.clone(),
             description: description.clone(),
             user_id: user_id.clone(),
             created_by: created_by.clone(),
             now,
-        }
-    })
-    .await?;
-    Ok((StatusCode::CREATED, Json(section_row(&after)?)))
+        },
+        |after| Ok(Reply::json(StatusCode::CREATED, &section_row(after)?)),
+    )
+    .await
 }
 
 /// `GET /sections?status=`: every section with its state, most recently changed first.
@@ -101,21 +110,30 @@ pub async fn editor(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
-) -> Result<Json<EditorView>, ApiError> {
+    request: CommandRequest,
+) -> Result<Reply, ApiError> {
     if let Some(actor) = text(&p, "user_id").or_else(|| text(&p, "actor")) {
-        let after = execute(&state, &id, Some(&actor), |now| SectionCommand::Lock {
-            actor: actor.clone(),
-            now,
-        })
-        .await?;
-        return EditorView::from_state(&after)
-            .map(Json)
-            .ok_or_else(|| ApiError::not_found("Section not found"));
+        return execute(
+            &state,
+            &request,
+            &id,
+            Some(&actor),
+            |now| SectionCommand::Lock {
+                actor: actor.clone(),
+                now,
+            },
+            |after| {
+                EditorView::from_state(after)
+                    .map(|view| Reply::json(StatusCode::OK, &view))
+                    .ok_or_else(|| ApiError::not_found("Section not found"))
+            },
+        )
+        .await;
     }
     let client = state.read.get().await?;
     read::editor(&**client, &id)
         .await?
-        .map(Json)
+        .map(|view| Reply::json(StatusCode::OK, &view))
         .ok_or_else(|| ApiError::not_found("Section not found"))
 }
 
@@ -131,16 +149,23 @@ pub async fn lock(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let actor = required(actor_of(&body, &p, &LOCK_ACTOR)?, "user_id")?;
-    let after = execute(&state, &id, Some(&actor), |now| SectionCommand::Lock {
-        actor: actor.clone(),
-        now,
-    })
-    .await?;
-    Ok(Json(state_json(&after)?))
+    execute(
+        &state,
+        &request,
+        &id,
+        Some(&actor),
+        |now| SectionCommand::Lock {
+            actor: actor.clone(),
+            now,
+        },
+        state_reply,
+    )
+    .await
 }
 
 /// `POST /sections/:id/unlock` `{user_id?}`: releases the lock unless another user holds it → `{state}`.
@@ -149,18 +174,23 @@ pub async fn unlock(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let actor = actor_of(&body, &p, &LOCK_ACTOR)?;
-    let after = execute(&state, &id, actor.as_deref(), |now| {
-        SectionCommand::Unlock {
+    execute(
+        &state,
+        &request,
+        &id,
+        actor.as_deref(),
+        |now| SectionCommand::Unlock {
             actor: actor.clone(),
             now,
-        }
-    })
-    .await?;
-    Ok(Json(state_json(&after)?))
+        },
+        state_reply,
+    )
+    .await
 }
 
 fn snapshot_of(body: &Body) -> Result<Value, ApiError> {
@@ -174,13 +204,16 @@ fn snapshot_of(body: &Body) -> Result<Value, ApiError> {
     }
 }
 
-fn commit_answer(state: &SectionState) -> Result<Value, ApiError> {
+fn commit_reply(state: &SectionState) -> Result<Reply, ApiError> {
     let row = section_row(state)?;
     let head = state
         .head()
         .map(|c| CommitRow::from_commit(&row.id, c))
         .ok_or_else(|| ApiError::internal("committed section has no head"))?;
-    Ok(json!({ "commit": head, "state": row.state }))
+    Ok(Reply::json(
+        StatusCode::CREATED,
+        &json!({ "commit": head, "state": row.state }),
+    ))
 }
 
 /// `POST /sections/:id/commits` `{snapshot, created_by, title?, note?, expected_version?,
@@ -190,25 +223,32 @@ pub async fn commit(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let snapshot = snapshot_of(&body)?;
     let actor = required(actor_of(&body, &p, &COMMIT_ACTOR)?, "created_by")?;
     let (title, note) = (body.string(&["title"])?, body.string(&["note"])?);
     let expected = expectations(&body)?;
     let commit_id = uuid::Uuid::now_v7().to_string();
-    let after = execute(&state, &id, Some(&actor), |now| SectionCommand::Commit {
-        commit_id: commit_id.clone(),
-        actor: actor.clone(),
-        title: title.clone(),
-        note: note.clone(),
-        snapshot: snapshot.clone(),
-        expected: expected.clone(),
-        now,
-    })
-    .await?;
-    Ok((StatusCode::CREATED, Json(commit_answer(&after)?)))
+    execute(
+        &state,
+        &request,
+        &id,
+        Some(&actor),
+        |now| SectionCommand::Commit {
+            commit_id: commit_id.clone(),
+            actor: actor.clone(),
+            title: title.clone(),
+            note: note.clone(),
+            snapshot: snapshot.clone(),
+            expected: expected.clone(),
+            now,
+        },
+        commit_reply,
+    )
+    .await
 }
 
 /// `GET /sections/:id/commits`: the section's commits by number.
@@ -230,8 +270,9 @@ pub async fn restore(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let source = required(
         body.id(&["commit_id", "restored_from_commit_id", "source_commit_id"])?,
@@ -241,17 +282,23 @@ pub async fn restore(
     let (title, note) = (body.string(&["title"])?, body.string(&["note"])?);
     let expected = expectations(&body)?;
     let commit_id = uuid::Uuid::now_v7().to_string();
-    let after = execute(&state, &id, Some(&actor), |now| SectionCommand::Restore {
-        commit_id: commit_id.clone(),
-        actor: actor.clone(),
-        source_commit_id: source.clone(),
-        title: title.clone(),
-        note: note.clone(),
-        expected: expected.clone(),
-        now,
-    })
-    .await?;
-    Ok((StatusCode::CREATED, Json(commit_answer(&after)?)))
+    execute(
+        &state,
+        &request,
+        &id,
+        Some(&actor),
+        |now| SectionCommand::Restore {
+            commit_id: commit_id.clone(),
+            actor: actor.clone(),
+            source_commit_id: source.clone(),
+            title: title.clone(),
+            note: note.clone(),
+            expected: expected.clone(),
+            now,
+        },
+        commit_reply,
+    )
+    .await
 }
 
 /// `POST /sections/:id/submit` `{submitted_by, commit_id?, expected_*?}`: submits the head
@@ -261,30 +308,40 @@ pub async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let actor = required(actor_of(&body, &p, &SUBMIT_ACTOR)?, "submitted_by")?;
     let commit_id = body.id(&["commit_id"])?;
     let expected = expectations(&body)?;
     let submission_id = uuid::Uuid::now_v7().to_string();
-    let after = execute(&state, &id, Some(&actor), |now| SectionCommand::Submit {
-        submission_id: submission_id.clone(),
-        actor: actor.clone(),
-        commit_id: commit_id.clone(),
-        expected: expected.clone(),
-        now,
-    })
-    .await?;
-    let row = section_row(&after)?;
-    let submission = after
-        .submission(&submission_id)
-        .map(|s| SubmissionRow::from_submission(&row.id, s))
-        .ok_or_else(|| ApiError::internal("submitted section lacks its submission"))?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "submission": submission, "state": row.state })),
-    ))
+    let submitted = |after: &SectionState| {
+        let row = section_row(after)?;
+        let submission = after
+            .submission(&submission_id)
+            .map(|s| SubmissionRow::from_submission(&row.id, s))
+            .ok_or_else(|| ApiError::internal("submitted section lacks its submission"))?;
+        Ok(Reply::json(
+            StatusCode::CREATED,
+            &json!({ "submission": submission, "state": row.state }),
+        ))
+    };
+    execute(
+        &state,
+        &request,
+        &id,
+        Some(&actor),
+        |now| SectionCommand::Submit {
+            submission_id: submission_id.clone(),
+            actor: actor.clone(),
+            commit_id: commit_id.clone(),
+            expected: expected.clone(),
+            now,
+        },
+        submitted,
+    )
+    .await
 }
 
 /// `GET /sections/:id/submissions`: the section's submission history, newest first.

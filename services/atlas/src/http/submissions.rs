@@ -1,16 +1,14 @@
 //! `/submissions/:id/approve|reject`.
 
-use crate::http::approval::{self, Outcome, Review};
+use crate::http::approval::{self, Review};
 use crate::http::body::Body;
 use crate::http::command::execute;
 use crate::read::rows::{SectionRow, SubmissionRow};
 use crate::read::sections::submission_section;
 use crate::section::{SectionCommand, SectionState};
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
 
@@ -24,14 +22,23 @@ async fn section_of(state: &AppState, submission_id: &str) -> Result<String, Api
         .ok_or_else(|| ApiError::not_found("Submission not found"))
 }
 
-fn answer(after: &SectionState, submission_id: &str) -> Result<Value, ApiError> {
+/// `{submission, state}` (with `error` when the approval conflicted: then 409).
+fn answer(
+    after: &SectionState,
+    submission_id: &str,
+    conflict: Option<String>,
+) -> Result<Reply, ApiError> {
     let row =
         SectionRow::from_state(after).ok_or_else(|| ApiError::not_found("Section not found"))?;
     let submission = after
         .submission(submission_id)
         .map(|s| SubmissionRow::from_submission(&row.id, s))
         .ok_or_else(|| ApiError::not_found("Submission not found"))?;
-    Ok(json!({ "submission": submission, "state": row.state }))
+    let mut body = json!({ "submission": submission, "state": row.state });
+    if let Some(message) = &conflict {
+        body["error"] = Value::String(message.clone());
+    }
+    Ok(Reply::json(approval::status(&conflict), &body))
 }
 
 /// `POST /submissions/:id/approve` `{reviewed_by?, review_note?}`: applies the snapshot to the
@@ -41,8 +48,9 @@ fn answer(after: &SectionState, submission_id: &str) -> Result<Value, ApiError> 
 pub async fn approve(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<Response, ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let review = Review {
         submission_id: id.clone(),
@@ -50,14 +58,10 @@ pub async fn approve(
         note: body.string(&["review_note", "note"])?,
     };
     let section_id = section_of(&state, &id).await?;
-    match approval::run(&state, &section_id, &review).await? {
-        Outcome::Approved(after) => Ok(Json(answer(&after, &id)?).into_response()),
-        Outcome::Conflicted(after, message) => {
-            let mut body = answer(&after, &id)?;
-            body["error"] = Value::String(message);
-            Ok((StatusCode::CONFLICT, Json(body)).into_response())
-        }
-    }
+    approval::run(&state, &request, &section_id, &review, |after, conflict| {
+        answer(after, &id, conflict)
+    })
+    .await
 }
 
 /// `POST /submissions/:id/reject` `{reviewed_by?, review_note?}` → 200 `{submission, state}`.
@@ -65,20 +69,25 @@ pub async fn approve(
 pub async fn reject(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    request: CommandRequest,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Reply, ApiError> {
     let body = Body::parse(&body)?;
     let reviewer = body.id(&REVIEWER)?;
     let note = body.string(&["review_note", "note"])?;
     let section_id = section_of(&state, &id).await?;
-    let after = execute(&state, &section_id, reviewer.as_deref(), |now| {
-        SectionCommand::Reject {
+    execute(
+        &state,
+        &request,
+        &section_id,
+        reviewer.as_deref(),
+        |now| SectionCommand::Reject {
             submission_id: id.clone(),
             reviewer: reviewer.clone(),
             note: note.clone(),
             now,
-        }
-    })
-    .await?;
-    Ok(Json(answer(&after, &id)?))
+        },
+        |after| answer(after, &id, None),
+    )
+    .await
 }

@@ -1,0 +1,116 @@
+//! One try of a command: the streams it read, each with the version it was read at.
+
+use super::cache::StateCache;
+use palimpsest_events::{DecodeError, RecordedEvent, StreamName};
+use palimpsest_log::{EventStore, LogError};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+/// Events read per round trip while catching a state up.
+const PAGE: i64 = 1000;
+
+/// A stream's write-side state, folded from its events. Commands decide from these, never
+/// from a read model; the runner caches them per process.
+pub trait StreamState: Clone + Send + Sync + 'static {
+    /// The state of a stream with no events.
+    fn initial(stream: &StreamName) -> Self;
+    /// Folds one recorded event of the stream into the state.
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError>;
+}
+
+/// Why a stream's state could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The log could not be read.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// A recorded event does not decode as the stream's payload type.
+    #[error("stream {stream}: {source}")]
+    Decode {
+        /// The stream whose event is unreadable.
+        stream: StreamName,
+        /// What did not decode.
+        source: DecodeError,
+    },
+}
+
+/// The streams one try of a command has read, with their versions: what its append expects.
+/// A cheap handle (clones share what was read), handed to the command's decider by value.
+#[derive(Clone)]
+pub struct Attempt {
+    store: EventStore,
+    cache: Arc<StateCache>,
+    versions: Arc<Mutex<HashMap<StreamName, i64>>>,
+}
+
+impl Attempt {
+    pub(crate) fn new(store: EventStore, cache: Arc<StateCache>) -> Self {
+        Attempt {
+            store,
+            cache,
+            versions: Arc::default(),
+        }
+    }
+
+    /// The current state of `stream`, recording the version read.
+    pub async fn load<S: StreamState>(&self, stream: &StreamName) -> Result<S, LoadError> {
+        self.load_seeded(stream, async { None }).await
+    }
+
+    /// Like [`Attempt::load`], but when the process has no cached state for the stream it
+    /// starts from `seed` (a snapshot at a known version, e.g. a record a projection keeps)
+    /// and folds only the events after it: a long stream loads as fast as a short one.
+    pub async fn load_seeded<S: StreamState>(
+        &self,
+        stream: &StreamName,
+        seed: impl Future<Output = Option<(i64, S)>>,
+    ) -> Result<S, LoadError> {
+        let start = match self.cache.get::<S>(stream) {
+            Some(cached) => cached,
+            None => seed.await.unwrap_or_else(|| (0, S::initial(stream))),
+        };
+        let (version, state) = self.catch_up(stream, start).await?;
+        self.cache.put(stream, version, state.clone());
+        self.read_at(stream, version);
+        Ok(state)
+    }
+
+    async fn catch_up<S: StreamState>(
+        &self,
+        stream: &StreamName,
+        (mut version, mut state): (i64, S),
+    ) -> Result<(i64, S), LoadError> {
+        loop {
+            let events = self.store.read_stream(stream, version, PAGE).await?;
+            for event in &events {
+                state.fold(event).map_err(|source| LoadError::Decode {
+                    stream: stream.clone(),
+                    source,
+                })?;
+                version = event.version;
+            }
+            if (events.len() as i64) < PAGE {
+                return Ok((version, state));
+            }
+        }
+    }
+
+    /// Records that the command read `stream` at `version` (the first read counts: a command
+    /// decides against what it saw first).
+    fn read_at(&self, stream: &StreamName, version: i64) {
+        let mut versions = match self.versions.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        versions.entry(stream.clone()).or_insert(version);
+    }
+
+    /// The version `stream` was read at; 0 when it has no event or was not read.
+    pub fn version(&self, stream: &StreamName) -> i64 {
+        match self.versions.lock() {
+            Ok(versions) => versions.get(stream).copied().unwrap_or(0),
+            Err(poisoned) => poisoned.into_inner().get(stream).copied().unwrap_or(0),
+        }
+    }
+}

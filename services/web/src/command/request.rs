@@ -1,0 +1,119 @@
+//! The facts of an HTTP request a command needs: its `Idempotency-Key` (the IETF httpapi
+//! draft's header) and a fingerprint of the request (method, path and query, body), so a key
+//! reused for a different request is told apart from a true repeat.
+//!
+//! [`fingerprint_requests`] is a middleware the platform puts in front of every context: for a
+//! request with a key it hashes the body as the handler reads it (nothing is buffered, so
+//! uploads stream as before) and hands the handler a [`CommandRequest`].
+
+use crate::ApiError;
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex};
+
+/// The request header that names a command so it can be retried safely.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// Longest key accepted (the log keys it with the context's name in front).
+const MAX_KEY_LEN: usize = 200;
+
+/// A write request's idempotency facts; take it as an argument of every write handler and pass
+/// it to [`super::CommandRunner::run`].
+#[derive(Clone, Default)]
+pub struct CommandRequest {
+    key: Option<String>,
+    hasher: Option<Arc<Mutex<Sha256>>>,
+}
+
+impl std::fmt::Debug for CommandRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandRequest")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl CommandRequest {
+    /// A request without an Idempotency-Key (commands issued inside the process).
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The client's Idempotency-Key, if it sent one.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The fingerprint of the request so far: method, path and query, and the body bytes the
+    /// handler has read (all of them, once its extractors are done).
+    pub fn fingerprint(&self) -> Vec<u8> {
+        match &self.hasher {
+            Some(hasher) => match hasher.lock() {
+                Ok(h) => h.clone().finalize().to_vec(),
+                Err(_) => Vec::new(),
+            },
+            None => Vec::new(),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for CommandRequest {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<CommandRequest>()
+            .cloned()
+            .unwrap_or_default())
+    }
+}
+
+/// Middleware: checks the `Idempotency-Key` of a request that carries one (400 if malformed),
+/// and fingerprints the request for [`CommandRequest`].
+pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response {
+    let Some(raw) = request.headers().get(IDEMPOTENCY_KEY) else {
+        return next.run(request).await;
+    };
+    let key = match raw.to_str() {
+        Ok(k) if !k.trim().is_empty() && k.len() <= MAX_KEY_LEN => k.trim().to_owned(),
+        _ => {
+            return ApiError::bad_request(format!(
+                "Idempotency-Key must be 1-{MAX_KEY_LEN} visible ASCII characters"
+            ))
+            .into_response();
+        }
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(request.method().as_str().as_bytes());
+    hasher.update(b" ");
+    hasher.update(
+        request
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/")
+            .as_bytes(),
+    );
+    hasher.update(b"\n");
+    let hasher = Arc::new(Mutex::new(hasher));
+    let feed = hasher.clone();
+    let body = std::mem::take(request.body_mut());
+    let hashed = body.into_data_stream().map(move |chunk| {
+        if let (Ok(bytes), Ok(mut h)) = (&chunk, feed.lock()) {
+            h.update(bytes);
+        }
+        chunk
+    });
+    *request.body_mut() = Body::from_stream(hashed);
+    request.extensions_mut().insert(CommandRequest {
+        key: Some(key),
+        hasher: Some(hasher),
+    });
+    next.run(request).await
+}

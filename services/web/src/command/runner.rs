@@ -1,0 +1,267 @@
+//! The command runner: the retry loop, expected versions, idempotency and read-your-writes,
+//! written once for every context.
+
+use super::attempt::Attempt;
+use super::cache::StateCache;
+use super::decision::{Decision, Reply};
+use super::error::{CommandError, log_error};
+use super::request::CommandRequest;
+use axum::http::StatusCode;
+use palimpsest_events::{ExpectedVersion, Metadata, StreamName};
+use palimpsest_log::{AppendError, AppendRequest, Appended, EventStore, StoredReply};
+use palimpsest_projections::ProjectionWatch;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// How many times a command is decided again after another writer moved a stream it read.
+const MAX_ATTEMPTS: u32 = 16;
+
+/// How long a write waits for its read models before answering anyway.
+const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the runner needs to know of a command besides its decider.
+pub struct Command<'a> {
+    /// The request's idempotency facts.
+    pub request: &'a CommandRequest,
+    /// The context the command belongs to (keys are scoped by it).
+    pub context: &'static str,
+    /// The projections a client reads this write through: the answer waits for them.
+    pub projections: &'a [&'static str],
+    /// Who and why, stored with every event.
+    pub metadata: Metadata,
+}
+
+/// Runs commands: one per process, shared by every context (`AppState::commands`).
+#[derive(Clone)]
+pub struct CommandRunner {
+    store: EventStore,
+    watch: ProjectionWatch,
+    cache: Arc<StateCache>,
+    in_flight: Arc<Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>>,
+}
+
+impl CommandRunner {
+    /// A runner appending to `store` and waiting on `watch`.
+    pub fn new(store: EventStore, watch: ProjectionWatch) -> Self {
+        CommandRunner {
+            store,
+            watch,
+            cache: Arc::default(),
+            in_flight: Arc::default(),
+        }
+    }
+
+    /// Runs a command: answers a repeated Idempotency-Key from the log, else loads and decides
+    /// (`decide` does the loads through the [`Attempt`] and calls the pure decider), appends
+    /// every stream at the version read with the reply, decides again from fresh state when a
+    /// stream moved (a bounded number of times, then [`CommandError::Conflict`]), and waits
+    /// until `projections` show the append.
+    #[tracing::instrument(name = "command", skip_all, fields(context = command.context, key = command.request.key()))]
+    pub async fn run<E, F, Fut>(
+        &self,
+        command: Command<'_>,
+        mut decide: F,
+    ) -> Result<Reply, CommandError<E>>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<Decision, CommandError<E>>>,
+    {
+        let key = command
+            .request
+            .key()
+            .map(|k| format!("{}:{k}", command.context));
+        // Repeats of one key inside this process wait for the first to finish.
+        let _turn = match &key {
+            Some(k) => Some(self.turn(k).await),
+            None => None,
+        };
+        if let Some(k) = &key
+            && let Some(stored) = self.stored_reply(k, command.request).await?
+        {
+            return Ok(stored);
+        }
+        let mut moved = None;
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
+            let tried = Attempt::new(self.store.clone(), self.cache.clone());
+            let decision = match decide(tried.clone()).await {
+                Ok(decision) => decision,
+                // The decider saw that something it read had already moved on: try again.
+                Err(CommandError::Conflict { stream }) => {
+                    moved = Some(stream);
+                    continue;
+                }
+                Err(refusal) => return self.refused(&key, command.request, refusal).await,
+            };
+            if decision.is_empty() {
+                return Ok(decision.reply);
+            }
+            let request = append_request(&decision, &tried, &command, key.as_deref());
+            match self.store.append(request).await {
+                Ok(appended) => return self.finish(&command, &key, appended, decision).await,
+                Err(AppendError::WrongExpectedVersion { stream, .. }) => {
+                    tracing::debug!(%stream, attempt, "a stream moved; deciding again");
+                    moved = Some(stream);
+                }
+                Err(AppendError::Invalid(message)) => return Err(CommandError::Refused(message)),
+                Err(AppendError::Log(e)) => return Err(log_error(e)),
+            }
+        }
+        metrics::counter!("palimpsest_command_conflicts_total", "context" => command.context)
+            .increment(1);
+        Err(match moved {
+            Some(stream) => CommandError::Conflict { stream },
+            None => CommandError::Internal("no attempt was made".into()),
+        })
+    }
+
+    /// After a successful append: read your writes, then the answer (the stored one when the
+    /// log says the key had already been appended).
+    async fn finish<E>(
+        &self,
+        command: &Command<'_>,
+        key: &Option<String>,
+        appended: Appended,
+        decision: Decision,
+    ) -> Result<Reply, CommandError<E>> {
+        self.wait_for_all(command.projections, appended.last_position)
+            .await;
+        if appended.replayed
+            && let Some(k) = key
+            && let Some(stored) = self.stored_reply(k, command.request).await?
+        {
+            return Ok(stored);
+        }
+        Ok(decision.reply)
+    }
+
+    /// A command refused on a later try may have been carried out meanwhile by a concurrent
+    /// repeat with the same key (in another process): that first answer wins.
+    async fn refused<E>(
+        &self,
+        key: &Option<String>,
+        request: &CommandRequest,
+        refusal: CommandError<E>,
+    ) -> Result<Reply, CommandError<E>> {
+        let Some(k) = key else {
+            return Err(refusal);
+        };
+        match self.stored_reply::<E>(k, request).await {
+            Ok(Some(first)) => Ok(first),
+            Err(CommandError::KeyReused) => Err(CommandError::KeyReused),
+            _ => Err(refusal),
+        }
+    }
+
+    /// The stored answer of key `key`, or `KeyReused` if it was stored for another request.
+    async fn stored_reply<E>(
+        &self,
+        key: &str,
+        request: &CommandRequest,
+    ) -> Result<Option<Reply>, CommandError<E>> {
+        let stored = self.store.command_reply(key).await.map_err(log_error)?;
+        match stored {
+            None => Ok(None),
+            Some(None) => Err(CommandError::Internal(format!(
+                "idempotency key {key} was appended without a stored reply"
+            ))),
+            Some(Some(stored)) if stored.request_hash != request.fingerprint() => {
+                Err(CommandError::KeyReused)
+            }
+            Some(Some(stored)) => Ok(Some(Reply::new(
+                StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK),
+                stored.content_type,
+                stored.body,
+            ))),
+        }
+    }
+
+    /// Waits until each projection has applied `position` (bounded; a projection that does not
+    /// catch up in time is counted and logged, and the answer goes out anyway).
+    pub async fn wait_for_all(&self, projections: &[&'static str], position: i64) {
+        for projection in projections {
+            self.wait_for(projection, position).await;
+        }
+    }
+
+    /// Read-your-writes for one projection (see [`CommandRunner::wait_for_all`]).
+    pub async fn wait_for(&self, projection: &str, position: i64) {
+        if !self
+            .watch
+            .wait_for(projection, position, READ_YOUR_WRITES_TIMEOUT)
+            .await
+        {
+            metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
+                .increment(1);
+            tracing::warn!(projection, position, "read model did not catch up in time");
+        }
+    }
+
+    /// This process's turn for idempotency key `key`: held while the command runs.
+    async fn turn(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut in_flight = match self.in_flight.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            in_flight.retain(|_, weak| weak.strong_count() > 0);
+            match in_flight.get(key).and_then(Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    in_flight.insert(key.to_owned(), Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
+    }
+}
+
+/// The append of a decision: every written stream at the version the attempt read (new if it
+/// never read it), every checked stream likewise with no events, the reply stored with the key.
+fn append_request(
+    decision: &Decision,
+    tried: &Attempt,
+    command: &Command<'_>,
+    key: Option<&str>,
+) -> AppendRequest {
+    let expected = |stream: &StreamName| match tried.version(stream) {
+        0 => ExpectedVersion::NoStream,
+        v => ExpectedVersion::Exact(v),
+    };
+    let mut metadata = command.metadata.clone();
+    metadata.idempotency_key = key.map(str::to_owned);
+    let mut request = AppendRequest::new().metadata(metadata);
+    for write in &decision.writes {
+        request = request.stream(
+            write.stream.clone(),
+            expected(&write.stream),
+            write.events.clone(),
+        );
+    }
+    for checked in &decision.checks {
+        if !decision.writes.iter().any(|w| &w.stream == checked) {
+            request = request.stream(checked.clone(), expected(checked), Vec::new());
+        }
+    }
+    if key.is_some() {
+        request = request.reply(StoredReply {
+            request_hash: command.request.fingerprint(),
+            status: decision.reply.status.as_u16(),
+            content_type: decision.reply.content_type.clone(),
+            body: decision.reply.body.to_vec(),
+        });
+    }
+    request
+}
+
+/// A short, growing, jittered pause before deciding again, so racing writers spread out.
+async fn backoff(attempt: u32) {
+    let micros = rand::random_range(0..=250 * u64::from(attempt.min(8)));
+    tokio::time::sleep(Duration::from_micros(micros)).await;
+}
