@@ -2,7 +2,7 @@
 //! `descending` and `include_docs`.
 
 use super::bulk::load_many;
-use super::command::Reply;
+use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
 use super::read;
@@ -144,7 +144,7 @@ async fn all_docs(
 }
 
 fn answer(total: i64, offset: i64, rows: &[String]) -> Reply {
-    Reply::text(
+    text_reply(
         StatusCode::OK,
         format!(
             "{{\"total_rows\":{total},\"offset\":{offset},\"rows\":[{}]}}",

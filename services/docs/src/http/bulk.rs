@@ -1,6 +1,6 @@
 //! The replicator's batch routes: `_bulk_docs`, `_bulk_get`, `_revs_diff`.
 
-use super::command::{Reply, idempotency_key};
+use super::command::{Reply, text_reply};
 use super::doc::{open_items, show};
 use super::error::CouchError;
 use super::params::{Params, flag};
@@ -10,9 +10,10 @@ use crate::body::{Incoming, Members};
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -29,14 +30,14 @@ struct BulkDocs {
 pub async fn bulk_docs(
     State(state): State<AppState>,
     Path(db): Path<String>,
-    headers: HeaderMap,
+    request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
-    let request: BulkDocs = serde_json::from_slice(&body)
+    let batch: BulkDocs = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
-    let new_edits = request.new_edits.unwrap_or(true);
-    let mut items = Vec::with_capacity(request.docs.len());
-    for members in request.docs {
+    let new_edits = batch.new_edits.unwrap_or(true);
+    let mut items = Vec::with_capacity(batch.docs.len());
+    for members in batch.docs {
         let doc = Incoming::from_members(members)?;
         let doc_id = doc
             .id
@@ -46,7 +47,7 @@ pub async fn bulk_docs(
     }
     write(
         &state,
-        idempotency_key(&headers),
+        &request,
         &db,
         items,
         new_edits,
@@ -135,7 +136,7 @@ pub async fn bulk_get(
         crate::body::push_string(&mut id, &item.id);
         results.push(format!("{{\"id\":{id},\"docs\":[{}]}}", docs.join(",")));
     }
-    Ok(Reply::text(
+    Ok(text_reply(
         StatusCode::OK,
         format!("{{\"results\":[{}]}}", results.join(",")),
     ))

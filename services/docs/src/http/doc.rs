@@ -1,6 +1,6 @@
 //! One document: `GET|PUT|DELETE /{db}/{doc}` and `POST /{db}`.
 
-use super::command::{Reply, idempotency_key};
+use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, json};
 use super::read;
@@ -13,6 +13,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 
 /// The specials a read asked for.
 pub fn show(params: &Params) -> Show {
@@ -86,10 +87,7 @@ pub async fn read_doc(
                     Err(rev) => serde_json::json!({"missing": rev}).to_string(),
                 })
                 .collect();
-        return Ok(Reply::text(
-            StatusCode::OK,
-            format!("[{}]", items.join(",")),
-        ));
+        return Ok(text_reply(StatusCode::OK, format!("[{}]", items.join(","))));
     }
     let node = match params.get("rev") {
         Some(rev) => {
@@ -108,7 +106,7 @@ pub async fn read_doc(
             winner
         }
     };
-    Ok(Reply::text(
+    Ok(text_reply(
         StatusCode::OK,
         render(doc_id, &tree, node, show(params)),
     ))
@@ -130,6 +128,7 @@ pub async fn put(
     Path((db, doc_id)): Path<(String, String)>,
     Query(params): Query<Params>,
     headers: HeaderMap,
+    request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let mut doc = Incoming::parse(&body)?;
@@ -140,7 +139,7 @@ pub async fn put(
     let items = vec![Item { doc_id, doc }];
     write(
         &state,
-        idempotency_key(&headers),
+        &request,
         &db,
         items,
         new_edits,
@@ -162,6 +161,7 @@ pub async fn delete(
     Path((db, doc_id)): Path<(String, String)>,
     Query(params): Query<Params>,
     headers: HeaderMap,
+    request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let doc = Incoming {
         id: None,
@@ -176,7 +176,7 @@ pub async fn delete(
     let items = vec![Item { doc_id, doc }];
     write(
         &state,
-        idempotency_key(&headers),
+        &request,
         &db,
         items,
         true,
@@ -189,7 +189,7 @@ pub async fn delete(
 pub async fn post(
     State(state): State<AppState>,
     Path(db): Path<String>,
-    headers: HeaderMap,
+    request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let doc = Incoming::parse(&body)?;
@@ -200,7 +200,7 @@ pub async fn post(
     let items = vec![Item { doc_id, doc }];
     write(
         &state,
-        idempotency_key(&headers),
+        &request,
         &db,
         items,
         true,

@@ -1,11 +1,11 @@
 //! How each stream's write-side state folds from the log, for the command runner.
 
-use super::command::StreamState;
 use crate::database::{self, DbState};
 use crate::document::{self, DocState};
 use crate::local::{self, LocalState};
 use palimpsest_events::docs::{DatabaseEvent, DocumentEvent, LocalEvent};
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 impl StreamState for DbState {
     fn initial(_: &StreamName) -> Self {

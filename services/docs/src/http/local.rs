@@ -1,7 +1,7 @@
 //! `_local/` documents: `GET|PUT|DELETE /{db}/_local/{id}`; what replicators keep their
 //! checkpoints in.
 
-use super::command::{Attempt, Command, Decided, Decision, Reply, encode, idempotency_key, run};
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run, text_reply};
 use super::error::CouchError;
 use super::params::Params;
 use super::read;
@@ -13,9 +13,10 @@ use crate::stored::local_for_client;
 use crate::streams;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use palimpsest_events::docs::LocalEvent;
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use serde_json::json;
 
 /// `GET /{db}/_local/{id}`.
@@ -32,7 +33,7 @@ pub async fn get(
         )
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    Ok(Reply::text(
+    Ok(text_reply(
         StatusCode::OK,
         local_for_client(&doc_id, row.get(0))?,
     ))
@@ -40,7 +41,7 @@ pub async fn get(
 
 async fn local_command(
     state: &AppState,
-    headers: &HeaderMap,
+    request: &CommandRequest,
     db: &str,
     doc_id: &str,
     command: LocalCommand,
@@ -56,7 +57,7 @@ async fn local_command(
         command,
         status,
     };
-    run(state, idempotency_key(headers), &command).await
+    run(state, request, &command).await
 }
 
 struct LocalWrite {
@@ -66,8 +67,8 @@ struct LocalWrite {
     status: StatusCode,
 }
 
-impl Command for LocalWrite {
-    fn decide<'a>(&'a self, attempt: &'a mut Attempt) -> Decided<'a> {
+impl DocsCommand for LocalWrite {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
             let db_state: DbState = attempt.load(&self.db_stream).await?;
             let (incarnation, _) = db_state.live.ok_or_else(CouchError::no_database)?;
@@ -94,7 +95,7 @@ impl Command for LocalWrite {
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let doc = Incoming::parse(&body)?;
@@ -111,7 +112,7 @@ pub async fn put(
         base: doc.rev,
         body: doc.body,
     };
-    local_command(&state, &headers, &db, &doc_id, command, StatusCode::CREATED).await
+    local_command(&state, &request, &db, &doc_id, command, StatusCode::CREATED).await
 }
 
 /// `DELETE /{db}/_local/{id}?rev=`.
@@ -119,12 +120,12 @@ pub async fn delete(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
     Query(params): Query<Params>,
-    headers: HeaderMap,
+    request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let command = LocalCommand::Delete {
         db: db.clone(),
         doc_id: doc_id.clone(),
         base: params.get("rev").cloned(),
     };
-    local_command(&state, &headers, &db, &doc_id, command, StatusCode::OK).await
+    local_command(&state, &request, &db, &doc_id, command, StatusCode::OK).await
 }

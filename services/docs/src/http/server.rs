@@ -1,15 +1,16 @@
 //! The server and its databases: `GET /`, `GET /_all_dbs`, `PUT|GET|DELETE /{db}`.
 
-use super::command::{Attempt, Command, Decided, Decision, Reply, encode, idempotency_key, run};
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
 use super::read;
 use crate::database::{self, DEFAULT_REVS_LIMIT, DbCommand, DbState};
 use crate::streams;
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use md5::{Digest, Md5};
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// `GET /`: the welcome CouchDB clients check, with a uuid stable for this server's data.
@@ -58,7 +59,7 @@ pub fn check_name(name: &str) -> Result<(), CouchError> {
 
 async fn database_command(
     state: &AppState,
-    headers: &HeaderMap,
+    request: &CommandRequest,
     name: &str,
     command: DbCommand,
     status: StatusCode,
@@ -70,7 +71,7 @@ async fn database_command(
         command,
         status,
     };
-    run(state, idempotency_key(headers), &command).await
+    run(state, request, &command).await
 }
 
 struct DatabaseCommand {
@@ -79,8 +80,8 @@ struct DatabaseCommand {
     status: StatusCode,
 }
 
-impl Command for DatabaseCommand {
-    fn decide<'a>(&'a self, attempt: &'a mut Attempt) -> Decided<'a> {
+impl DocsCommand for DatabaseCommand {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
             let current: DbState = attempt.load(&self.stream).await?;
             let events = database::decide(self.command.clone(), &current)?;
@@ -98,7 +99,7 @@ pub async fn create(
     State(state): State<AppState>,
     Path(name): Path<String>,
     axum::extract::Query(params): axum::extract::Query<super::params::Params>,
-    headers: HeaderMap,
+    request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let revs_limit = super::params::number(&params, "revs_limit")?
         .map(|n| u32::try_from(n.clamp(1, 100_000)).unwrap_or(DEFAULT_REVS_LIMIT))
@@ -108,16 +109,16 @@ pub async fn create(
         incarnation: uuid::Uuid::now_v7(),
         revs_limit,
     };
-    database_command(&state, &headers, &name, command, StatusCode::CREATED).await
+    database_command(&state, &request, &name, command, StatusCode::CREATED).await
 }
 
 /// `DELETE /{db}`: deletes the database and its documents.
 pub async fn delete(
     State(state): State<AppState>,
     Path(name): Path<String>,
-    headers: HeaderMap,
+    request: CommandRequest,
 ) -> Result<Reply, CouchError> {
-    database_command(&state, &headers, &name, DbCommand::Delete, StatusCode::OK).await
+    database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
 }
 
 /// `GET /{db}`: the database's info.

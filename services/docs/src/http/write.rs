@@ -2,7 +2,7 @@
 //! each document against its stream in turn (several edits of one document in one batch see
 //! each other) and appending every stream in one request.
 
-use super::command::{Attempt, Command, Decided, Decision, Reply, encode, run};
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
 use crate::body::Incoming;
 use crate::database::DbState;
@@ -13,6 +13,7 @@ use axum::http::StatusCode;
 use palimpsest_events::StreamName;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use std::collections::HashMap;
 
 /// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
@@ -107,7 +108,7 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
 
 /// Decides every item of a batch against its document's state.
 async fn decide_all(
-    attempt: &mut Attempt,
+    attempt: &Attempt,
     db: &str,
     items: &[Item],
     new_edits: bool,
@@ -217,8 +218,8 @@ struct WriteDocs<'r> {
     shape: Shape,
 }
 
-impl Command for WriteDocs<'_> {
-    fn decide<'a>(&'a self, attempt: &'a mut Attempt) -> Decided<'a> {
+impl DocsCommand for WriteDocs<'_> {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
             let (outcomes, writes, db_stream) =
                 decide_all(attempt, self.db, &self.items, self.new_edits).await?;
@@ -234,7 +235,7 @@ impl Command for WriteDocs<'_> {
 /// Writes `items` into `db` and answers in `shape`.
 pub async fn write(
     state: &AppState,
-    key: Option<String>,
+    request: &CommandRequest,
     db: &str,
     items: Vec<Item>,
     new_edits: bool,
@@ -246,5 +247,5 @@ pub async fn write(
         new_edits,
         shape,
     };
-    run(state, key, &command).await
+    run(state, request, &command).await
 }
