@@ -88,7 +88,8 @@ impl StoredDoc {
     pub fn to_text(&self) -> Result<String, StoredError> {
         let sync =
             serde_json::to_string(&self.sync).map_err(|e| StoredError::Malformed(e.to_string()))?;
-        let mut text = self.body.trim_end().trim_end_matches('}').to_owned();
+        let body = self.body.trim_end();
+        let mut text = body.strip_suffix('}').unwrap_or(body).to_owned();
         if text.trim() != "{" {
             text.push(',');
         }
@@ -176,12 +177,12 @@ mod tests {
             r#"{"k\u0000":"b"}"#.into(),
             false,
         );
-        tree.insert(rev("2-c"), &[rev("1-a")], r#"{"c":true}"#.into(), false);
+        tree.insert(rev("2-c"), &[rev("1-a")], r#"{"c":{"d":{}}}"#.into(), false);
         let stored = StoredDoc::of_tree(&tree, 42).expect("has a winner");
         let text = stored.to_text().expect("text");
         assert_eq!(
             text,
-            r#"{"c":true,"_sync":{"rev":"2-c","sequence":42,"history":{"revs":["1-a","2-b","2-c"],"parents":[-1,0,0],"bodies":[null,"{\"k\\u0000\":\"b\"}",null],"deleted":[]},"channels":{}}}"#
+            r#"{"c":{"d":{}},"_sync":{"rev":"2-c","sequence":42,"history":{"revs":["1-a","2-b","2-c"],"parents":[-1,0,0],"bodies":[null,"{\"k\\u0000\":\"b\"}",null],"deleted":[]},"channels":{}}}"#
         );
         let back = StoredDoc::parse(&text).expect("parses");
         assert_eq!(back, stored);

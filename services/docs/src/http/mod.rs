@@ -20,20 +20,22 @@ use axum::Router;
 use axum::routing::{get, post, put};
 use palimpsest_web::AppState;
 
+/// `/{db}` (with or without the trailing slash PouchDB sends).
+fn database() -> axum::routing::MethodRouter<AppState> {
+    put(server::create)
+        .get(server::info)
+        .delete(server::delete)
+        .post(doc::post)
+}
+
 /// The context's routes, without prefix.
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(server::welcome))
         .route("/openapi.json", get(openapi::document))
         .route("/_all_dbs", get(server::all_dbs))
-        .route(
-            "/{db}",
-            put(server::create)
-                .get(server::info)
-                .delete(server::delete)
-                .post(doc::post),
-        )
-        .route("/{db}/", get(server::info))
+        .route("/{db}", database())
+        .route("/{db}/", database())
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
         .route("/{db}/_bulk_get", post(bulk::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
