@@ -1,13 +1,14 @@
 //! Payloads of the `docs` context (Couchbase Sync Gateway's document model behind CouchDB's
 //! replication API).
 //!
-//! Three kinds of stream carry them (context `docs`):
+//! Four kinds of stream carry them (context `docs`):
 //!
 //! | stream | payload enum | what it holds |
 //! |---|---|---|
 //! | `docs/database/<db>` | [`DatabaseEvent`] | a database's creations (each a fresh *incarnation*) and deletions |
 //! | `docs/document/<incarnation>/<doc id>` | [`DocumentEvent`] | every revision of one document, in the order they were stored |
 //! | `docs/local/<incarnation>/<doc id>` | [`LocalEvent`] | one `_local/` document: saves and deletions, no revision tree |
+//! | `docs/attachment/<sha1 hex>` | [`AttachmentEvent`] | one attachment's bytes, content-addressed |
 //!
 //! A database that is deleted and created again gets a new incarnation (a uuid chosen by the
 //! creating request), so its documents start in new streams and the old ones stay in the log.
@@ -119,3 +120,23 @@ mod tests {
         assert_eq!(back, event);
     }
 }
+
+/// Events of an attachment stream `docs/attachment/<sha1 hex>`: content-addressed, so one
+/// attachment is stored once however many documents and revisions refer to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum AttachmentEvent {
+    /// The attachment's bytes, stored under Sync Gateway's key `_sync:att:<sha1>`.
+    AttachmentStored {
+        /// `sha1-` + base64 of the SHA-1 of the bytes: the storage key.
+        sha1: String,
+        /// `md5-` + base64 of the MD5 of the bytes: the digest clients see, as CouchDB's.
+        md5: String,
+        /// The length in bytes.
+        length: u64,
+        /// The bytes, base64.
+        data: String,
+    },
+}
+
+impl DomainEvent for AttachmentEvent {}

@@ -7,6 +7,7 @@
 //! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
 //!   `docs`, and the CouchDB replication API under `/docs` ([`router`]).
 
+pub mod attachments;
 pub mod audit;
 pub mod body;
 pub mod database;

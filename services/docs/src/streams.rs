@@ -33,6 +33,11 @@ pub fn local(incarnation: Uuid, doc_id: &str) -> Result<StreamName, StreamNameEr
     )
 }
 
+/// An attachment's content-addressed stream `docs/attachment/<sha1 hex>`.
+pub fn attachment(sha1_hex: &str) -> Result<StreamName, StreamNameError> {
+    StreamName::new(CONTEXT, "attachment", sha1_hex)
+}
+
 /// Escapes `%` and control characters as `%XX`.
 pub fn escape(id: &str) -> String {
     let mut out = String::with_capacity(id.len());

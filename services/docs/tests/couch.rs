@@ -281,6 +281,8 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
     conflicted(&docs).await;
     docs.call("PUT", "/db/_local/cp", Some(json!({"s": 1})))
         .await;
+    let attached = json!({"_attachments": {"a": {"content_type": "text/plain", "data": "aGk="}}});
+    assert_eq!(docs.call("PUT", "/db/att", Some(attached)).await.0, 201);
     let (_, created) = docs.call("PUT", "/db/plain", Some(json!({"k": "v"}))).await;
     let rev = created["rev"].as_str().unwrap_or_default().to_owned();
     docs.call("DELETE", &format!("/db/plain?rev={rev}"), None)
@@ -290,10 +292,11 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
             docs.rows("SELECT * FROM docs.databases ORDER BY name")
                 .await,
             docs.rows("SELECT * FROM docs.kv ORDER BY db, key").await,
+            docs.rows("SELECT key, md5, length, encode(data, 'hex') AS data FROM docs.attachments ORDER BY key").await,
         )
     };
     let live = dump(&docs).await;
-    assert_eq!(live.1.len(), 3, "{live:?}");
+    assert_eq!((live.1.len(), live.2.len()), (4, 1), "{live:?}");
     palimpsest_projections::rebuild(
         &docs.app.state.store,
         palimpsest_docs::projection().as_ref(),
@@ -302,5 +305,70 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
     .await
     .expect("rebuild");
     assert_eq!(dump(&docs).await, live);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn attachments_are_stored_by_content_shown_by_md5_and_served_standalone() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let (status, created) = docs
+        .call(
+            "PUT",
+            "/db/a",
+            Some(json!({"_attachments": {"hi.txt": {"content_type": "text/plain", "data": "aGVsbG8="}}})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let rev = created["rev"].as_str().expect("rev").to_owned();
+    let (_, got) = docs.call("GET", "/db/a", None).await;
+    assert_eq!(
+        got["_attachments"]["hi.txt"],
+        json!({"content_type": "text/plain", "digest": "md5-XUFAKrxLKna5cZ2REBfFkg==", "length": 5, "revpos": 1, "stub": true})
+    );
+    let (_, inline) = docs.call("GET", "/db/a?attachments=true", None).await;
+    assert_eq!(inline["_attachments"]["hi.txt"]["data"], "aGVsbG8=");
+    let (status, raw) = docs.raw("GET", "/db/a/hi.txt", None).await;
+    assert_eq!((status, raw.as_str()), (200, "hello"));
+    // The same bytes in another document are stored once, under Sync Gateway's key.
+    docs.call(
+        "PUT",
+        "/db/b",
+        Some(json!({"_attachments": {"x": {"content_type": "text/plain", "data": "aGVsbG8="}}})),
+    )
+    .await;
+    let stored = docs
+        .rows("SELECT key, md5, length FROM docs.attachments")
+        .await;
+    assert_eq!(
+        stored,
+        vec![
+            json!({"key": "_sync:att:sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=", "md5": "md5-XUFAKrxLKna5cZ2REBfFkg==", "length": 5})
+        ]
+    );
+    // A standalone upload keeps the other attachment as a stub of the parent.
+    let client = reqwest::Client::new();
+    let response = client
+        .put(docs.url(&format!("/db/a/dir/two.bin?rev={rev}")))
+        .header("content-type", "application/octet-stream")
+        .body(vec![0u8, 1, 2])
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(response.status().as_u16(), 201);
+    let (_, got) = docs.call("GET", "/db/a", None).await;
+    assert_eq!(got["_attachments"]["hi.txt"]["revpos"], 1);
+    assert_eq!(got["_attachments"]["dir/two.bin"]["revpos"], 2);
+    let (status, missing) = docs
+        .call(
+            "PUT",
+            "/db/c",
+            Some(json!({"_attachments": {"x": {"stub": true}}})),
+        )
+        .await;
+    assert_eq!(
+        (status, missing["error"].clone()),
+        (412, json!("missing_stub"))
+    );
     docs.stop().await;
 }

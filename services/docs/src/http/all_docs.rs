@@ -6,7 +6,7 @@ use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
 use super::read;
-use super::render::{Show, render};
+use super::render::{Atts, Show, render};
 use crate::body::push_string;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
@@ -33,7 +33,7 @@ fn row(id: &str, stored: &StoredDoc, include_docs: bool, show: Show) -> Result<S
             let tree = stored.tree()?;
             if let Some(winner) = tree.winner() {
                 out.push_str(",\"doc\":");
-                out.push_str(&render(id, &tree, winner, show));
+                out.push_str(&render(id, &tree, winner, show, &Atts::new()));
             }
         }
     }

@@ -43,7 +43,11 @@ pub async fn bulk_docs(
             .id
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
-        items.push(Item { doc_id, doc });
+        items.push(Item {
+            doc_id,
+            doc,
+            attachment: None,
+        });
     }
     write(
         &state,
@@ -110,24 +114,34 @@ pub async fn bulk_get(
         trees.insert(id.clone(), doc.tree()?);
     }
     let show = show(&params);
+    let atts = if show.attachments {
+        read::attachment_data(&client, &read::digests(trees.values())).await?
+    } else {
+        super::render::Atts::new()
+    };
     let latest = flag(&params, "latest");
     let mut results = Vec::with_capacity(request.docs.len());
     for item in &request.docs {
         let docs: Vec<String> = match (trees.get(&item.id), &item.rev) {
             (None, rev) => vec![missing(&item.id, rev.as_deref().unwrap_or("undefined"))],
-            (Some(tree), Some(rev)) => {
-                open_items(&item.id, tree, std::slice::from_ref(rev), latest, show)
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(doc) => format!("{{\"ok\":{doc}}}"),
-                        Err(rev) => missing(&item.id, &rev),
-                    })
-                    .collect()
-            }
+            (Some(tree), Some(rev)) => open_items(
+                &item.id,
+                tree,
+                std::slice::from_ref(rev),
+                latest,
+                show,
+                &atts,
+            )
+            .into_iter()
+            .map(|r| match r {
+                Ok(doc) => format!("{{\"ok\":{doc}}}"),
+                Err(rev) => missing(&item.id, &rev),
+            })
+            .collect(),
             (Some(tree), None) => match tree.winner() {
                 Some(winner) => vec![format!(
                     "{{\"ok\":{}}}",
-                    super::render::render(&item.id, tree, winner, show)
+                    super::render::render(&item.id, tree, winner, show, &atts)
                 )],
                 None => vec![missing(&item.id, "undefined")],
             },

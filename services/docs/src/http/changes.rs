@@ -7,7 +7,7 @@
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
 use super::read;
-use super::render::{Show, render};
+use super::render::{Atts, Show, render};
 use crate::body::push_string;
 use crate::projection::NAME;
 use crate::stored::StoredDoc;
@@ -74,7 +74,7 @@ fn row_json(key: &str, seq: i64, stored: &StoredDoc, ask: &Ask) -> Result<String
         };
         let doc = tree
             .winner()
-            .map(|w| render(key, &tree, w, show))
+            .map(|w| render(key, &tree, w, show, &Atts::new()))
             .unwrap_or_else(|| "null".into());
         out.push_str(",\"doc\":");
         out.push_str(&doc);

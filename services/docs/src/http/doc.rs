@@ -4,7 +4,7 @@ use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, json};
 use super::read;
-use super::render::{Show, render};
+use super::render::{Atts, Show, render};
 use super::write::{Item, Shape, write};
 use crate::body::Incoming;
 use crate::rev::RevId;
@@ -22,6 +22,7 @@ pub fn show(params: &Params) -> Show {
         revs_info: flag(params, "revs_info"),
         conflicts: flag(params, "conflicts") || flag(params, "meta"),
         deleted_conflicts: flag(params, "deleted_conflicts") || flag(params, "meta"),
+        attachments: flag(params, "attachments"),
     }
 }
 
@@ -42,6 +43,7 @@ pub fn open_items(
     revs: &[String],
     latest: bool,
     show: Show,
+    atts: &Atts,
 ) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     for rev in revs {
@@ -59,7 +61,7 @@ pub fn open_items(
             out.push(Err(rev.clone()));
         }
         for node in found {
-            out.push(Ok(render(doc_id, tree, node, show)));
+            out.push(Ok(render(doc_id, tree, node, show, atts)));
         }
     }
     out
@@ -78,15 +80,26 @@ pub async fn read_doc(
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
     let tree = stored.tree()?;
+    let atts = if flag(params, "attachments") {
+        read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
+    } else {
+        Atts::new()
+    };
     if let Some(revs) = open_revs(params, &tree)? {
-        let items: Vec<String> =
-            open_items(doc_id, &tree, &revs, flag(params, "latest"), show(params))
-                .into_iter()
-                .map(|item| match item {
-                    Ok(doc) => format!("{{\"ok\":{doc}}}"),
-                    Err(rev) => serde_json::json!({"missing": rev}).to_string(),
-                })
-                .collect();
+        let items: Vec<String> = open_items(
+            doc_id,
+            &tree,
+            &revs,
+            flag(params, "latest"),
+            show(params),
+            &atts,
+        )
+        .into_iter()
+        .map(|item| match item {
+            Ok(doc) => format!("{{\"ok\":{doc}}}"),
+            Err(rev) => serde_json::json!({"missing": rev}).to_string(),
+        })
+        .collect();
         return Ok(text_reply(StatusCode::OK, format!("[{}]", items.join(","))));
     }
     let node = match params.get("rev") {
@@ -108,7 +121,7 @@ pub async fn read_doc(
     };
     Ok(text_reply(
         StatusCode::OK,
-        render(doc_id, &tree, node, show(params)),
+        render(doc_id, &tree, node, show(params), &atts),
     ))
 }
 
@@ -136,7 +149,11 @@ pub async fn put(
         doc.rev = params.get("rev").cloned().or_else(|| if_match(&headers));
     }
     let new_edits = params.get("new_edits").is_none_or(|v| v != "false");
-    let items = vec![Item { doc_id, doc }];
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
     write(
         &state,
         &request,
@@ -173,7 +190,11 @@ pub async fn delete(
     if doc.rev.is_none() {
         return Err(CouchError::conflict());
     }
-    let items = vec![Item { doc_id, doc }];
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
     write(
         &state,
         &request,
@@ -197,7 +218,11 @@ pub async fn post(
         .id
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
-    let items = vec![Item { doc_id, doc }];
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
     write(
         &state,
         &request,

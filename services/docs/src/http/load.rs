@@ -3,7 +3,7 @@
 use crate::database::{self, DbState};
 use crate::document::{self, DocState};
 use crate::local::{self, LocalState};
-use palimpsest_events::docs::{DatabaseEvent, DocumentEvent, LocalEvent};
+use palimpsest_events::docs::{AttachmentEvent, DatabaseEvent, DocumentEvent, LocalEvent};
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
 use palimpsest_web::command::StreamState;
 
@@ -33,6 +33,24 @@ impl StreamState for LocalState {
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
         *self = local::evolve(std::mem::take(self), &LocalEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+/// Whether an attachment's content-addressed stream holds its bytes.
+#[derive(Debug, Clone, Default)]
+pub struct AttachmentState {
+    /// The bytes are stored.
+    pub stored: bool,
+}
+
+impl StreamState for AttachmentState {
+    fn initial(_: &StreamName) -> Self {
+        AttachmentState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let AttachmentEvent::AttachmentStored { .. } = AttachmentEvent::decode(event)?;
+        self.stored = true;
         Ok(())
     }
 }

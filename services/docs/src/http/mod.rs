@@ -2,12 +2,13 @@
 //! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
 
 mod all_docs;
+mod attachment;
 mod bulk;
 mod changes;
 mod command;
 mod doc;
 pub mod error;
-mod load;
+pub(crate) mod load;
 mod local;
 pub mod openapi;
 mod params;
@@ -52,6 +53,12 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/{db}/{doc}",
             get(doc::get).put(doc::put).delete(doc::delete),
+        )
+        .route(
+            "/{db}/{doc}/{*name}",
+            get(attachment::get)
+                .put(attachment::put)
+                .delete(attachment::delete),
         )
         .with_state(state)
 }

@@ -58,3 +58,40 @@ pub async fn update_seq(client: &Object, db: &str) -> Result<i64, CouchError> {
         .await?;
     Ok(row.get(0))
 }
+
+/// The bytes of the attachments with these `md5-` digests.
+pub async fn attachment_data(
+    client: &Object,
+    digests: &[String],
+) -> Result<super::render::Atts, CouchError> {
+    let mut out = super::render::Atts::new();
+    if digests.is_empty() {
+        return Ok(out);
+    }
+    let rows = client
+        .query(
+            "SELECT DISTINCT ON (md5) md5, data FROM docs.attachments WHERE md5 = ANY($1)",
+            &[&digests],
+        )
+        .await?;
+    for row in rows {
+        out.insert(row.get(0), row.get(1));
+    }
+    Ok(out)
+}
+
+/// The `md5-` digests of every attachment of the trees' leaves.
+pub fn digests<'a>(trees: impl Iterator<Item = &'a crate::tree::RevTree>) -> Vec<String> {
+    let mut out: Vec<String> = trees
+        .flat_map(|tree| tree.leaves().filter_map(|n| n.body.as_deref()))
+        .filter(|body| body.contains("\"_attachments\""))
+        .flat_map(|body| {
+            crate::attachments::stubs(body)
+                .into_values()
+                .map(|s| s.digest)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

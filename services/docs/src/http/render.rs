@@ -3,6 +3,7 @@
 use crate::body::Outgoing;
 use crate::tree::{Node, RevTree};
 use serde_json::json;
+use std::collections::HashMap;
 
 /// Which specials to add (`revs`, `revs_info`, `conflicts`, `deleted_conflicts`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -15,11 +16,23 @@ pub struct Show {
     pub conflicts: bool,
     /// `_deleted_conflicts`.
     pub deleted_conflicts: bool,
+    /// Attachments inline (`attachments=true`) rather than stubs.
+    pub attachments: bool,
 }
 
+/// Attachment bytes by `md5-` digest, for `attachments=true`.
+pub type Atts = HashMap<String, Vec<u8>>;
+
 /// The JSON text of `node` of document `doc_id`.
-pub fn render(doc_id: &str, tree: &RevTree, node: &Node, show: Show) -> String {
+pub fn render(doc_id: &str, tree: &RevTree, node: &Node, show: Show, atts: &Atts) -> String {
     let body = node.body.as_deref().unwrap_or("{}");
+    let inlined;
+    let body = if show.attachments && body.contains("\"_attachments\"") {
+        inlined = crate::attachments::inline(body, atts);
+        inlined.as_str()
+    } else {
+        body
+    };
     let mut out = Outgoing::new(doc_id, &node.rev.to_string(), body);
     if node.deleted {
         out = out.member("_deleted", "true");

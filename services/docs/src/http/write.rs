@@ -4,17 +4,21 @@
 
 use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
+use crate::attachments::{self, AttachmentError, NewAttachment};
 use crate::body::Incoming;
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
+use crate::http::load::AttachmentState;
 use crate::rev::RevId;
 use crate::streams;
 use axum::http::StatusCode;
+use palimpsest_events::NewEvent;
 use palimpsest_events::StreamName;
+use palimpsest_events::docs::AttachmentEvent;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
 pub const MAX_BODY: usize = 900_000;
@@ -25,6 +29,27 @@ pub struct Item {
     pub doc_id: String,
     /// What the client sent.
     pub doc: Incoming,
+    /// A standalone attachment upload or deletion, applied to the parent's body.
+    pub attachment: Option<AttachmentEdit>,
+}
+
+/// `PUT` or `DELETE /{db}/{doc}/{attachment}`: the new revision is the parent's body with one
+/// attachment set or removed.
+pub enum AttachmentEdit {
+    /// Upload `data` as `name`.
+    Put {
+        /// The attachment's name.
+        name: String,
+        /// Its media type.
+        content_type: String,
+        /// Its bytes.
+        data: Vec<u8>,
+    },
+    /// Remove `name`.
+    Delete {
+        /// The attachment's name.
+        name: String,
+    },
 }
 
 /// The outcome for one document: its new rev, or why not.
@@ -106,64 +131,212 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
     })
 }
 
+/// What a batch decided: each item's outcome and the events per stream.
+struct Batch {
+    outcomes: Vec<Outcome>,
+    writes: Vec<(StreamName, Vec<NewEvent>)>,
+    stored: HashSet<StreamName>,
+    states: HashMap<StreamName, DocState>,
+}
+
+impl Batch {
+    fn push(&mut self, stream: StreamName, events: Vec<NewEvent>) {
+        match self.writes.iter_mut().find(|(s, _)| *s == stream) {
+            Some((_, pending)) => pending.extend(events),
+            None => self.writes.push((stream, events)),
+        }
+    }
+}
+
+/// The body a command's revision descends from, and the new revision's generation.
+fn parent_of(command: &DocCommand, state: &DocState) -> (Option<String>, u64) {
+    let tree = &state.tree;
+    match command {
+        DocCommand::Edit { base, .. } => {
+            let parent = match base {
+                Some(base) => tree.get(base),
+                None => tree.winner().filter(|w| w.deleted),
+            };
+            (
+                parent.and_then(|p| p.body.clone()),
+                parent.map_or(1, |p| p.rev.generation + 1),
+            )
+        }
+        DocCommand::Replicate { rev, ancestry, .. } => (
+            ancestry
+                .iter()
+                .find_map(|a| tree.get(a).and_then(|n| n.body.clone())),
+            rev.generation,
+        ),
+    }
+}
+
+fn with_body(command: DocCommand, new_body: String) -> DocCommand {
+    match command {
+        DocCommand::Edit {
+            db,
+            doc_id,
+            base,
+            deleted,
+            ..
+        } => DocCommand::Edit {
+            db,
+            doc_id,
+            base,
+            body: new_body,
+            deleted,
+        },
+        DocCommand::Replicate {
+            db,
+            doc_id,
+            rev,
+            ancestry,
+            deleted,
+            ..
+        } => DocCommand::Replicate {
+            db,
+            doc_id,
+            rev,
+            ancestry,
+            body: new_body,
+            deleted,
+        },
+    }
+}
+
+fn attachment_error(e: AttachmentError) -> CouchError {
+    match e {
+        AttachmentError::MissingStub(_) => CouchError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "missing_stub",
+            e.to_string(),
+        ),
+        AttachmentError::TooLarge(_) => {
+            CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string())
+        }
+        AttachmentError::Invalid(..) => CouchError::bad_request(e.to_string()),
+    }
+}
+
+/// Decides one item: its attachments stored once, its revision against its stream.
+async fn decide_one(
+    attempt: &Attempt,
+    batch: &mut Batch,
+    incarnation: uuid::Uuid,
+    db: &str,
+    item: &Item,
+    new_edits: bool,
+) -> Result<String, CouchError> {
+    let command = command(db, item, new_edits)?;
+    let stream = streams::document(incarnation, &item.doc_id)
+        .map_err(|e| CouchError::bad_request(e.to_string()))?;
+    if !batch.states.contains_key(&stream) {
+        let loaded: DocState = attempt.load(&stream).await?;
+        batch.states.insert(stream.clone(), loaded);
+    }
+    let state = batch.states.get(&stream).cloned().unwrap_or_default();
+    let (parent, generation) = parent_of(&command, &state);
+    let body = match &command {
+        DocCommand::Edit { body, .. } | DocCommand::Replicate { body, .. } => body.clone(),
+    };
+    let body = match &item.attachment {
+        None => body,
+        Some(edit) => {
+            let parent_body = parent.as_deref().unwrap_or("{}");
+            match edit {
+                AttachmentEdit::Put {
+                    name,
+                    content_type,
+                    data,
+                } => attachments::set(
+                    parent_body,
+                    name,
+                    Some(
+                        serde_json::json!({"content_type": content_type, "data": attachments::encode(data)}),
+                    ),
+                ),
+                AttachmentEdit::Delete { name } => {
+                    if !attachments::stubs(parent_body).contains_key(name) {
+                        return Err(CouchError::not_found("Document is missing attachment"));
+                    }
+                    attachments::set(parent_body, name, None)
+                }
+            }
+        }
+    };
+    let (body, attachments) =
+        attachments::prepare(&body, parent.as_deref(), generation).map_err(attachment_error)?;
+    let command = with_body(command, body);
+    let given_rev = match &command {
+        DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
+        DocCommand::Edit { .. } => None,
+    };
+    let events = decide(command, &state)?;
+    let rev = events
+        .iter()
+        .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
+        .next_back()
+        .or(given_rev)
+        .unwrap_or_default();
+    if !events.is_empty() {
+        for attachment in attachments {
+            store_attachment(attempt, batch, attachment).await?;
+        }
+    }
+    batch.push(stream.clone(), encode(&events)?);
+    batch
+        .states
+        .insert(stream, events.iter().fold(state, evolve));
+    Ok(rev)
+}
+
+/// Appends an attachment's bytes unless its content-addressed stream already holds them.
+async fn store_attachment(
+    attempt: &Attempt,
+    batch: &mut Batch,
+    attachment: NewAttachment,
+) -> Result<(), CouchError> {
+    let stream = streams::attachment(&attachment.stream_key())
+        .map_err(|e| CouchError::bad_request(e.to_string()))?;
+    if batch.stored.contains(&stream) {
+        return Ok(());
+    }
+    let held: AttachmentState = attempt.load(&stream).await?;
+    batch.stored.insert(stream.clone());
+    if held.stored {
+        return Ok(());
+    }
+    let event = AttachmentEvent::AttachmentStored {
+        sha1: attachment.sha1,
+        md5: attachment.md5,
+        length: attachment.data.len() as u64,
+        data: attachments::encode(&attachment.data),
+    };
+    batch.push(stream, encode(&[event])?);
+    Ok(())
+}
+
 /// Decides every item of a batch against its document's state.
 async fn decide_all(
     attempt: &Attempt,
     db: &str,
     items: &[Item],
     new_edits: bool,
-) -> Result<
-    (
-        Vec<Outcome>,
-        Vec<(StreamName, Vec<DocumentEvent>)>,
-        StreamName,
-    ),
-    CouchError,
-> {
+) -> Result<(Batch, StreamName), CouchError> {
     let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
     let db_state: DbState = attempt.load(&db_stream).await?;
     let (incarnation, _) = db_state.live.ok_or_else(CouchError::no_database)?;
-    let mut states: HashMap<StreamName, DocState> = HashMap::new();
-    let mut writes: Vec<(StreamName, Vec<DocumentEvent>)> = Vec::new();
-    let mut outcomes = Vec::new();
+    let mut batch = Batch {
+        outcomes: Vec::new(),
+        writes: Vec::new(),
+        stored: HashSet::new(),
+        states: HashMap::new(),
+    };
     for item in items {
-        let outcome = async {
-            let command = command(db, item, new_edits)?;
-            let stream = streams::document(incarnation, &item.doc_id)
-                .map_err(|e| CouchError::bad_request(e.to_string()))?;
-            if !states.contains_key(&stream) {
-                let loaded: DocState = attempt.load(&stream).await?;
-                states.insert(stream.clone(), loaded);
-            }
-            let state = states.remove(&stream).unwrap_or_default();
-            let given_rev = match &command {
-                DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
-                DocCommand::Edit { .. } => None,
-            };
-            let events = match decide(command, &state) {
-                Ok(events) => events,
-                Err(e) => {
-                    states.insert(stream, state);
-                    return Err(e.into());
-                }
-            };
-            let rev = events
-                .iter()
-                .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
-                .next_back()
-                .or(given_rev)
-                .unwrap_or_default();
-            states.insert(stream.clone(), events.iter().fold(state, evolve));
-            match writes.iter_mut().find(|(s, _)| *s == stream) {
-                Some((_, pending)) => pending.extend(events),
-                None => writes.push((stream, events)),
-            }
-            Ok(rev)
-        }
-        .await;
-        outcomes.push((item.doc_id.clone(), outcome));
+        let outcome = decide_one(attempt, &mut batch, incarnation, db, item, new_edits).await;
+        batch.outcomes.push((item.doc_id.clone(), outcome));
     }
-    Ok((outcomes, writes, db_stream))
+    Ok((batch, db_stream))
 }
 
 /// How a write answers: one document's outcome, or a `_bulk_docs` list.
@@ -221,11 +394,11 @@ struct WriteDocs<'r> {
 impl DocsCommand for WriteDocs<'_> {
     fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
-            let (outcomes, writes, db_stream) =
+            let (batch, db_stream) =
                 decide_all(attempt, self.db, &self.items, self.new_edits).await?;
-            let mut decision = Decision::new(self.shape.reply(&outcomes)).check(db_stream);
-            for (stream, events) in writes {
-                decision = decision.write(stream, encode(&events)?);
+            let mut decision = Decision::new(self.shape.reply(&batch.outcomes)).check(db_stream);
+            for (stream, events) in batch.writes {
+                decision = decision.write(stream, events);
             }
             Ok(decision)
         })

@@ -11,7 +11,7 @@ use crate::stored::{StoredDoc, local_text};
 use crate::streams::CONTEXT;
 use crate::tree::RevTree;
 use deadpool_postgres::Transaction;
-use palimpsest_events::docs::{DatabaseEvent, DocumentEvent, LocalEvent};
+use palimpsest_events::docs::{AttachmentEvent, DatabaseEvent, DocumentEvent, LocalEvent};
 use palimpsest_events::{DomainEvent, RecordedEvent};
 use palimpsest_projections::{Projection, ProjectionError};
 use std::sync::Arc;
@@ -55,6 +55,7 @@ impl Projection for DocsProjection {
             "database" => database(tx, schema, event, &DatabaseEvent::decode(event)?).await,
             "document" => document(tx, schema, event, &DocumentEvent::decode(event)?).await,
             "local" => local(tx, schema, &LocalEvent::decode(event)?).await,
+            "attachment" => attachment(tx, schema, &AttachmentEvent::decode(event)?).await,
             other => Err(ProjectionError::Invalid(format!(
                 "unknown docs stream category `{other}`"
             ))),
@@ -200,5 +201,29 @@ async fn local(tx: &Transaction<'_>, s: &str, payload: &LocalEvent) -> Result<()
             .await?;
         }
     }
+    Ok(())
+}
+
+async fn attachment(
+    tx: &Transaction<'_>,
+    s: &str,
+    payload: &AttachmentEvent,
+) -> Result<(), ProjectionError> {
+    let AttachmentEvent::AttachmentStored {
+        sha1,
+        md5,
+        length,
+        data,
+    } = payload;
+    let bytes = crate::attachments::decode(data).map_err(invalid)?;
+    let length = i64::try_from(*length).map_err(invalid)?;
+    tx.execute(
+        &format!(
+            "INSERT INTO {s}.attachments (key, md5, length, data) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (key) DO NOTHING"
+        ),
+        &[&format!("_sync:att:{sha1}"), md5, &length, &bytes],
+    )
+    .await?;
     Ok(())
 }

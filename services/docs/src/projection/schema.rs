@@ -6,6 +6,8 @@
 //!   beside the value what `_changes` and `_all_docs` read without parsing it: `seq` (the log
 //!   position of the document's last event, the database's change order), the winning `rev`
 //!   and whether it is `deleted`.
+//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
+//!   and the `md5-` digest clients know them by. Shared by every database and document.
 
 /// The DDL creating every table and index in `schema`.
 pub fn ddl(schema: &str) -> String {
@@ -28,6 +30,14 @@ CREATE TABLE {schema}.kv (
     PRIMARY KEY (db, key)
 );
 CREATE INDEX kv_changes ON {schema}.kv (db, seq) WHERE seq IS NOT NULL;
+
+CREATE TABLE {schema}.attachments (
+    key TEXT PRIMARY KEY,
+    md5 TEXT NOT NULL,
+    length BIGINT NOT NULL,
+    data BYTEA NOT NULL
+);
+CREATE INDEX attachments_md5 ON {schema}.attachments (md5);
 "#
     )
 }
