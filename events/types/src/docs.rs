@@ -20,6 +20,7 @@
 
 use crate::DomainEvent;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// Events of a database stream `docs/database/<db>`.
@@ -34,6 +35,16 @@ pub enum DatabaseEvent {
         incarnation: Uuid,
         /// How many ancestors of each leaf the read model keeps (Sync Gateway's default 1000).
         revs_limit: u32,
+        /// The sync function's JavaScript source; `None`: Sync Gateway's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sync: Option<String>,
+    },
+    /// `PUT /docs/_admin/{db}/_config/sync`: the sync function changes for later writes.
+    SyncFunctionSet {
+        /// The incarnation it applies to.
+        incarnation: Uuid,
+        /// The JavaScript source; `None`: back to the default.
+        sync: Option<String>,
     },
     /// `DELETE /docs/{db}`: the database and every document of this incarnation are gone.
     DatabaseDeleted {
@@ -64,9 +75,12 @@ pub enum DocumentEvent {
         body: String,
         /// Whether the revision is a deletion (a tombstone).
         deleted: bool,
-        /// The channels the revision was routed to.
+        /// The channels the sync function routed the revision to.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         channels: Vec<String>,
+        /// The access the sync function granted: user (or `role:` name) → channels.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        access: BTreeMap<String, Vec<String>>,
     },
 }
 
@@ -112,6 +126,7 @@ mod tests {
             body: r#"{"k\u0000":"v"}"#.into(),
             deleted: false,
             channels: vec![],
+            access: BTreeMap::new(),
         };
         let encoded = event.encode().expect("encode");
         assert_eq!(encoded.event_type, "RevisionStored");

@@ -11,6 +11,8 @@ pub const DEFAULT_REVS_LIMIT: u32 = 1000;
 pub struct DbState {
     /// The live incarnation and its `revs_limit`; `None` when the database does not exist.
     pub live: Option<(Uuid, u32)>,
+    /// The sync function's source; `None`: the default.
+    pub sync: Option<String>,
 }
 
 /// What a client asks of a database.
@@ -24,9 +26,16 @@ pub enum DbCommand {
         incarnation: Uuid,
         /// How many ancestors per leaf the read model keeps.
         revs_limit: u32,
+        /// The sync function's source, if not the default.
+        sync: Option<String>,
     },
     /// `DELETE /{db}`.
     Delete,
+    /// Sets (or with `None` resets) the sync function.
+    SetSync {
+        /// The JavaScript source.
+        sync: Option<String>,
+    },
 }
 
 /// Why a database command was refused.
@@ -49,13 +58,19 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
                 name,
                 incarnation,
                 revs_limit,
+                sync,
             },
             None,
         ) => Ok(vec![DatabaseEvent::DatabaseCreated {
             name,
             incarnation,
             revs_limit,
+            sync,
         }]),
+        (DbCommand::SetSync { sync }, Some((incarnation, _))) => {
+            Ok(vec![DatabaseEvent::SyncFunctionSet { incarnation, sync }])
+        }
+        (DbCommand::SetSync { .. }, None) => Err(DbError::Missing),
         (DbCommand::Delete, Some((incarnation, _))) => {
             Ok(vec![DatabaseEvent::DatabaseDeleted { incarnation }])
         }
@@ -65,14 +80,22 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
 
 /// Folds one event.
 pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
-    state.live = match event {
+    match event {
         DatabaseEvent::DatabaseCreated {
             incarnation,
             revs_limit,
+            sync,
             ..
-        } => Some((*incarnation, *revs_limit)),
-        DatabaseEvent::DatabaseDeleted { .. } => None,
-    };
+        } => {
+            state.live = Some((*incarnation, *revs_limit));
+            state.sync = sync.clone();
+        }
+        DatabaseEvent::DatabaseDeleted { .. } => {
+            state.live = None;
+            state.sync = None;
+        }
+        DatabaseEvent::SyncFunctionSet { sync, .. } => state.sync = sync.clone(),
+    }
     state
 }
 
@@ -85,6 +108,7 @@ mod tests {
             name: "db".into(),
             incarnation,
             revs_limit: DEFAULT_REVS_LIMIT,
+            sync: None,
         }
     }
 
@@ -105,6 +129,7 @@ mod tests {
                 name: "db".into(),
                 incarnation: Uuid::nil(),
                 revs_limit: 5,
+                sync: None,
             },
             DatabaseEvent::DatabaseDeleted {
                 incarnation: Uuid::nil(),

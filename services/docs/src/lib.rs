@@ -17,6 +17,7 @@ pub mod projection;
 pub mod rev;
 pub mod stored;
 pub mod streams;
+pub mod sync;
 pub mod tree;
 
 pub use projection::projection;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// `_sync`: the hidden metadata of a stored document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncData {
     /// The winning revision.
     pub rev: String,
@@ -25,6 +25,9 @@ pub struct SyncData {
     /// The channels the document is in (null) or left (`{rev, seq}`).
     #[serde(default)]
     pub channels: BTreeMap<String, Option<Removal>>,
+    /// The access the winning revision grants: user (or `role:` name) → channels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub access: BTreeMap<String, Vec<String>>,
 }
 
 /// When a document left a channel.
@@ -71,6 +74,7 @@ impl StoredDoc {
                 sequence,
                 history,
                 channels: BTreeMap::new(),
+                access: BTreeMap::new(),
             },
         })
     }

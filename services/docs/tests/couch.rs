@@ -372,3 +372,77 @@ async fn attachments_are_stored_by_content_shown_by_md5_and_served_standalone() 
     );
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn the_sync_function_routes_to_channels_and_its_rejections_append_nothing() {
+    let docs = Docs::start().await;
+    assert_eq!(
+        docs.raw("PUT", "/_admin/db", Some("{}")).await.0,
+        401,
+        "no token, no admin"
+    );
+    let config = json!({"sync": "function(doc, oldDoc) { if (doc.bad) throw({forbidden: 'no bad docs'}); if (oldDoc && oldDoc.owner !== doc.owner) throw({forbidden: 'owner is fixed'}); channel(doc.tags); access(doc.owner, doc.tags); }"});
+    let (status, created) = docs.admin("PUT", "/_admin/db", &config.to_string()).await;
+    assert_eq!(status, 201, "{created}");
+    let (status, _) = docs
+        .call(
+            "PUT",
+            "/db/a",
+            Some(json!({"owner": "ann", "tags": ["red", "blue"]})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let head = docs.head().await;
+    let (status, refused) = docs.call("PUT", "/db/b", Some(json!({"bad": true}))).await;
+    assert_eq!(
+        (status, refused["error"].clone(), refused["reason"].clone()),
+        (403, json!("forbidden"), json!("no bad docs"))
+    );
+    let rev = docs.call("GET", "/db/a", None).await.1["_rev"].clone();
+    let (status, _) = docs
+        .call(
+            "PUT",
+            "/db/a",
+            Some(json!({"_rev": rev, "owner": "bob", "tags": ["red"]})),
+        )
+        .await;
+    assert_eq!(status, 403, "oldDoc is the parent");
+    assert_eq!(docs.head().await, head, "rejections append nothing");
+    let (status, _) = docs
+        .call(
+            "PUT",
+            "/db/a",
+            Some(json!({"_rev": rev, "owner": "ann", "tags": ["red"]})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let row = docs.rows("SELECT value FROM docs.kv WHERE key = 'a'").await;
+    let stored: Value =
+        serde_json::from_str(row[0]["value"].as_str().expect("text")).expect("json");
+    assert_eq!(stored["_sync"]["channels"]["red"], Value::Null);
+    assert_eq!(
+        stored["_sync"]["channels"]["blue"]["rev"],
+        stored["_sync"]["rev"]
+    );
+    assert_eq!(stored["_sync"]["access"], json!({"ann": ["red"]}));
+    let (status, source) = docs.admin("GET", "/_admin/db/_config/sync", "").await;
+    assert!(status == 200 && source.contains("no bad docs"));
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_config/sync", "function(doc) {")
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        docs.admin("DELETE", "/_admin/db/_config/sync", "").await.0,
+        200
+    );
+    assert_eq!(
+        docs.call("PUT", "/db/b", Some(json!({"bad": true})))
+            .await
+            .0,
+        201,
+        "the default routes everything"
+    );
+    docs.stop().await;
+}

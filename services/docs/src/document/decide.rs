@@ -29,6 +29,7 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
                 body,
                 deleted,
                 channels: Vec::new(),
+                access: Default::default(),
             }])
         }
         DocCommand::Replicate {
@@ -54,6 +55,7 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
                 body,
                 deleted,
                 channels: Vec::new(),
+                access: Default::default(),
             }])
         }
     }

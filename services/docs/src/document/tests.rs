@@ -20,6 +20,7 @@ fn stored(rev: &str, ancestry: &[&str], deleted: bool) -> DocumentEvent {
         body: "{}".into(),
         deleted,
         channels: vec![],
+        access: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The CouchDB replication API under `/docs`: what PouchDB and other replicators use, answered
 //! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
 
+mod admin;
 mod all_docs;
 mod attachment;
 mod bulk;
@@ -29,9 +30,26 @@ fn database() -> axum::routing::MethodRouter<AppState> {
         .post(doc::post)
 }
 
+/// Sync Gateway's admin API, behind the admin bearer token.
+fn admin_routes(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/_admin/{db}", put(admin::create))
+        .route(
+            "/_admin/{db}/_config/sync",
+            get(admin::get_sync)
+                .put(admin::put_sync)
+                .delete(admin::delete_sync),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            palimpsest_web::admin::require_token,
+        ))
+}
+
 /// The context's routes, without prefix.
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .merge(admin_routes(state.clone()))
         .route("/", get(server::welcome))
         .route("/openapi.json", get(openapi::document))
         .route("/_all_dbs", get(server::all_dbs))

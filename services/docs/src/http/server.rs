@@ -57,7 +57,8 @@ pub fn check_name(name: &str) -> Result<(), CouchError> {
     }
 }
 
-async fn database_command(
+/// Runs a database command (create, delete, set the sync function).
+pub async fn database_command(
     state: &AppState,
     request: &CommandRequest,
     name: &str,
@@ -108,6 +109,7 @@ pub async fn create(
         name: name.clone(),
         incarnation: uuid::Uuid::now_v7(),
         revs_limit,
+        sync: None,
     };
     database_command(&state, &request, &name, command, StatusCode::CREATED).await
 }

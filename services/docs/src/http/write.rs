@@ -5,12 +5,13 @@
 use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
 use crate::attachments::{self, AttachmentError, NewAttachment};
-use crate::body::Incoming;
+use crate::body::{Incoming, Outgoing};
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
 use crate::http::load::AttachmentState;
 use crate::rev::RevId;
 use crate::streams;
+use crate::sync::{self, SyncError, Writer};
 use axum::http::StatusCode;
 use palimpsest_events::NewEvent;
 use palimpsest_events::StreamName;
@@ -204,6 +205,17 @@ fn with_body(command: DocCommand, new_body: String) -> DocCommand {
     }
 }
 
+fn sync_error(e: SyncError) -> CouchError {
+    match e {
+        SyncError::Forbidden(reason) => CouchError::new(StatusCode::FORBIDDEN, "forbidden", reason),
+        SyncError::Failed(_) => CouchError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_server_error",
+            e.to_string(),
+        ),
+    }
+}
+
 fn attachment_error(e: AttachmentError) -> CouchError {
     match e {
         AttachmentError::MissingStub(_) => CouchError::new(
@@ -226,6 +238,7 @@ async fn decide_one(
     db: &str,
     item: &Item,
     new_edits: bool,
+    sync_source: Option<&str>,
 ) -> Result<String, CouchError> {
     let command = command(db, item, new_edits)?;
     let stream = streams::document(incarnation, &item.doc_id)
@@ -271,7 +284,37 @@ async fn decide_one(
         DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
         DocCommand::Edit { .. } => None,
     };
-    let events = decide(command, &state)?;
+    let mut events = decide(command, &state)?;
+    if let Some(DocumentEvent::RevisionStored {
+        doc_id,
+        rev,
+        body,
+        deleted,
+        channels,
+        access,
+        ..
+    }) = events.last_mut()
+    {
+        let mut doc = Outgoing::new(doc_id, rev, body);
+        if *deleted {
+            doc = doc.member("_deleted", "true");
+        }
+        let old = parent
+            .as_deref()
+            .map(|p| Outgoing::new(doc_id, "", p).finish());
+        let outcome = sync::run(
+            sync_source.unwrap_or(sync::DEFAULT),
+            &doc.finish(),
+            old.as_deref(),
+            &Writer {
+                admin: true,
+                ..Writer::default()
+            },
+        )
+        .map_err(sync_error)?;
+        *channels = outcome.channels;
+        *access = outcome.access;
+    }
     let rev = events
         .iter()
         .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
@@ -333,7 +376,16 @@ async fn decide_all(
         states: HashMap::new(),
     };
     for item in items {
-        let outcome = decide_one(attempt, &mut batch, incarnation, db, item, new_edits).await;
+        let outcome = decide_one(
+            attempt,
+            &mut batch,
+            incarnation,
+            db,
+            item,
+            new_edits,
+            db_state.sync.as_deref(),
+        )
+        .await;
         batch.outcomes.push((item.doc_id.clone(), outcome));
     }
     Ok((batch, db_stream))

@@ -74,14 +74,22 @@ async fn database(
             name,
             incarnation,
             revs_limit,
+            sync,
         } => {
             let limit = i32::try_from(*revs_limit).unwrap_or(i32::MAX);
             tx.execute(
                 &format!(
-                    "INSERT INTO {s}.databases (name, incarnation, revs_limit, created_seq) \
-                     VALUES ($1, $2, $3, $4)"
+                    "INSERT INTO {s}.databases (name, incarnation, revs_limit, created_seq, sync) \
+                     VALUES ($1, $2, $3, $4, $5)"
                 ),
-                &[name, incarnation, &limit, &event.position],
+                &[name, incarnation, &limit, &event.position, sync],
+            )
+            .await?;
+        }
+        DatabaseEvent::SyncFunctionSet { incarnation, sync } => {
+            tx.execute(
+                &format!("UPDATE {s}.databases SET sync = $2 WHERE incarnation = $1"),
+                &[incarnation, sync],
             )
             .await?;
         }
@@ -119,7 +127,8 @@ async fn document(
         ancestry,
         body,
         deleted,
-        ..
+        channels,
+        access,
     } = payload;
     let limit: i32 = tx
         .query_opt(
@@ -135,12 +144,15 @@ async fn document(
             &[db, doc_id],
         )
         .await?;
-    let mut tree = match current {
-        Some(row) => StoredDoc::parse(row.get(0))
-            .and_then(|d| d.tree())
-            .map_err(invalid)?,
+    let before = current
+        .map(|row| StoredDoc::parse(row.get(0)))
+        .transpose()
+        .map_err(invalid)?;
+    let mut tree = match &before {
+        Some(doc) => doc.tree().map_err(invalid)?,
         None => RevTree::default(),
     };
+    let rev_text = rev.clone();
     let rev = RevId::parse(rev).map_err(invalid)?;
     let ancestry = ancestry
         .iter()
@@ -149,8 +161,14 @@ async fn document(
         .map_err(invalid)?;
     tree.insert(rev, &ancestry, body.clone(), *deleted);
     tree.prune(usize::try_from(limit).unwrap_or(1));
-    let stored = StoredDoc::of_tree(&tree, event.position)
+    let mut stored = StoredDoc::of_tree(&tree, event.position)
         .ok_or_else(|| invalid("a document without revisions"))?;
+    let previous = before.map(|d| d.sync).unwrap_or_default();
+    stored.sync.channels = previous.channels.clone();
+    stored.sync.access = previous.access.clone();
+    if stored.sync.rev == rev_text {
+        route(&mut stored.sync, channels, access, *deleted, event.position);
+    }
     let text = stored.to_text().map_err(invalid)?;
     tx.execute(
         &format!(
@@ -226,4 +244,31 @@ async fn attachment(
     )
     .await?;
     Ok(())
+}
+
+/// Moves the document's channel map to the new winner's channels: channels it left get
+/// `{rev, seq}` (Sync Gateway's removal entry), channels it is in are null. A tombstone stays in
+/// its channels so that their readers learn of the deletion.
+fn route(
+    sync: &mut crate::stored::SyncData,
+    channels: &[String],
+    access: &std::collections::BTreeMap<String, Vec<String>>,
+    deleted: bool,
+    seq: i64,
+) {
+    if deleted {
+        return;
+    }
+    for (name, state) in sync.channels.iter_mut() {
+        if state.is_none() && !channels.contains(name) {
+            *state = Some(crate::stored::Removal {
+                rev: sync.rev.clone(),
+                seq,
+            });
+        }
+    }
+    for name in channels {
+        sync.channels.insert(name.clone(), None);
+    }
+    sync.access = access.clone();
 }

@@ -17,7 +17,8 @@ CREATE TABLE {schema}.databases (
     name TEXT PRIMARY KEY,
     incarnation UUID NOT NULL,
     revs_limit INTEGER NOT NULL,
-    created_seq BIGINT NOT NULL
+    created_seq BIGINT NOT NULL,
+    sync TEXT
 );
 
 CREATE TABLE {schema}.kv (

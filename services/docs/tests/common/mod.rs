@@ -44,6 +44,22 @@ impl Docs {
         self.send(request).await
     }
 
+    /// An admin request (bearer token) with a raw body; the status and the body text.
+    pub async fn admin(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(self.app.admin_token())
+            .body(body.to_owned());
+        self.send(request).await
+    }
+
+    /// The log's head position.
+    pub async fn head(&self) -> i64 {
+        self.app.state.store.head_position().await.expect("head")
+    }
+
     /// A request with a JSON body (or none); the status and the parsed body.
     pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let text = body.map(|b| b.to_string());
