@@ -109,10 +109,21 @@ async fn bodies_round_trip_byte_for_byte_with_nul_and_no_sync_reaches_a_client()
         .raw("GET", "/db/_changes?include_docs=true&style=all_docs", None)
         .await;
     assert!(!changes.contains("_sync"));
-    let (_, all) = docs
-        .raw("GET", "/db/_all_docs?include_docs=true", None)
+    let (status, all) = docs
+        .raw(
+            "GET",
+            "/db/_all_docs?include_docs=true&conflicts=true",
+            None,
+        )
         .await;
+    assert_eq!(status, 200, "{all}");
     assert!(!all.contains("_sync"));
+    let (status, _) = docs
+        .raw("PUT", "/db/_design/app", Some(r#"{"views":{}}"#))
+        .await;
+    assert_eq!(status, 201);
+    let (_, design) = docs.call("GET", "/db/_design/app", None).await;
+    assert_eq!(design["_id"], "_design/app");
     docs.stop().await;
 }
 
@@ -425,6 +436,27 @@ async fn the_sync_function_routes_to_channels_and_its_rejections_append_nothing(
         stored["_sync"]["rev"]
     );
     assert_eq!(stored["_sync"]["access"], json!({"ann": ["red"]}));
+    let (_, blue) = docs
+        .call(
+            "GET",
+            "/db/_changes?filter=sync_gateway/bychannel&channels=blue&include_docs=true",
+            None,
+        )
+        .await;
+    assert_eq!(blue["results"].as_array().map(Vec::len), Some(1), "{blue}");
+    assert_eq!(blue["results"][0]["removed"], json!(["blue"]));
+    assert_eq!(blue["results"][0]["doc"]["_removed"], true);
+    let (_, red) = docs
+        .call(
+            "GET",
+            "/db/_changes?filter=sync_gateway/bychannel&channels=red",
+            None,
+        )
+        .await;
+    assert_eq!(red["results"][0]["id"], "a");
+    assert!(red["results"][0].get("removed").is_none());
+    let (status, raw) = docs.admin("GET", "/_admin/db/_raw/a", "").await;
+    assert!(status == 200 && raw.contains("\"_sync\""), "{raw}");
     let (status, source) = docs.admin("GET", "/_admin/db/_config/sync", "").await;
     assert!(status == 200 && source.contains("no bad docs"));
     assert_eq!(

@@ -107,3 +107,59 @@ pub async fn delete_sync(
 fn check_compiles(source: &str) -> Result<(), CouchError> {
     crate::sync::compiles(source).map_err(|e| CouchError::bad_request(e.to_string()))
 }
+
+/// `GET /_admin/{db}/_raw/{doc}`: the stored key-value form, `_sync` included.
+pub async fn raw(
+    State(state): State<AppState>,
+    Path((name, doc_id)): Path<(String, String)>,
+) -> Result<Response, CouchError> {
+    let client = read::client(&state).await?;
+    read::database(&client, &name).await?;
+    let row = client
+        .query_opt(
+            "SELECT value FROM docs.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL",
+            &[&name, &doc_id],
+        )
+        .await?
+        .ok_or_else(|| CouchError::not_found("missing"))?;
+    let value: String = row.get(0);
+    Ok((
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        value,
+    )
+        .into_response())
+}
+
+/// `GET /_admin/{db}/_revtree/{doc}`: the revision tree as Graphviz `dot` (Sync Gateway's form).
+pub async fn revtree(
+    State(state): State<AppState>,
+    Path((name, doc_id)): Path<(String, String)>,
+) -> Result<Response, CouchError> {
+    let client = read::client(&state).await?;
+    read::database(&client, &name).await?;
+    let stored = read::document(&client, &name, &doc_id)
+        .await?
+        .ok_or_else(|| CouchError::not_found("missing"))?;
+    let tree = stored.tree()?;
+    let mut dot = String::from("digraph revtree {\n");
+    for node in tree.nodes() {
+        let rev = node.rev.to_string();
+        if node.deleted {
+            dot.push_str(&format!("  \"{rev}\" [style=dashed];\n"));
+        }
+        if let Some(parent) = node.parent {
+            dot.push_str(&format!(
+                "  \"{}\" -> \"{rev}\";\n",
+                tree.nodes()[parent].rev
+            ));
+        }
+    }
+    dot.push_str("}\n");
+    Ok((
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, "text/plain")],
+        dot,
+    )
+        .into_response())
+}

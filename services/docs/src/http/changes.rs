@@ -33,6 +33,8 @@ struct Ask {
     include_docs: bool,
     conflicts: bool,
     doc_ids: Option<Vec<String>>,
+    /// `filter=sync_gateway/bychannel&channels=a,b`.
+    channels: Option<Vec<String>>,
 }
 
 /// One page of changes.
@@ -48,7 +50,13 @@ fn parse_since(text: &str) -> Option<i64> {
     head.parse().ok()
 }
 
-fn row_json(key: &str, seq: i64, stored: &StoredDoc, ask: &Ask) -> Result<String, CouchError> {
+fn row_json(
+    key: &str,
+    seq: i64,
+    stored: &StoredDoc,
+    ask: &Ask,
+    removed: Option<&[String]>,
+) -> Result<String, CouchError> {
     let tree = stored.tree()?;
     let mut revs: Vec<String> = vec![stored.sync.rev.clone()];
     if ask.all_docs {
@@ -67,6 +75,18 @@ fn row_json(key: &str, seq: i64, stored: &StoredDoc, ask: &Ask) -> Result<String
     if stored.sync.deleted {
         out.push_str(",\"deleted\":true");
     }
+    if let Some(gone) = removed {
+        out.push_str(",\"removed\":");
+        out.push_str(&serde_json::to_string(gone).map_err(CouchError::internal)?);
+        if ask.include_docs {
+            let mut doc = crate::body::Outgoing::new(key, &stored.sync.rev, "{}");
+            doc = doc.member("_removed", "true");
+            out.push_str(",\"doc\":");
+            out.push_str(&doc.finish());
+        }
+        out.push('}');
+        return Ok(out);
+    }
     if ask.include_docs {
         let show = Show {
             conflicts: ask.conflicts,
@@ -83,7 +103,47 @@ fn row_json(key: &str, seq: i64, stored: &StoredDoc, ask: &Ask) -> Result<String
     Ok(out)
 }
 
+/// A page of changes in the asked channels (a document removed from all of them appears once
+/// as `removed`).
+async fn fetch_channels(
+    client: &Object,
+    ask: &Ask,
+    channels: &[String],
+) -> Result<Page, CouchError> {
+    let limit = ask.limit.unwrap_or(i64::MAX);
+    let rows = client
+        .query(
+            "SELECT k.key, k.value, c.seq, c.gone, c.all_removed FROM ( \
+               SELECT key, max(seq) AS seq, bool_and(removed) AS all_removed, \
+                      array_agg(channel ORDER BY channel) FILTER (WHERE removed) AS gone \
+               FROM docs.channels WHERE db = $1 AND channel = ANY($5) AND seq > $2 GROUP BY key) c \
+             JOIN docs.kv k ON k.db = $1 AND k.key = c.key \
+             WHERE ($4::text[] IS NULL OR k.key = ANY($4)) ORDER BY c.seq LIMIT $3",
+            &[&ask.db, &ask.since, &limit, &ask.doc_ids, &channels],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: String = row.get(0);
+        let seq: i64 = row.get(2);
+        let gone: Option<Vec<String>> = row.get(3);
+        let all_removed: bool = row.get(4);
+        let stored = StoredDoc::parse(row.get(1))?;
+        let removed = all_removed.then(|| gone.unwrap_or_default());
+        out.push((seq, row_json(&key, seq, &stored, ask, removed.as_deref())?));
+    }
+    let last_seq = out.last().map(|(s, _)| *s).unwrap_or(ask.since);
+    Ok(Page {
+        rows: out,
+        last_seq,
+        pending: 0,
+    })
+}
+
 async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
+    if let Some(channels) = &ask.channels {
+        return fetch_channels(client, ask, channels).await;
+    }
     let limit = ask.limit.unwrap_or(i64::MAX);
     let order = if ask.descending { "DESC" } else { "ASC" };
     let since_clause = if ask.descending { "" } else { "AND seq > $2" };
@@ -104,7 +164,7 @@ async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
         let key: String = row.get(0);
         let seq: i64 = row.get(2);
         let stored = StoredDoc::parse(row.get(1))?;
-        out.push((seq, row_json(&key, seq, &stored, ask)?));
+        out.push((seq, row_json(&key, seq, &stored, ask, None)?));
     }
     let last_seq = if ask.descending {
         out.last().map(|(s, _)| *s).unwrap_or(0)
@@ -165,8 +225,16 @@ async fn ask_of(
             ))
         })?,
     };
+    let mut channels = None;
     let doc_ids = match params.get("filter").map(String::as_str) {
         None => None,
+        Some("sync_gateway/bychannel") => {
+            let list = params
+                .get("channels")
+                .ok_or_else(|| CouchError::bad_request("bychannel filter needs channels"))?;
+            channels = Some(list.split(',').map(str::to_owned).collect());
+            None
+        }
         Some("_doc_ids") => match body.and_then(|b| b.doc_ids) {
             Some(ids) => Some(ids),
             None => Some(
@@ -189,6 +257,7 @@ async fn ask_of(
         include_docs: flag(params, "include_docs"),
         conflicts: flag(params, "conflicts"),
         doc_ids,
+        channels,
     })
 }
 

@@ -233,3 +233,50 @@ pub async fn post(
     )
     .await
 }
+
+/// `GET /{db}/_design/{name}`: a design document (id `_design/{name}`), stored as any other.
+pub async fn get_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+) -> Result<Reply, CouchError> {
+    get(state, Path((db, format!("_design/{name}"))), params).await
+}
+
+/// `PUT /{db}/_design/{name}`.
+pub async fn put_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    put(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+        request,
+        body,
+    )
+    .await
+}
+
+/// `DELETE /{db}/_design/{name}?rev=`.
+pub async fn delete_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    delete(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+        request,
+    )
+    .await
+}

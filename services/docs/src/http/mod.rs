@@ -34,6 +34,8 @@ fn database() -> axum::routing::MethodRouter<AppState> {
 fn admin_routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/_admin/{db}", put(admin::create))
+        .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
+        .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
         .route(
             "/_admin/{db}/_config/sync",
             get(admin::get_sync)
@@ -71,6 +73,12 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/{db}/{doc}",
             get(doc::get).put(doc::put).delete(doc::delete),
+        )
+        .route(
+            "/{db}/_design/{ddoc}",
+            get(doc::get_design)
+                .put(doc::put_design)
+                .delete(doc::delete_design),
         )
         .route(
             "/{db}/{doc}/{*name}",

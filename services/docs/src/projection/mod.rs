@@ -104,6 +104,8 @@ async fn database(
                 let name: String = row.get(0);
                 tx.execute(&format!("DELETE FROM {s}.kv WHERE db = $1"), &[&name])
                     .await?;
+                tx.execute(&format!("DELETE FROM {s}.channels WHERE db = $1"), &[&name])
+                    .await?;
             }
         }
     }
@@ -185,6 +187,33 @@ async fn document(
         ],
     )
     .await?;
+    index_channels(tx, s, db, doc_id, &stored.sync, event.position).await
+}
+
+/// Indexes the channels that changed at `seq`: ones the document is in, ones it just left.
+async fn index_channels(
+    tx: &Transaction<'_>,
+    s: &str,
+    db: &str,
+    doc_id: &str,
+    sync: &crate::stored::SyncData,
+    seq: i64,
+) -> Result<(), ProjectionError> {
+    for (channel, removal) in &sync.channels {
+        let removed = match removal {
+            None => false,
+            Some(r) if r.seq == seq => true,
+            Some(_) => continue,
+        };
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.channels (db, channel, key, seq, removed) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (db, channel, key) DO UPDATE SET seq = $4, removed = $5"
+            ),
+            &[&db, channel, &doc_id, &seq, &removed],
+        )
+        .await?;
+    }
     Ok(())
 }
 

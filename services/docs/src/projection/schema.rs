@@ -6,6 +6,8 @@
 //!   beside the value what `_changes` and `_all_docs` read without parsing it: `seq` (the log
 //!   position of the document's last event, the database's change order), the winning `rev`
 //!   and whether it is `deleted`.
+//! - `channels`: per database and channel, each document in it (or removed from it) with the
+//!   sequence at which that last changed: `_changes?filter=sync_gateway/bychannel` reads it.
 //! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
 //!   and the `md5-` digest clients know them by. Shared by every database and document.
 
@@ -31,6 +33,16 @@ CREATE TABLE {schema}.kv (
     PRIMARY KEY (db, key)
 );
 CREATE INDEX kv_changes ON {schema}.kv (db, seq) WHERE seq IS NOT NULL;
+
+CREATE TABLE {schema}.channels (
+    db TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    removed BOOLEAN NOT NULL,
+    PRIMARY KEY (db, channel, key)
+);
+CREATE INDEX channels_changes ON {schema}.channels (db, channel, seq);
 
 CREATE TABLE {schema}.attachments (
     key TEXT PRIMARY KEY,
