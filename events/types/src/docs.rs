@@ -1,7 +1,7 @@
 //! Payloads of the `docs` context (Couchbase Sync Gateway's document model behind CouchDB's
 //! replication API).
 //!
-//! Four kinds of stream carry them (context `docs`):
+//! Six kinds of stream carry them (context `docs`):
 //!
 //! | stream | payload enum | what it holds |
 //! |---|---|---|
@@ -9,6 +9,8 @@
 //! | `docs/document/<incarnation>/<doc id>` | [`DocumentEvent`] | every revision of one document, in the order they were stored |
 //! | `docs/local/<incarnation>/<doc id>` | [`LocalEvent`] | one `_local/` document: saves and deletions, no revision tree |
 //! | `docs/attachment/<sha1 hex>` | [`AttachmentEvent`] | one attachment's bytes, content-addressed |
+//! | `docs/user/<incarnation>/<name>` | [`UserEvent`] | one user: password hash, admin channels and roles, email, disabled |
+//! | `docs/role/<incarnation>/<name>` | [`RoleEvent`] | one role: its admin channels |
 //!
 //! A database that is deleted and created again gets a new incarnation (a uuid chosen by the
 //! creating request), so its documents start in new streams and the old ones stay in the log.
@@ -38,6 +40,10 @@ pub enum DatabaseEvent {
         /// The sync function's JavaScript source; `None`: Sync Gateway's default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sync: Option<String>,
+        /// The channels an anonymous client may read (`["*"]`: all, CouchDB's admin party);
+        /// `None`: the guest is disabled and every request must log in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guest: Option<Vec<String>>,
     },
     /// `PUT /docs/_admin/{db}/_config/sync`: the sync function changes for later writes.
     SyncFunctionSet {
@@ -155,3 +161,61 @@ pub enum AttachmentEvent {
 }
 
 impl DomainEvent for AttachmentEvent {}
+
+/// Events of a user stream `docs/user/<incarnation>/<name>` (Sync Gateway's `user:` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum UserEvent {
+    /// The user was created or changed through the admin API.
+    UserSaved {
+        /// The database.
+        db: String,
+        /// The user's name.
+        name: String,
+        /// The bcrypt hash of the password (never the password); `None`: no password login.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password_hash: Option<String>,
+        /// Channels granted by an administrator.
+        admin_channels: Vec<String>,
+        /// Roles granted by an administrator.
+        admin_roles: Vec<String>,
+        /// The user's email.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        email: Option<String>,
+        /// A disabled user cannot log in.
+        disabled: bool,
+    },
+    /// The user was deleted.
+    UserDeleted {
+        /// The database.
+        db: String,
+        /// The user's name.
+        name: String,
+    },
+}
+
+impl DomainEvent for UserEvent {}
+
+/// Events of a role stream `docs/role/<incarnation>/<name>` (Sync Gateway's `role:` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum RoleEvent {
+    /// The role was created or changed.
+    RoleSaved {
+        /// The database.
+        db: String,
+        /// The role's name.
+        name: String,
+        /// Channels granted by an administrator to every user with the role.
+        admin_channels: Vec<String>,
+    },
+    /// The role was deleted.
+    RoleDeleted {
+        /// The database.
+        db: String,
+        /// The role's name.
+        name: String,
+    },
+}
+
+impl DomainEvent for RoleEvent {}

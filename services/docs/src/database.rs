@@ -13,6 +13,8 @@ pub struct DbState {
     pub live: Option<(Uuid, u32)>,
     /// The sync function's source; `None`: the default.
     pub sync: Option<String>,
+    /// The guest's channels; `None`: the guest is disabled.
+    pub guest: Option<Vec<String>>,
 }
 
 /// What a client asks of a database.
@@ -28,6 +30,8 @@ pub enum DbCommand {
         revs_limit: u32,
         /// The sync function's source, if not the default.
         sync: Option<String>,
+        /// The guest's channels; `None`: disabled.
+        guest: Option<Vec<String>>,
     },
     /// `DELETE /{db}`.
     Delete,
@@ -59,6 +63,7 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
                 incarnation,
                 revs_limit,
                 sync,
+                guest,
             },
             None,
         ) => Ok(vec![DatabaseEvent::DatabaseCreated {
@@ -66,6 +71,7 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
             incarnation,
             revs_limit,
             sync,
+            guest,
         }]),
         (DbCommand::SetSync { sync }, Some((incarnation, _))) => {
             Ok(vec![DatabaseEvent::SyncFunctionSet { incarnation, sync }])
@@ -85,14 +91,17 @@ pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
             incarnation,
             revs_limit,
             sync,
+            guest,
             ..
         } => {
             state.live = Some((*incarnation, *revs_limit));
             state.sync = sync.clone();
+            state.guest = guest.clone();
         }
         DatabaseEvent::DatabaseDeleted { .. } => {
             state.live = None;
             state.sync = None;
+            state.guest = None;
         }
         DatabaseEvent::SyncFunctionSet { sync, .. } => state.sync = sync.clone(),
     }
@@ -109,6 +118,7 @@ mod tests {
             incarnation,
             revs_limit: DEFAULT_REVS_LIMIT,
             sync: None,
+            guest: None,
         }
     }
 
@@ -130,6 +140,7 @@ mod tests {
                 incarnation: Uuid::nil(),
                 revs_limit: 5,
                 sync: None,
+                guest: None,
             },
             DatabaseEvent::DatabaseDeleted {
                 incarnation: Uuid::nil(),

@@ -19,6 +19,7 @@ pub mod stored;
 pub mod streams;
 pub mod sync;
 pub mod tree;
+pub mod users;
 
 pub use projection::projection;
 pub mod http;

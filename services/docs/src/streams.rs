@@ -38,6 +38,16 @@ pub fn attachment(sha1_hex: &str) -> Result<StreamName, StreamNameError> {
     StreamName::new(CONTEXT, "attachment", sha1_hex)
 }
 
+/// A user's stream `docs/user/<incarnation>/<name>`.
+pub fn user(incarnation: Uuid, name: &str) -> Result<StreamName, StreamNameError> {
+    StreamName::new(CONTEXT, "user", format!("{incarnation}/{}", escape(name)))
+}
+
+/// A role's stream `docs/role/<incarnation>/<name>`.
+pub fn role(incarnation: Uuid, name: &str) -> Result<StreamName, StreamNameError> {
+    StreamName::new(CONTEXT, "role", format!("{incarnation}/{}", escape(name)))
+}
+
 /// Escapes `%` and control characters as `%XX`.
 pub fn escape(id: &str) -> String {
     let mut out = String::with_capacity(id.len());

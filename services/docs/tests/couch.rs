@@ -392,7 +392,7 @@ async fn the_sync_function_routes_to_channels_and_its_rejections_append_nothing(
         401,
         "no token, no admin"
     );
-    let config = json!({"sync": "function(doc, oldDoc) { if (doc.bad) throw({forbidden: 'no bad docs'}); if (oldDoc && oldDoc.owner !== doc.owner) throw({forbidden: 'owner is fixed'}); channel(doc.tags); access(doc.owner, doc.tags); }"});
+    let config = json!({"guest": {"admin_channels": ["*"]}, "sync": "function(doc, oldDoc) { if (doc.bad) throw({forbidden: 'no bad docs'}); if (oldDoc && oldDoc.owner !== doc.owner) throw({forbidden: 'owner is fixed'}); channel(doc.tags); access(doc.owner, doc.tags); }"});
     let (status, created) = docs.admin("PUT", "/_admin/db", &config.to_string()).await;
     assert_eq!(status, 201, "{created}");
     let (status, _) = docs
@@ -476,5 +476,95 @@ async fn the_sync_function_routes_to_channels_and_its_rejections_append_nothing(
         201,
         "the default routes everything"
     );
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn users_read_only_their_channels_and_a_revoked_document_reads_as_removed() {
+    let docs = Docs::start().await;
+    let config = json!({"sync": "function(doc) { channel(doc.channels); access(doc.grant_to, doc.grant); }"});
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db", &config.to_string()).await.0,
+        201
+    );
+    let ann = json!({"password": "pw-ann", "admin_channels": ["a"]});
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_user/ann", &ann.to_string())
+            .await
+            .0,
+        200
+    );
+    let (_, user) = docs.admin("GET", "/_admin/db/_user/ann", "").await;
+    assert!(!user.contains("hash"), "{user}");
+    assert_eq!(
+        docs.admin("GET", "/_admin/db/_user/", "").await.1,
+        r#"["ann"]"#
+    );
+    // The guest is disabled by default; a wrong password is refused.
+    assert_eq!(docs.call("GET", "/db/_changes", None).await.0, 401);
+    assert_eq!(
+        docs.as_user("ann", "nope", "GET", "/db/_changes", None)
+            .await
+            .0,
+        401
+    );
+    // The admin writes one document per channel.
+    for (id, channel) in [("in-a", "a"), ("in-b", "b")] {
+        let body = json!({"channels": [channel]}).to_string();
+        assert_eq!(docs.admin("PUT", &format!("/db/{id}"), &body).await.0, 201);
+    }
+    let user = |method: &'static str, path: String, body: Option<Value>| {
+        let docs = &docs;
+        async move { docs.as_user("ann", "pw-ann", method, &path, body).await }
+    };
+    assert_eq!(user("GET", "/db/in-a".into(), None).await.0, 200);
+    assert_eq!(user("GET", "/db/in-b".into(), None).await.0, 403);
+    let (_, changes) = user("GET", "/db/_changes".into(), None).await;
+    let ids: Vec<&str> = changes["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["in-a"]);
+    let (_, all) = user("GET", "/db/_all_docs".into(), None).await;
+    assert_eq!(all["rows"].as_array().map(Vec::len), Some(1));
+    let (_, bulk) = user(
+        "POST",
+        "/db/_bulk_get".into(),
+        Some(json!({"docs": [{"id": "in-a"}, {"id": "in-b"}]})),
+    )
+    .await;
+    assert!(bulk["results"][0]["docs"][0]["ok"].is_object());
+    assert_eq!(bulk["results"][1]["docs"][0]["error"]["error"], "forbidden");
+    // A grant through a document's access map opens channel b.
+    let grant = json!({"grant_to": "ann", "grant": "b"}).to_string();
+    assert_eq!(docs.admin("PUT", "/db/grant", &grant).await.0, 201);
+    assert_eq!(user("GET", "/db/in-b".into(), None).await.0, 200);
+    // Revocation: in-a moves to channel c; ann sees it once as removed, then as _removed.
+    let since = changes["last_seq"].as_i64().expect("seq");
+    let rev = docs.call("GET", "/db/in-a", None).await.1;
+    let (_, current) = docs.admin("GET", "/db/in-a", "").await;
+    let current: Value = serde_json::from_str(&current).expect("json");
+    let moved = json!({"_rev": current["_rev"], "channels": ["c"]}).to_string();
+    assert_eq!(docs.admin("PUT", "/db/in-a", &moved).await.0, 201, "{rev}");
+    let (_, after) = user("GET", format!("/db/_changes?since={since}"), None).await;
+    let removed: Vec<&Value> = after["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["id"] == "in-a")
+        .collect();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0]["removed"], json!(["a"]));
+    let (status, gone) = user("GET", "/db/in-a".into(), None).await;
+    assert_eq!((status, gone["_removed"].clone()), (200, json!(true)));
+    // Disabling the user locks it out.
+    let disabled = json!({"admin_channels": ["a"], "disabled": true}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_user/ann", &disabled).await.0,
+        200
+    );
+    assert_eq!(user("GET", "/db/_changes".into(), None).await.0, 401);
     docs.stop().await;
 }

@@ -22,6 +22,18 @@ struct Config {
     sync: Option<String>,
     #[serde(default)]
     revs_limit: Option<u32>,
+    #[serde(default)]
+    guest: Option<GuestConfig>,
+}
+
+/// Sync Gateway's guest configuration: disabled unless said otherwise.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuestConfig {
+    #[serde(default)]
+    disabled: Option<bool>,
+    #[serde(default)]
+    admin_channels: Vec<String>,
 }
 
 /// `PUT /_admin/{db}` `{sync?, revs_limit?}`: creates the database with its configuration.
@@ -45,6 +57,10 @@ pub async fn create(
             .unwrap_or(DEFAULT_REVS_LIMIT)
             .clamp(1, 100_000),
         sync: config.sync,
+        guest: config
+            .guest
+            .filter(|g| g.disabled != Some(true))
+            .map(|g| g.admin_channels),
     };
     database_command(&state, &request, &name, command, StatusCode::CREATED).await
 }

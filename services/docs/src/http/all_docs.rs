@@ -1,6 +1,7 @@
 //! `_all_docs`: the live documents by id (byte order), with `keys`, ranges, `limit`, `skip`,
 //! `descending` and `include_docs`.
 
+use super::auth::{self, Visibility};
 use super::bulk::load_many;
 use super::command::{Reply, text_reply};
 use super::error::CouchError;
@@ -11,7 +12,7 @@ use crate::body::push_string;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use palimpsest_web::AppState;
 use serde::Deserialize;
 
@@ -52,9 +53,10 @@ pub async fn get(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
     let keys = json::<Vec<String>>(&params, "keys")?;
-    all_docs(&state, &db, &params, keys).await
+    all_docs(&state, &db, &params, keys, &headers).await
 }
 
 /// `POST /{db}/_all_docs` `{keys}`.
@@ -62,6 +64,7 @@ pub async fn post(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let body: KeysBody = if body.is_empty() {
@@ -69,7 +72,7 @@ pub async fn post(
     } else {
         serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
     };
-    all_docs(&state, &db, &params, body.keys).await
+    all_docs(&state, &db, &params, body.keys, &headers).await
 }
 
 async fn all_docs(
@@ -77,9 +80,11 @@ async fn all_docs(
     db: &str,
     params: &Params,
     keys: Option<Vec<String>>,
+    headers: &HeaderMap,
 ) -> Result<Reply, CouchError> {
     let client = read::client(state).await?;
     read::database(&client, db).await?;
+    let caller = auth::caller(state, &client, db, headers).await?;
     let include_docs = flag(params, "include_docs");
     let show = Show {
         conflicts: flag(params, "conflicts"),
@@ -97,7 +102,15 @@ async fn all_docs(
         let stored = load_many(&client, db, &keys).await?;
         for key in &keys {
             match stored.get(key) {
-                Some(doc) => rows.push(row(key, doc, include_docs, show)?),
+                Some(doc) if caller.sees(&doc.sync) == Visibility::Visible => {
+                    rows.push(row(key, doc, include_docs, show)?)
+                }
+                Some(_) => {
+                    let mut out = String::from("{\"key\":");
+                    push_string(&mut out, key);
+                    out.push_str(",\"error\":\"forbidden\"}");
+                    rows.push(out);
+                }
                 None => {
                     let mut out = String::from("{\"key\":");
                     push_string(&mut out, key);
@@ -138,7 +151,10 @@ async fn all_docs(
         .await?;
     for r in &found {
         let id: String = r.get(0);
-        rows.push(row(&id, &StoredDoc::parse(r.get(1))?, include_docs, show)?);
+        let doc = StoredDoc::parse(r.get(1))?;
+        if caller.sees(&doc.sync) == Visibility::Visible {
+            rows.push(row(&id, &doc, include_docs, show)?);
+        }
     }
     Ok(answer(total, skip, &rows))
 }

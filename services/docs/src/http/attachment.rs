@@ -1,5 +1,6 @@
 //! Standalone attachments: `GET|PUT|DELETE /{db}/{doc}/{name}` (`?rev=` names the revision).
 
+use super::auth;
 use super::command::Reply;
 use super::error::CouchError;
 use super::params::Params;
@@ -20,12 +21,17 @@ pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id, name)): Path<(String, String, String)>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
 ) -> Result<Response, CouchError> {
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
+    let caller = auth::caller(&state, &client, &db, &headers).await?;
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
+    if caller.sees(&stored.sync) != auth::Visibility::Visible {
+        return Err(auth::forbidden());
+    }
     let tree = stored.tree()?;
     let node = match params.get("rev") {
         Some(rev) => {
@@ -98,10 +104,12 @@ pub async fn put(
         content_type,
         data: body.to_vec(),
     };
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![item(doc_id, base_rev(&params, &headers), edit)];
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         true,
@@ -119,10 +127,12 @@ pub async fn delete(
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let rev = base_rev(&params, &headers).ok_or_else(CouchError::conflict)?;
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![item(doc_id, Some(rev), AttachmentEdit::Delete { name })];
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         true,

@@ -1,5 +1,6 @@
 //! The replicator's batch routes: `_bulk_docs`, `_bulk_get`, `_revs_diff`.
 
+use super::auth::{self, Visibility};
 use super::command::{Reply, text_reply};
 use super::doc::{open_items, show};
 use super::error::CouchError;
@@ -10,7 +11,7 @@ use crate::body::{Incoming, Members};
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
@@ -30,9 +31,11 @@ struct BulkDocs {
 pub async fn bulk_docs(
     State(state): State<AppState>,
     Path(db): Path<String>,
+    headers: HeaderMap,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let batch: BulkDocs = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
     let new_edits = batch.new_edits.unwrap_or(true);
@@ -52,6 +55,7 @@ pub async fn bulk_docs(
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         new_edits,
@@ -101,17 +105,27 @@ pub async fn bulk_get(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let request: BulkGet = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
+    let caller = auth::caller(&state, &client, &db, &headers).await?;
     let ids: Vec<String> = request.docs.iter().map(|d| d.id.clone()).collect();
     let stored = load_many(&client, &db, &ids).await?;
     let mut trees = HashMap::new();
+    let mut unseen = HashMap::new();
     for (id, doc) in &stored {
-        trees.insert(id.clone(), doc.tree()?);
+        match caller.sees(&doc.sync) {
+            Visibility::Visible => {
+                trees.insert(id.clone(), doc.tree()?);
+            }
+            other => {
+                unseen.insert(id.clone(), (other, doc.sync.rev.clone()));
+            }
+        }
     }
     let show = show(&params);
     let atts = if show.attachments {
@@ -123,6 +137,12 @@ pub async fn bulk_get(
     let mut results = Vec::with_capacity(request.docs.len());
     for item in &request.docs {
         let docs: Vec<String> = match (trees.get(&item.id), &item.rev) {
+            (None, _) if unseen.contains_key(&item.id) => match &unseen[&item.id] {
+                (Visibility::Removed, rev) => {
+                    vec![format!("{{\"ok\":{}}}", auth::removed_doc(&item.id, rev))]
+                }
+                _ => vec![json!({"error": {"id": item.id, "rev": item.rev, "error": "forbidden", "reason": "missing channel access"}}).to_string()],
+            },
             (None, rev) => vec![missing(&item.id, rev.as_deref().unwrap_or("undefined"))],
             (Some(tree), Some(rev)) => open_items(
                 &item.id,
@@ -160,12 +180,14 @@ pub async fn bulk_get(
 pub async fn revs_diff(
     State(state): State<AppState>,
     Path(db): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
     let request: HashMap<String, Vec<String>> = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{id: [revs]}}: {e}")))?;
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
+    auth::caller(&state, &client, &db, &headers).await?;
     let ids: Vec<String> = request.keys().cloned().collect();
     let stored = load_many(&client, &db, &ids).await?;
     let mut answer = serde_json::Map::new();

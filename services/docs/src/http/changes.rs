@@ -4,6 +4,7 @@
 //! A document's sequence is the log position of its last event, so sequences are integers that
 //! only grow and a client's `since` is exact.
 
+use super::auth;
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
 use super::read;
@@ -13,7 +14,7 @@ use crate::projection::NAME;
 use crate::stored::StoredDoc;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
@@ -214,8 +215,8 @@ async fn ask_of(
     db: String,
     params: &Params,
     body: Option<ChangesBody>,
+    caller: &auth::Caller,
 ) -> Result<Ask, CouchError> {
-    read::database(client, &db).await?;
     let since = match params.get("since").map(String::as_str) {
         None => 0,
         Some("now") => read::update_seq(client, &db).await?,
@@ -225,7 +226,7 @@ async fn ask_of(
             ))
         })?,
     };
-    let mut channels = None;
+    let mut channels: Option<Vec<String>> = None;
     let doc_ids = match params.get("filter").map(String::as_str) {
         None => None,
         Some("sync_gateway/bychannel") => {
@@ -248,6 +249,12 @@ async fn ask_of(
             )));
         }
     };
+    if let Some(allowed) = caller.filter() {
+        channels = Some(match channels {
+            Some(asked) => asked.into_iter().filter(|c| allowed.contains(c)).collect(),
+            None => allowed,
+        });
+    }
     Ok(Ask {
         db,
         since,
@@ -266,8 +273,9 @@ pub async fn get(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
 ) -> Result<Response, CouchError> {
-    changes(state, db, params, None).await
+    changes(state, db, params, None, headers).await
 }
 
 /// `POST /{db}/_changes` (`{"doc_ids": [...]}` with `filter=_doc_ids`).
@@ -275,6 +283,7 @@ pub async fn post(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, CouchError> {
     let body: ChangesBody = if body.is_empty() {
@@ -282,7 +291,7 @@ pub async fn post(
     } else {
         serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
     };
-    changes(state, db, params, Some(body)).await
+    changes(state, db, params, Some(body), headers).await
 }
 
 fn duration(params: &Params, name: &str, default: u64) -> Result<Option<Duration>, CouchError> {
@@ -300,9 +309,12 @@ async fn changes(
     db: String,
     params: Params,
     body: Option<ChangesBody>,
+    headers: HeaderMap,
 ) -> Result<Response, CouchError> {
     let client = read::client(&state).await?;
-    let ask = ask_of(&client, db, &params, body).await?;
+    read::database(&client, &db).await?;
+    let caller = auth::caller(&state, &client, &db, &headers).await?;
+    let ask = ask_of(&client, db, &params, body, &caller).await?;
     let feed = params.get("feed").map(String::as_str).unwrap_or("normal");
     if feed == "normal" {
         let page = fetch(&client, &ask).await?;

@@ -1,5 +1,6 @@
 //! One document: `GET|PUT|DELETE /{db}/{doc}` and `POST /{db}`.
 
+use super::auth::{self, Visibility};
 use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, json};
@@ -73,12 +74,24 @@ pub async fn read_doc(
     db: &str,
     doc_id: &str,
     params: &Params,
+    headers: &HeaderMap,
 ) -> Result<Reply, CouchError> {
     let client = read::client(state).await?;
     read::database(&client, db).await?;
+    let caller = auth::caller(state, &client, db, headers).await?;
     let stored = read::document(&client, db, doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
+    match caller.sees(&stored.sync) {
+        Visibility::Visible => {}
+        Visibility::Removed => {
+            return Ok(text_reply(
+                StatusCode::OK,
+                auth::removed_doc(doc_id, &stored.sync.rev),
+            ));
+        }
+        Visibility::Hidden => return Err(auth::forbidden()),
+    }
     let tree = stored.tree()?;
     let atts = if flag(params, "attachments") {
         read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
@@ -130,8 +143,9 @@ pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
-    read_doc(&state, &db, &doc_id, &params).await
+    read_doc(&state, &db, &doc_id, &params, &headers).await
 }
 
 /// `PUT /{db}/{doc}`: a new revision (`_rev` or `?rev=` names its parent), or with
@@ -149,6 +163,7 @@ pub async fn put(
         doc.rev = params.get("rev").cloned().or_else(|| if_match(&headers));
     }
     let new_edits = params.get("new_edits").is_none_or(|v| v != "false");
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![Item {
         doc_id,
         doc,
@@ -157,6 +172,7 @@ pub async fn put(
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         new_edits,
@@ -190,6 +206,7 @@ pub async fn delete(
     if doc.rev.is_none() {
         return Err(CouchError::conflict());
     }
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![Item {
         doc_id,
         doc,
@@ -198,6 +215,7 @@ pub async fn delete(
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         true,
@@ -210,9 +228,11 @@ pub async fn delete(
 pub async fn post(
     State(state): State<AppState>,
     Path(db): Path<String>,
+    headers: HeaderMap,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let doc = Incoming::parse(&body)?;
     let doc_id = doc
         .id
@@ -226,6 +246,7 @@ pub async fn post(
     write(
         &state,
         &request,
+        &writer,
         &db,
         items,
         true,
@@ -239,8 +260,15 @@ pub async fn get_design(
     state: State<AppState>,
     Path((db, name)): Path<(String, String)>,
     params: Query<Params>,
+    headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
-    get(state, Path((db, format!("_design/{name}"))), params).await
+    get(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+    )
+    .await
 }
 
 /// `PUT /{db}/_design/{name}`.

@@ -1,6 +1,7 @@
 //! `_local/` documents: `GET|PUT|DELETE /{db}/_local/{id}`; what replicators keep their
 //! checkpoints in.
 
+use super::auth;
 use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run, text_reply};
 use super::error::CouchError;
 use super::params::Params;
@@ -13,7 +14,7 @@ use crate::stored::local_for_client;
 use crate::streams;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use palimpsest_events::docs::LocalEvent;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
@@ -23,9 +24,11 @@ use serde_json::json;
 pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
+    auth::caller(&state, &client, &db, &headers).await?;
     let row = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
@@ -95,9 +98,11 @@ impl DocsCommand for LocalWrite {
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
+    headers: HeaderMap,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    auth::caller_of(&state, &db, &headers).await?;
     let doc = Incoming::parse(&body)?;
     if doc.body.len() > super::write::MAX_BODY {
         return Err(CouchError::new(
@@ -120,8 +125,10 @@ pub async fn delete(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
     Query(params): Query<Params>,
+    headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
+    auth::caller_of(&state, &db, &headers).await?;
     let command = LocalCommand::Delete {
         db: db.clone(),
         doc_id: doc_id.clone(),

@@ -4,6 +4,7 @@
 mod admin;
 mod all_docs;
 mod attachment;
+pub mod auth;
 mod bulk;
 mod changes;
 mod command;
@@ -13,6 +14,7 @@ pub(crate) mod load;
 mod local;
 pub mod openapi;
 mod params;
+mod principals;
 mod read;
 mod render;
 mod server;
@@ -34,6 +36,20 @@ fn database() -> axum::routing::MethodRouter<AppState> {
 fn admin_routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/_admin/{db}", put(admin::create))
+        .route("/_admin/{db}/_user/", get(principals::list_users))
+        .route(
+            "/_admin/{db}/_user/{name}",
+            get(principals::get_user)
+                .put(principals::put_user)
+                .delete(principals::delete_user),
+        )
+        .route("/_admin/{db}/_role/", get(principals::list_roles))
+        .route(
+            "/_admin/{db}/_role/{name}",
+            get(principals::get_role)
+                .put(principals::put_role)
+                .delete(principals::delete_role),
+        )
         .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
         .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
         .route(

@@ -45,6 +45,10 @@ mod tests {
             "/_admin/{db}/_raw/{doc}",
             "/_admin/{db}/_revtree/{doc}",
             "/openapi.json",
+            "/_admin/{db}/_user/",
+            "/_admin/{db}/_user/{name}",
+            "/_admin/{db}/_role/",
+            "/_admin/{db}/_role/{name}",
         ] {
             assert!(paths.contains_key(route), "{route} is not documented");
         }

@@ -7,7 +7,7 @@ use crate::database::{self, DEFAULT_REVS_LIMIT, DbCommand, DbState};
 use crate::streams;
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use md5::{Digest, Md5};
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
@@ -110,6 +110,8 @@ pub async fn create(
         incarnation: uuid::Uuid::now_v7(),
         revs_limit,
         sync: None,
+        // A database made through CouchDB's API is CouchDB's "admin party": readable by anyone.
+        guest: Some(vec!["*".into()]),
     };
     database_command(&state, &request, &name, command, StatusCode::CREATED).await
 }
@@ -127,9 +129,11 @@ pub async fn delete(
 pub async fn info(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, CouchError> {
     let client = read::client(&state).await?;
     let db = read::database(&client, &name).await?;
+    super::auth::caller(&state, &client, &name, &headers).await?;
     let counts = client
         .query_one(
             "SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted), \

@@ -67,6 +67,11 @@ pub fn check_id(doc_id: &str) -> Result<(), CouchError> {
             "Only reserved document ids may start with underscore.",
         ));
     }
+    if doc_id.starts_with("user:") || doc_id.starts_with("role:") {
+        return Err(CouchError::bad_request(
+            "Document ids starting with user: or role: are reserved for users and roles",
+        ));
+    }
     if doc_id.contains('\0') {
         return Err(CouchError::bad_request(
             "Document id must not contain U+0000",
@@ -231,17 +236,23 @@ fn attachment_error(e: AttachmentError) -> CouchError {
 }
 
 /// Decides one item: its attachments stored once, its revision against its stream.
+/// What every item of a batch is decided in.
+struct Scope<'a> {
+    incarnation: uuid::Uuid,
+    db: &'a str,
+    new_edits: bool,
+    sync_source: Option<&'a str>,
+    writer: &'a Writer,
+}
+
 async fn decide_one(
     attempt: &Attempt,
     batch: &mut Batch,
-    incarnation: uuid::Uuid,
-    db: &str,
+    scope: &Scope<'_>,
     item: &Item,
-    new_edits: bool,
-    sync_source: Option<&str>,
 ) -> Result<String, CouchError> {
-    let command = command(db, item, new_edits)?;
-    let stream = streams::document(incarnation, &item.doc_id)
+    let command = command(scope.db, item, scope.new_edits)?;
+    let stream = streams::document(scope.incarnation, &item.doc_id)
         .map_err(|e| CouchError::bad_request(e.to_string()))?;
     if !batch.states.contains_key(&stream) {
         let loaded: DocState = attempt.load(&stream).await?;
@@ -303,13 +314,10 @@ async fn decide_one(
             .as_deref()
             .map(|p| Outgoing::new(doc_id, "", p).finish());
         let outcome = sync::run(
-            sync_source.unwrap_or(sync::DEFAULT),
+            scope.sync_source.unwrap_or(sync::DEFAULT),
             &doc.finish(),
             old.as_deref(),
-            &Writer {
-                admin: true,
-                ..Writer::default()
-            },
+            scope.writer,
         )
         .map_err(sync_error)?;
         *channels = outcome.channels;
@@ -362,6 +370,7 @@ async fn store_attachment(
 /// Decides every item of a batch against its document's state.
 async fn decide_all(
     attempt: &Attempt,
+    writer: &Writer,
     db: &str,
     items: &[Item],
     new_edits: bool,
@@ -376,16 +385,14 @@ async fn decide_all(
         states: HashMap::new(),
     };
     for item in items {
-        let outcome = decide_one(
-            attempt,
-            &mut batch,
+        let scope = Scope {
             incarnation,
             db,
-            item,
             new_edits,
-            db_state.sync.as_deref(),
-        )
-        .await;
+            sync_source: db_state.sync.as_deref(),
+            writer,
+        };
+        let outcome = decide_one(attempt, &mut batch, &scope, item).await;
         batch.outcomes.push((item.doc_id.clone(), outcome));
     }
     Ok((batch, db_stream))
@@ -437,6 +444,7 @@ impl Shape {
 }
 
 struct WriteDocs<'r> {
+    writer: &'r Writer,
     db: &'r str,
     items: Vec<Item>,
     new_edits: bool,
@@ -447,7 +455,7 @@ impl DocsCommand for WriteDocs<'_> {
     fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
             let (batch, db_stream) =
-                decide_all(attempt, self.db, &self.items, self.new_edits).await?;
+                decide_all(attempt, self.writer, self.db, &self.items, self.new_edits).await?;
             let mut decision = Decision::new(self.shape.reply(&batch.outcomes)).check(db_stream);
             for (stream, events) in batch.writes {
                 decision = decision.write(stream, events);
@@ -461,12 +469,14 @@ impl DocsCommand for WriteDocs<'_> {
 pub async fn write(
     state: &AppState,
     request: &CommandRequest,
+    writer: &Writer,
     db: &str,
     items: Vec<Item>,
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
     let command = WriteDocs {
+        writer,
         db,
         items,
         new_edits,

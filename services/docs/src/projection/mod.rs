@@ -4,6 +4,7 @@
 //! before, so a replay from position 0 writes the same rows. The read model prunes each tree
 //! to the database's `revs_limit`; the log keeps every revision.
 
+mod principals;
 pub mod schema;
 
 use crate::rev::RevId;
@@ -11,7 +12,9 @@ use crate::stored::{StoredDoc, local_text};
 use crate::streams::CONTEXT;
 use crate::tree::RevTree;
 use deadpool_postgres::Transaction;
-use palimpsest_events::docs::{AttachmentEvent, DatabaseEvent, DocumentEvent, LocalEvent};
+use palimpsest_events::docs::{
+    AttachmentEvent, DatabaseEvent, DocumentEvent, LocalEvent, RoleEvent, UserEvent,
+};
 use palimpsest_events::{DomainEvent, RecordedEvent};
 use palimpsest_projections::{Projection, ProjectionError};
 use std::sync::Arc;
@@ -56,6 +59,8 @@ impl Projection for DocsProjection {
             "document" => document(tx, schema, event, &DocumentEvent::decode(event)?).await,
             "local" => local(tx, schema, &LocalEvent::decode(event)?).await,
             "attachment" => attachment(tx, schema, &AttachmentEvent::decode(event)?).await,
+            "user" => principals::user(tx, schema, &UserEvent::decode(event)?).await,
+            "role" => principals::role(tx, schema, &RoleEvent::decode(event)?).await,
             other => Err(ProjectionError::Invalid(format!(
                 "unknown docs stream category `{other}`"
             ))),
@@ -75,14 +80,20 @@ async fn database(
             incarnation,
             revs_limit,
             sync,
+            guest,
         } => {
             let limit = i32::try_from(*revs_limit).unwrap_or(i32::MAX);
+            let guest = guest
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(invalid)?;
             tx.execute(
                 &format!(
-                    "INSERT INTO {s}.databases (name, incarnation, revs_limit, created_seq, sync) \
-                     VALUES ($1, $2, $3, $4, $5)"
+                    "INSERT INTO {s}.databases (name, incarnation, revs_limit, created_seq, sync, guest) \
+                     VALUES ($1, $2, $3, $4, $5, $6)"
                 ),
-                &[name, incarnation, &limit, &event.position, sync],
+                &[name, incarnation, &limit, &event.position, sync, &guest],
             )
             .await?;
         }
@@ -105,6 +116,8 @@ async fn database(
                 tx.execute(&format!("DELETE FROM {s}.kv WHERE db = $1"), &[&name])
                     .await?;
                 tx.execute(&format!("DELETE FROM {s}.channels WHERE db = $1"), &[&name])
+                    .await?;
+                tx.execute(&format!("DELETE FROM {s}.access WHERE db = $1"), &[&name])
                     .await?;
             }
         }
@@ -187,7 +200,36 @@ async fn document(
         ],
     )
     .await?;
-    index_channels(tx, s, db, doc_id, &stored.sync, event.position).await
+    index_channels(tx, s, db, doc_id, &stored.sync, event.position).await?;
+    index_access(tx, s, db, doc_id, &stored.sync).await
+}
+
+/// Replaces the document's grants in `access`.
+async fn index_access(
+    tx: &Transaction<'_>,
+    s: &str,
+    db: &str,
+    doc_id: &str,
+    sync: &crate::stored::SyncData,
+) -> Result<(), ProjectionError> {
+    tx.execute(
+        &format!("DELETE FROM {s}.access WHERE db = $1 AND key = $2"),
+        &[&db, &doc_id],
+    )
+    .await?;
+    for (grantee, channels) in &sync.access {
+        for channel in channels {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.access (db, grantee, channel, key) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT DO NOTHING"
+                ),
+                &[&db, grantee, channel, &doc_id],
+            )
+            .await?;
+        }
+    }
+    Ok(())
 }
 
 /// Indexes the channels that changed at `seq`: ones the document is in, ones it just left.

@@ -8,6 +8,8 @@
 //!   and whether it is `deleted`.
 //! - `channels`: per database and channel, each document in it (or removed from it) with the
 //!   sequence at which that last changed: `_changes?filter=sync_gateway/bychannel` reads it.
+//! - `access`: the grants of every document's access map (user or `role:` name → channel),
+//!   from which a user's `all_channels` is derived when it logs in.
 //! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
 //!   and the `md5-` digest clients know them by. Shared by every database and document.
 
@@ -20,7 +22,8 @@ CREATE TABLE {schema}.databases (
     incarnation UUID NOT NULL,
     revs_limit INTEGER NOT NULL,
     created_seq BIGINT NOT NULL,
-    sync TEXT
+    sync TEXT,
+    guest TEXT
 );
 
 CREATE TABLE {schema}.kv (
@@ -43,6 +46,15 @@ CREATE TABLE {schema}.channels (
     PRIMARY KEY (db, channel, key)
 );
 CREATE INDEX channels_changes ON {schema}.channels (db, channel, seq);
+
+CREATE TABLE {schema}.access (
+    db TEXT NOT NULL,
+    grantee TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (db, grantee, channel, key)
+);
+CREATE INDEX access_by_key ON {schema}.access (db, key);
 
 CREATE TABLE {schema}.attachments (
     key TEXT PRIMARY KEY,

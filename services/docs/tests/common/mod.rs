@@ -55,6 +55,30 @@ impl Docs {
         self.send(request).await
     }
 
+    /// A request as user `name` (HTTP Basic) with a JSON body (or none).
+    pub async fn as_user(
+        &self,
+        name: &str,
+        password: &str,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .basic_auth(name, Some(password));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let (status, text) = self.send(request).await;
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
     /// The log's head position.
     pub async fn head(&self) -> i64 {
         self.app.state.store.head_position().await.expect("head")
