@@ -52,6 +52,15 @@ pub enum DatabaseEvent {
         /// The JavaScript source; `None`: back to the default.
         sync: Option<String>,
     },
+    /// `POST /docs/_admin/{db}/_compact`: tombstones whose last change is at or before
+    /// `up_to_seq` leave the read model (the log keeps them); a `_changes` checkpoint older than
+    /// the newest purged one must start over.
+    TombstonesPurged {
+        /// The incarnation.
+        incarnation: Uuid,
+        /// The horizon: a log position.
+        up_to_seq: i64,
+    },
     /// `DELETE /docs/{db}`: the database and every document of this incarnation are gone.
     DatabaseDeleted {
         /// The incarnation that ends.

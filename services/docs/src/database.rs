@@ -15,6 +15,8 @@ pub struct DbState {
     pub sync: Option<String>,
     /// The guest's channels; `None`: the guest is disabled.
     pub guest: Option<Vec<String>>,
+    /// The highest tombstone purge horizon so far.
+    pub purged_up_to: i64,
 }
 
 /// What a client asks of a database.
@@ -35,6 +37,12 @@ pub enum DbCommand {
     },
     /// `DELETE /{db}`.
     Delete,
+    /// Purges tombstones up to a horizon (a log position the handler derived from the
+    /// retention).
+    PurgeTombstones {
+        /// The horizon.
+        up_to_seq: i64,
+    },
     /// Sets (or with `None` resets) the sync function.
     SetSync {
         /// The JavaScript source.
@@ -77,6 +85,16 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
             Ok(vec![DatabaseEvent::SyncFunctionSet { incarnation, sync }])
         }
         (DbCommand::SetSync { .. }, None) => Err(DbError::Missing),
+        (DbCommand::PurgeTombstones { up_to_seq }, Some((incarnation, _))) => {
+            if up_to_seq <= state.purged_up_to {
+                return Ok(Vec::new());
+            }
+            Ok(vec![DatabaseEvent::TombstonesPurged {
+                incarnation,
+                up_to_seq,
+            }])
+        }
+        (DbCommand::PurgeTombstones { .. }, None) => Err(DbError::Missing),
         (DbCommand::Delete, Some((incarnation, _))) => {
             Ok(vec![DatabaseEvent::DatabaseDeleted { incarnation }])
         }
@@ -95,6 +113,7 @@ pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
             ..
         } => {
             state.live = Some((*incarnation, *revs_limit));
+            state.purged_up_to = 0;
             state.sync = sync.clone();
             state.guest = guest.clone();
         }
@@ -104,6 +123,9 @@ pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
             state.guest = None;
         }
         DatabaseEvent::SyncFunctionSet { sync, .. } => state.sync = sync.clone(),
+        DatabaseEvent::TombstonesPurged { up_to_seq, .. } => {
+            state.purged_up_to = state.purged_up_to.max(*up_to_seq);
+        }
     }
     state
 }

@@ -568,3 +568,45 @@ async fn users_read_only_their_channels_and_a_revoked_document_reads_as_removed(
     assert_eq!(user("GET", "/db/_changes".into(), None).await.0, 401);
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn purged_tombstones_make_an_older_checkpoint_start_over() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let (_, first) = docs.call("PUT", "/db/first", Some(json!({}))).await;
+    assert_eq!(first["ok"], true);
+    let (_, doomed) = docs.call("PUT", "/db/doomed", Some(json!({}))).await;
+    let rev = doomed["rev"].as_str().expect("rev").to_owned();
+    let (_, early) = docs.call("GET", "/db/_changes", None).await;
+    let checkpoint = early["results"][0]["seq"].as_i64().expect("seq");
+    docs.call("DELETE", &format!("/db/doomed?rev={rev}"), None)
+        .await;
+    docs.call("PUT", "/db/later", Some(json!({}))).await;
+    let (status, _) = docs
+        .admin("POST", "/_admin/db/_compact?retention_secs=0", "")
+        .await;
+    assert_eq!(status, 200);
+    let (_, info) = docs.call("GET", "/db", None).await;
+    assert_eq!(
+        info["doc_del_count"], 0,
+        "the tombstone left the read model"
+    );
+    let (status, expired) = docs
+        .call("GET", &format!("/db/_changes?since={checkpoint}"), None)
+        .await;
+    assert_eq!(
+        (status, expired["error"].clone()),
+        (410, json!("checkpoint_expired"))
+    );
+    let (status, fresh) = docs.call("GET", "/db/_changes", None).await;
+    assert_eq!(status, 200);
+    let last = fresh["last_seq"].as_i64().expect("seq");
+    assert_eq!(fresh["results"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        docs.call("GET", &format!("/db/_changes?since={last}"), None)
+            .await
+            .0,
+        200
+    );
+    docs.stop().await;
+}

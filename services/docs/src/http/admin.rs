@@ -179,3 +179,32 @@ pub async fn revtree(
     )
         .into_response())
 }
+
+/// Sync Gateway's default tombstone retention: 30 days.
+const DEFAULT_RETENTION_SECS: u64 = 30 * 24 * 3600;
+
+/// `POST /_admin/{db}/_compact?retention_secs=`: purges the tombstones last changed before the
+/// retention (default 30 days) from the read model; the log keeps them.
+pub async fn compact(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    axum::extract::Query(params): axum::extract::Query<super::params::Params>,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    let retention = super::params::number(&params, "retention_secs")?
+        .unwrap_or(DEFAULT_RETENTION_SECS)
+        .min(100 * 365 * 24 * 3600);
+    let seconds = retention as f64;
+    let client = state.store.pool().get().await?;
+    let up_to_seq: i64 = client
+        .query_one(
+            "SELECT coalesce(max(position), 0) FROM log.events \
+             WHERE recorded_at <= now() - make_interval(secs => $1)",
+            &[&seconds],
+        )
+        .await?
+        .get(0);
+    drop(client);
+    let command = DbCommand::PurgeTombstones { up_to_seq };
+    database_command(&state, &request, &name, command, StatusCode::OK).await
+}

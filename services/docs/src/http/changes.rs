@@ -315,6 +315,23 @@ async fn changes(
     read::database(&client, &db).await?;
     let caller = auth::caller(&state, &client, &db, &headers).await?;
     let ask = ask_of(&client, db, &params, body, &caller).await?;
+    let purged: i64 = client
+        .query_one(
+            "SELECT purged_seq FROM docs.databases WHERE name = $1",
+            &[&ask.db],
+        )
+        .await?
+        .get(0);
+    if ask.since > 0 && ask.since < purged {
+        return Err(CouchError::new(
+            StatusCode::GONE,
+            "checkpoint_expired",
+            format!(
+                "deletions after sequence {} were purged (tombstone retention); replicate again from scratch",
+                ask.since
+            ),
+        ));
+    }
     let feed = params.get("feed").map(String::as_str).unwrap_or("normal");
     if feed == "normal" {
         let page = fetch(&client, &ask).await?;

@@ -50,6 +50,7 @@ fn admin_routes(state: AppState) -> Router<AppState> {
                 .put(principals::put_role)
                 .delete(principals::delete_role),
         )
+        .route("/_admin/{db}/_compact", post(admin::compact))
         .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
         .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
         .route(

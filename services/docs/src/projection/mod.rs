@@ -97,6 +97,10 @@ async fn database(
             )
             .await?;
         }
+        DatabaseEvent::TombstonesPurged {
+            incarnation,
+            up_to_seq,
+        } => purge(tx, s, *incarnation, *up_to_seq).await?,
         DatabaseEvent::SyncFunctionSet { incarnation, sync } => {
             tx.execute(
                 &format!("UPDATE {s}.databases SET sync = $2 WHERE incarnation = $1"),
@@ -122,6 +126,45 @@ async fn database(
             }
         }
     }
+    Ok(())
+}
+
+/// Removes the tombstones last changed at or before `up_to`, remembering the newest one
+/// removed so `_changes` can tell an older checkpoint to start over.
+async fn purge(
+    tx: &Transaction<'_>,
+    s: &str,
+    incarnation: uuid::Uuid,
+    up_to: i64,
+) -> Result<(), ProjectionError> {
+    let Some(row) = tx
+        .query_opt(
+            &format!("SELECT name FROM {s}.databases WHERE incarnation = $1"),
+            &[&incarnation],
+        )
+        .await?
+    else {
+        return Ok(());
+    };
+    let db: String = row.get(0);
+    let purged = tx
+        .query_one(
+            &format!(
+                "WITH gone AS (DELETE FROM {s}.kv WHERE db = $1 AND deleted AND seq <= $2 \
+                 RETURNING key, seq), \
+                 c AS (DELETE FROM {s}.channels WHERE db = $1 AND key IN (SELECT key FROM gone)), \
+                 a AS (DELETE FROM {s}.access WHERE db = $1 AND key IN (SELECT key FROM gone)) \
+                 SELECT coalesce(max(seq), 0) FROM gone"
+            ),
+            &[&db, &up_to],
+        )
+        .await?;
+    let newest: i64 = purged.get(0);
+    tx.execute(
+        &format!("UPDATE {s}.databases SET purged_seq = greatest(purged_seq, $2) WHERE name = $1"),
+        &[&db, &newest],
+    )
+    .await?;
     Ok(())
 }
 

@@ -23,7 +23,8 @@ CREATE TABLE {schema}.databases (
     revs_limit INTEGER NOT NULL,
     created_seq BIGINT NOT NULL,
     sync TEXT,
-    guest TEXT
+    guest TEXT,
+    purged_seq BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE {schema}.kv (
