@@ -559,6 +559,30 @@ async fn users_read_only_their_channels_and_a_revoked_document_reads_as_removed(
     assert_eq!(removed[0]["removed"], json!(["a"]));
     let (status, gone) = user("GET", "/db/in-a".into(), None).await;
     assert_eq!((status, gone["_removed"].clone()), (200, json!(true)));
+    // A session cookie works like the password.
+    let login = reqwest::Client::new()
+        .post(docs.url("/db/_session"))
+        .json(&json!({"name": "ann", "password": "pw-ann"}))
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(login.status().as_u16(), 200);
+    let cookie = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("cookie")
+        .to_owned();
+    let with_cookie = reqwest::Client::new()
+        .get(docs.url("/db/_session"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("session");
+    let ctx: Value = with_cookie.json().await.expect("json");
+    assert_eq!(ctx["userCtx"]["name"], "ann");
+    assert_eq!(ctx["userCtx"]["channels"]["a"], 1);
     // Disabling the user locks it out.
     let disabled = json!({"admin_channels": ["a"], "disabled": true}).to_string();
     assert_eq!(

@@ -124,6 +124,13 @@ pub async fn caller(
             .ok_or_else(|| unauthorized("Invalid login"))?;
         return user(client, db, name, password).await;
     }
+    if let Some(token) = session_cookie(headers) {
+        let now = chrono::Utc::now().timestamp();
+        let name = session_user(&state.admin_token, db, &token, now)
+            .ok_or_else(|| unauthorized("Session expired"))?;
+        let stored = stored_user(client, db, &name).await?;
+        return channels_of(client, db, &name, stored).await;
+    }
     guest(client, db).await
 }
 
@@ -158,7 +165,7 @@ struct StoredUser {
     passwordhash_bcrypt: Option<String>,
 }
 
-async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<Caller, CouchError> {
+async fn stored_user(client: &Object, db: &str, name: &str) -> Result<StoredUser, CouchError> {
     let row = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
@@ -168,13 +175,32 @@ async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<C
         .ok_or_else(|| unauthorized("Invalid login"))?;
     let stored: StoredUser =
         serde_json::from_str(row.get::<_, &str>(0)).map_err(CouchError::internal)?;
+    if stored.disabled {
+        return Err(unauthorized("Invalid login"));
+    }
+    Ok(stored)
+}
+
+async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<Caller, CouchError> {
+    let stored = stored_user(client, db, name).await?;
     let hash = stored
         .passwordhash_bcrypt
-        .filter(|_| !stored.disabled)
+        .clone()
         .ok_or_else(|| unauthorized("Invalid login"))?;
     if !verified(&hash, password).await? {
         return Err(unauthorized("Invalid login"));
     }
+    channels_of(client, db, name, stored).await
+}
+
+/// A user's derived channels (`all_channels`): admin channels, its roles' channels, the
+/// documents' grants to it or its roles, and the public channel.
+async fn channels_of(
+    client: &Object,
+    db: &str,
+    name: &str,
+    stored: StoredUser,
+) -> Result<Caller, CouchError> {
     let mut channels: BTreeSet<String> = stored.admin_channels.into_iter().collect();
     let role_keys: Vec<String> = stored.roles.iter().map(|r| format!("role:{r}")).collect();
     for row in client
@@ -206,6 +232,81 @@ async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<C
         roles: stored.roles,
         channels,
     })
+}
+
+/// The session cookie's name, Sync Gateway's.
+pub const SESSION_COOKIE: &str = "SyncGatewaySession";
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+fn hmac(key: &[u8], message: &[u8]) -> Vec<u8> {
+    let mut block = [0u8; 64];
+    if key.len() > 64 {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let inner: Vec<u8> = block.iter().map(|b| b ^ 0x36).collect();
+    let outer: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
+    let inner_hash = Sha256::new()
+        .chain_update(&inner)
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(&outer)
+        .chain_update(inner_hash)
+        .finalize()
+        .to_vec()
+}
+
+/// A signed session token for user `name` of `db`, valid until `expires` (unix seconds).
+pub fn session_token(secret: &str, db: &str, name: &str, expires: i64) -> String {
+    let name64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name);
+    let signature = hmac(
+        secret.as_bytes(),
+        format!("{db}\n{name}\n{expires}").as_bytes(),
+    );
+    format!("{name64}.{expires}.{}", hex::encode(signature))
+}
+
+/// The user a session token names, if it is valid and unexpired at `now`.
+pub fn session_user(secret: &str, db: &str, token: &str, now: i64) -> Option<String> {
+    let mut parts = token.split('.');
+    let name64 = parts.next()?;
+    let expires: i64 = parts.next()?.parse().ok()?;
+    let signature = parts.next()?;
+    let name = String::from_utf8(
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(name64)
+            .ok()?,
+    )
+    .ok()?;
+    let expected = session_token(secret, db, &name, expires);
+    let matches =
+        palimpsest_web::secret::equal(expected.rsplit('.').next().unwrap_or_default(), signature);
+    (matches && expires > now).then_some(name)
+}
+
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == SESSION_COOKIE)
+        .map(|(_, v)| v.to_owned())
+}
+
+/// A user logged in through `POST /{db}/_session`: checks the password, returns the caller.
+pub async fn login(
+    state: &AppState,
+    db: &str,
+    name: &str,
+    password: &str,
+) -> Result<Caller, CouchError> {
+    let client = super::read::client(state).await?;
+    super::read::database(&client, db).await?;
+    user(&client, db, name, password).await
 }
 
 /// Checks a password against its bcrypt hash; a pair checked once is remembered (by a
@@ -253,4 +354,29 @@ pub fn removed_doc(doc_id: &str, rev: &str) -> String {
     crate::body::Outgoing::new(doc_id, rev, "{}")
         .member("_removed", "true")
         .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        assert_eq!(
+            hex::encode(hmac(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn a_session_token_names_its_user_until_it_expires() {
+        let token = session_token("secret", "db", "ann:x", 100);
+        assert_eq!(
+            session_user("secret", "db", &token, 99),
+            Some("ann:x".into())
+        );
+        assert_eq!(session_user("secret", "db", &token, 100), None);
+        assert_eq!(session_user("other", "db", &token, 99), None);
+        assert_eq!(session_user("secret", "db2", &token, 99), None);
+    }
 }

@@ -18,6 +18,7 @@ mod principals;
 mod read;
 mod render;
 mod server;
+mod session;
 mod write;
 
 use axum::Router;
@@ -51,6 +52,7 @@ fn admin_routes(state: AppState) -> Router<AppState> {
                 .delete(principals::delete_role),
         )
         .route("/_admin/{db}/_compact", post(admin::compact))
+        .route("/_admin/{db}/_session", post(session::admin_post))
         .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
         .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
         .route(
@@ -74,6 +76,12 @@ pub fn router(state: AppState) -> Router {
         .route("/_all_dbs", get(server::all_dbs))
         .route("/{db}", database())
         .route("/{db}/", database())
+        .route(
+            "/{db}/_session",
+            get(session::get)
+                .post(session::post)
+                .delete(session::delete),
+        )
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
         .route("/{db}/_bulk_get", post(bulk::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
