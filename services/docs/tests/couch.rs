@@ -634,3 +634,31 @@ async fn purged_tombstones_make_an_older_checkpoint_start_over() {
     );
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn a_retried_write_with_the_same_idempotency_key_appends_nothing() {
+    let docs = Docs::start().await;
+    docs.call("PUT", "/db", None).await;
+    let client = reqwest::Client::new();
+    let put = || {
+        client
+            .put(docs.url("/db/once"))
+            .header("idempotency-key", "k-1")
+            .header("content-type", "application/json")
+            .body(r#"{"n":1}"#)
+            .send()
+    };
+    let first = put().await.expect("put");
+    assert_eq!(first.status().as_u16(), 201);
+    let first: Value = first.json().await.expect("json");
+    let head = docs.head().await;
+    let again = put().await.expect("put");
+    assert_eq!(
+        again.status().as_u16(),
+        201,
+        "the first answer, not a conflict"
+    );
+    assert_eq!(again.json::<Value>().await.expect("json"), first);
+    assert_eq!(docs.head().await, head);
+    docs.stop().await;
+}
