@@ -105,6 +105,44 @@ fn failed(e: impl std::fmt::Display) -> SyncError {
     SyncError::Failed(e.to_string())
 }
 
+/// The default function's outcome, computed natively (no engine): the document's `channels`
+/// property, a string or an array of strings.
+pub fn default_outcome(doc: &str) -> Outcome {
+    #[derive(Deserialize)]
+    struct Channels {
+        #[serde(default)]
+        channels: serde_json::Value,
+    }
+    let value = serde_json::from_str::<Channels>(doc)
+        .map(|c| c.channels)
+        .unwrap_or_default();
+    let channels = match value {
+        serde_json::Value::String(one) => vec![one],
+        serde_json::Value::Array(many) => many
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    normalise(Outcome {
+        channels,
+        ..Outcome::default()
+    })
+}
+
+/// Runs the database's function (`None`: the default, natively) on `doc`.
+pub fn run_or_default(
+    source: Option<&str>,
+    doc: &str,
+    old_doc: Option<&str>,
+    writer: &Writer,
+) -> Result<Outcome, SyncError> {
+    match source {
+        None => Ok(default_outcome(doc)),
+        Some(source) => run(source, doc, old_doc, writer),
+    }
+}
+
 /// Runs `source` on `doc` (the new revision, with `_id`, `_rev`, `_deleted`) and `old_doc`
 /// (the nearest stored ancestor, or none).
 pub fn run(
@@ -213,6 +251,22 @@ mod tests {
         assert_eq!(out.channels, ["a", "b"]);
         let out = run(DEFAULT, r#"{"_id":"a","channels":"solo"}"#, None, &admin()).expect("runs");
         assert_eq!(out.channels, ["solo"]);
+    }
+
+    #[test]
+    fn the_native_default_agrees_with_the_javascript_default() {
+        for doc in [
+            r#"{"channels":["b","a","b",3]}"#,
+            r#"{"channels":"solo"}"#,
+            r#"{"channels":null}"#,
+            r#"{"other":1}"#,
+        ] {
+            assert_eq!(
+                default_outcome(doc),
+                run(DEFAULT, doc, None, &admin()).expect("runs"),
+                "{doc}"
+            );
+        }
     }
 
     #[test]

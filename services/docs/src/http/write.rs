@@ -313,8 +313,8 @@ async fn decide_one(
         let old = parent
             .as_deref()
             .map(|p| Outgoing::new(doc_id, "", p).finish());
-        let outcome = sync::run(
-            scope.sync_source.unwrap_or(sync::DEFAULT),
+        let outcome = sync::run_or_default(
+            scope.sync_source,
             &doc.finish(),
             old.as_deref(),
             scope.writer,
