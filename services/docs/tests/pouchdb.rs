@@ -57,3 +57,42 @@ async fn real_pouchdb_replicates_both_ways_one_shot_and_live() {
     eprintln!("pouchdb: {stdout}");
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn real_pouchdb_as_a_user_replicates_only_its_channels() {
+    tokio::task::spawn_blocking(install).await.expect("install");
+    let docs = Docs::start().await;
+    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
+    let ann = serde_json::json!({"password": "pw", "admin_channels": ["a"]}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/chan/_user/ann", &ann).await.0,
+        200
+    );
+    for (id, channel) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        let body = serde_json::json!({"channels": [channel]}).to_string();
+        assert_eq!(
+            docs.admin("PUT", &format!("/chan/{id}"), &body).await.0,
+            201
+        );
+    }
+    let url = docs.url("/chan").replacen("http://", "http://ann:pw@", 1);
+    let run = tokio::process::Command::new("node")
+        .arg("channels.js")
+        .arg(&url)
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("PouchDB finished within a minute")
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
+    );
+    let (status, _) = docs.admin("GET", "/chan/from-ann", "").await;
+    assert_eq!(status, 200, "ann's push landed");
+    docs.stop().await;
+}
