@@ -21,11 +21,19 @@ test: services
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace
 
-# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText.
+# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions.
 bench: services
     cargo bench -p palimpsest-log --bench log
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
     cargo bench -p palimpsest-pads --bench pads
+    cargo bench -p palimpsest-resources --bench resources
+
+# The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
+# of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a
+# table; non-zero on any loss. `just chaos kill-relay leader-loss` runs only those cases.
+chaos *CASES:
+    cargo build -p palimpsest --bin palimpsest
+    cargo run -p palimpsest-e2e --bin chaos -- {{CASES}}
 
 # Stop the local Postgres/NATS this project started (not the machine's own).
 stop:

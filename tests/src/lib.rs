@@ -1,1 +1,4 @@
-//! End-to-end tests live in `tests/tests/`; this crate has no library code of its own.
+//! End-to-end tests live in `tests/tests/`; the library holds the chaos harness they and
+//! `just chaos` (`src/bin/chaos.rs`) share.
+
+pub mod chaos;

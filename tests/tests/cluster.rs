@@ -5,11 +5,11 @@
 //! nodes that survive.
 
 use async_nats::jetstream::{self, stream};
-use palimpsest::testing::TestApp;
 use palimpsest_events::{ExpectedVersion, NewEvent, RecordedEvent, StreamName};
 use palimpsest_log::relay::{self, RelayConfig, STREAM_NAME};
 use palimpsest_log::{AppendRequest, EventStore};
 use palimpsest_testkit::NatsCluster;
+use palimpsest_testkit::TestApp;
 use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! input refused without a trace, and the `pads.store` table equal to a replayed rebuild.
 
 use palimpsest::config::Settings;
-use palimpsest::testing::TestApp;
+use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -488,10 +488,10 @@ async fn the_store_equals_a_replayed_rebuild() {
     let live = store(&app).await;
     assert!(live.contains_key(&format!("pad:{pad}:revs:100")));
     let settings = Settings {
-        database_url: app.db.url().to_owned(),
+        database_url: app.database_url(),
         nats_url: String::new(),
         nats_replicas: 1,
-        data_dir: std::env::temp_dir(),
+        data_dir: app.data_dir(),
     };
     palimpsest::cli::replay::run(&settings, "pads")
         .await

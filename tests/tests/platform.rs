@@ -2,11 +2,11 @@
 //! NATS outages and relay restarts.
 
 use futures::StreamExt;
-use palimpsest::testing::TestApp;
 use palimpsest_events::{ExpectedVersion, NewEvent, RecordedEvent, StreamName};
 use palimpsest_log::AppendRequest;
 use palimpsest_log::relay::{self, RelayConfig, STREAM_NAME};
 use palimpsest_testkit::NatsServer;
+use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

@@ -1,6 +1,7 @@
 //! What a command asks the log to append, and what it gets back.
 
 use crate::LogError;
+use crate::limits::{self, Limits, Refusal};
 use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, RecordedEvent, StreamName};
 
 /// The events of one stream in an append, with the version the command expects the stream at.
@@ -73,8 +74,9 @@ impl AppendRequest {
         self
     }
 
-    /// Checks the request's shape before it reaches the database.
-    pub(crate) fn validate(&self) -> Result<(), AppendError> {
+    /// Checks the request's shape before it reaches the database, and that every reader
+    /// downstream can carry its events (see [`crate::limits`]).
+    pub(crate) fn validate(&self, limits: &Limits) -> Result<(), AppendError> {
         if self.streams.is_empty() {
             return Err(AppendError::Invalid(
                 "an append needs at least one stream".into(),
@@ -82,7 +84,10 @@ impl AppendRequest {
         }
         let mut seen = std::collections::HashSet::new();
         let mut ids = std::collections::HashSet::new();
+        let mut total = 0usize;
         for s in &self.streams {
+            limits::check_stream(&s.stream)?;
+            limits::check_metadata(&s.stream, &self.metadata)?;
             if !seen.insert(&s.stream) {
                 return Err(AppendError::Invalid(format!(
                     "stream {} appears twice in one append",
@@ -90,11 +95,15 @@ impl AppendRequest {
                 )));
             }
             for e in &s.events {
-                if e.event_type.is_empty() || e.event_type.len() > 128 {
+                if e.event_type.is_empty()
+                    || e.event_type.len() > 128
+                    || e.event_type.contains(char::is_control)
+                {
                     return Err(AppendError::Invalid(
-                        "event type must be 1-128 characters".into(),
+                        "event type must be 1-128 characters, none a control character".into(),
                     ));
                 }
+                total += limits::check_event(&s.stream, e, &self.metadata, limits)?;
                 if !ids.insert(e.event_id) {
                     return Err(AppendError::Invalid(format!(
                         "event id {} appears twice in one append",
@@ -102,6 +111,13 @@ impl AppendRequest {
                     )));
                 }
             }
+        }
+        if total > limits.max_append_bytes {
+            return Err(Refusal::AppendTooLarge {
+                size: total,
+                max: limits.max_append_bytes,
+            }
+            .into());
         }
         if let Some(key) = &self.metadata.idempotency_key
             && (key.is_empty() || key.len() > 256)
@@ -147,6 +163,10 @@ pub enum AppendError {
     /// The request itself is malformed.
     #[error("invalid append: {0}")]
     Invalid(String),
+    /// The events are well formed but the relay or a read model could not carry them (a key
+    /// with a line break, U+0000 in text, too large): refused, nothing written (a 4xx).
+    #[error("refused: {0}")]
+    Refused(#[from] Refusal),
     /// The log could not be reached or failed.
     #[error(transparent)]
     Log(#[from] LogError),

@@ -9,14 +9,18 @@
 //!   commit in order, so a reader by position can never pass over an event that commits later
 //!   ([`writer`]).
 //! - [`relay`] publishes the log to JetStream in position order, once in effect.
+//! - [`limits`]: the log accepts only events the relay and every read model can carry.
 //! - [`audit`] walks the hash chains.
 
 pub mod append;
 pub mod audit;
+pub mod budget;
 pub mod error;
 pub mod head;
+pub mod limits;
 pub mod migrations;
 pub mod notify;
+mod plan;
 pub mod relay;
 pub mod rows;
 pub mod store;
@@ -24,7 +28,8 @@ mod writer;
 
 pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};
 pub use error::LogError;
-pub use store::EventStore;
+pub use limits::{Limits, Refusal};
+pub use store::{AppendOptions, EventStore};
 
 /// The key of the transaction-level advisory lock every append holds from before it reads
 /// stream versions until its commit is visible; `log.events` refuses inserts without it.

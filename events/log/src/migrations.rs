@@ -11,6 +11,16 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "command_replies",
         include_str!("migrations/0002_command_replies.sql"),
     ),
+    (
+        3,
+        "log_identity",
+        include_str!("migrations/0003_log_identity.sql"),
+    ),
+    (
+        4,
+        "appender guard",
+        include_str!("migrations/0004_appender_guard.sql"),
+    ),
 ];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each

@@ -73,7 +73,7 @@ pub fn listen(
                 }
                 Err(e) => tracing::warn!(error = %e, "cannot open listen connection"),
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     });
     Ok(rx)

@@ -1,23 +1,43 @@
 //! The event store: connecting, appending through the group-commit writer, reading.
 
+use crate::budget::{Budget, BudgetSnapshot};
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
-use crate::{AppendError, AppendRequest, Appended, LogError, head::HeadWatch, migrations};
+use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::sync::Arc;
 use tokio_postgres::NoTls;
+use uuid::Uuid;
+
+/// How the appender runs.
+#[derive(Debug, Clone, Copy)]
+pub struct AppendOptions {
+    /// Most batches sent on the append line before the oldest has committed (1: one at a time).
+    pub pipeline_depth: usize,
+}
+
+impl Default for AppendOptions {
+    fn default() -> Self {
+        // Measured on the 2-core box (`just bench`, "option" line): pipelining made batches
+        // smaller, and per-transaction costs outweighed the hidden round trips.
+        AppendOptions { pipeline_depth: 1 }
+    }
+}
 
 /// The log of every context: cheap to clone, shared by handlers, the relay and projectors.
 #[derive(Clone)]
 pub struct EventStore {
     inner: Arc<Inner>,
+    limits: Limits,
 }
 
 struct Inner {
     pool: Pool,
+    log_id: Uuid,
     writer: WriterHandle,
     head: HeadWatch,
+    budget: Arc<Budget>,
 }
 
 /// Builds a connection pool for `database_url` with the log's session settings: a transaction
@@ -79,17 +99,63 @@ impl EventStore {
 
     /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).
     pub async fn with_pool(database_url: &str, pool: Pool) -> Result<EventStore, LogError> {
+        Self::with_options(database_url, pool, AppendOptions::default()).await
+    }
+
+    /// Like [`EventStore::with_pool`], with the appender tuned (the bench compares settings).
+    pub async fn with_options(
+        database_url: &str,
+        pool: Pool,
+        options: AppendOptions,
+    ) -> Result<EventStore, LogError> {
         migrations::migrate(&pool).await?;
+        let log_id = pool
+            .get()
+            .await?
+            .query_one("SELECT log_id FROM log.identity", &[])
+            .await?
+            .get(0);
         let head = HeadWatch::start(database_url, pool.clone()).await?;
-        let writer = writer::spawn(pool.clone(), head.clone());
+        let budget = Arc::new(Budget::default());
+        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone(), options);
         Ok(EventStore {
-            inner: Arc::new(Inner { pool, writer, head }),
+            inner: Arc::new(Inner {
+                pool,
+                log_id,
+                writer,
+                head,
+                budget,
+            }),
+            limits: Limits::default(),
         })
+    }
+
+    /// The same store, refusing appends over `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> EventStore {
+        self.limits = limits;
+        self
+    }
+
+    /// The log's identity, made once when its database was set up: the relay refuses to publish
+    /// into a JetStream stream that carries another log's events.
+    pub fn log_id(&self) -> Uuid {
+        self.inner.log_id
+    }
+
+    /// The sizes this store accepts.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The pool the store reads and writes through.
     pub fn pool(&self) -> &Pool {
         &self.inner.pool
+    }
+
+    /// The appender's cumulative phase timings: subtract two snapshots to see where the
+    /// appends between them spent their time.
+    pub fn budget(&self) -> BudgetSnapshot {
+        self.inner.budget.snapshot()
     }
 
     /// Follows the log's head position: wakes the relay and projectors when events commit.
@@ -100,7 +166,10 @@ impl EventStore {
     /// Appends a command's events to all its streams in one transaction, or nothing.
     #[tracing::instrument(skip_all, fields(streams = req.streams.len(), events = req.event_count()))]
     pub async fn append(&self, req: AppendRequest) -> Result<Appended, AppendError> {
-        req.validate()?;
+        if let Err(e) = req.validate(&self.limits) {
+            metrics::counter!("palimpsest_appends_refused_total").increment(1);
+            return Err(e);
+        }
         let started = std::time::Instant::now();
         let result = self.inner.writer.submit(req).await;
         metrics::histogram!("palimpsest_append_seconds").record(started.elapsed().as_secs_f64());

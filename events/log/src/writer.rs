@@ -1,35 +1,44 @@
 //! The group-commit appender.
 //!
-//! One task per process owns the write path. It takes every command waiting at the moment,
-//! opens one transaction, takes the global append lock, checks each command's idempotency key
-//! and expected versions against the stream heads (and against the commands before it in the
-//! same batch), writes the accepted commands' events with gapless positions and chained hashes,
-//! and commits once. Each command gets its own outcome: a version conflict in one does not
-//! touch the others. Commands arriving meanwhile form the next batch, so under load a
-//! transaction carries many commands and one fsync serves them all.
+//! One task per process owns the write path. It takes every command waiting at the moment and
+//! writes them in one transaction under the global append lock: each command is checked against
+//! the stream heads (as moved by the commands before it in the batch), its events get gapless
+//! positions and chained hashes, and one commit serves all. Each command keeps its own outcome:
+//! a version conflict in one does not touch the others.
 //!
-//! The lock orders commits, so it must not be held across an fsync (that would allow one fsync
-//! per batch, whatever the load). The batch therefore commits with `synchronous_commit = off`
-//! and its callers are answered only after a synchronous commit that comes later in the WAL has
-//! been flushed ([`durable`]); many such waits share one fsync. Readers that publish beyond the
-//! database (the relay, the `/v1` API) wait the same way before they do; projectors need not, as
-//! their own synchronous commit flushes the events they read. After a crash, only events nobody
-//! was told about can be missing.
+//! **One round trip when warm.** The appender remembers the log's head position and the heads
+//! of the streams it wrote. When every stream of a batch is remembered (or is new to it and
+//! expected new or at any version), the batch is planned in memory before any I/O — hashing and
+//! encoding happen outside the lock — and sent as one pipeline: `BEGIN`, the lock, a guard
+//! (`log.expect_head`: nobody else has appended since), the writes, `COMMIT`. The guard aborts
+//! the transaction if another process wrote meanwhile; the batch is then planned again from
+//! heads read under the lock (two round trips). Idempotency keys and event ids are not looked up
+//! first: their unique indexes refuse a repeat, and the batch is then re-run carefully, with the
+//! keys and ids read under the lock, so a repeat returns its first result.
 //!
-//! If the batch's transaction fails as a whole (say, an event id already stored under another
-//! stream), each command is retried alone so that only the faulty one fails.
+//! **Durability off the lock.** The batch commits with `synchronous_commit = off`, so the lock
+//! is never held across an fsync; its callers are answered only after a later synchronous
+//! commit has been flushed ([`durable`]), and concurrent waits share fsyncs. After a crash only
+//! events nobody was told about can be missing.
+//!
+//! If the batch's transaction fails as a whole for another reason, each command is retried
+//! alone, carefully, so that only the faulty one fails.
 
+use crate::budget::{Budget, Phase};
 use crate::head::HeadWatch;
+use crate::plan::{Head, Plan, Planner, Rows, Seen, decode_heads, stream_columns};
 use crate::rows::{COLUMNS, to_events};
+use crate::store::AppendOptions;
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
-use chrono::{DateTime, SubsecRound, Utc};
-use deadpool_postgres::{Client, Pool};
-use palimpsest_events::canonical::chain_hash;
-use palimpsest_events::envelope::content_for_hash;
-use palimpsest_events::{RecordedEvent, StreamName};
-use std::collections::HashMap;
+use chrono::{SubsecRound, Utc};
+use deadpool_postgres::{Client, Object, Pool};
+use palimpsest_events::{ExpectedVersion, StreamName};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
-use tokio_postgres::Row;
+use tokio::task::JoinHandle;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 use uuid::Uuid;
 
@@ -37,13 +46,19 @@ use uuid::Uuid;
 const MAX_BATCH_COMMANDS: usize = 512;
 /// Most events one transaction carries (a single larger command still goes alone).
 const MAX_BATCH_EVENTS: usize = 8192;
+/// Most stream heads remembered; past it they are forgotten (and read again when needed).
+const MAX_REMEMBERED_STREAMS: usize = 65_536;
 
 type Reply = oneshot::Sender<Result<Appended, AppendError>>;
+/// A queued command: the request, who waits for it, and when it was queued.
+type Job = (AppendRequest, Reply, Instant);
+/// Each command's outcome, and the log's head after the batch.
+type Outcomes = (Vec<Result<Appended, AppendError>>, i64);
 
 /// The sending side of the appender task.
 #[derive(Clone)]
 pub(crate) struct WriterHandle {
-    jobs: mpsc::Sender<(AppendRequest, Reply)>,
+    jobs: mpsc::Sender<Job>,
 }
 
 impl WriterHandle {
@@ -51,7 +66,7 @@ impl WriterHandle {
     pub(crate) async fn submit(&self, req: AppendRequest) -> Result<Appended, AppendError> {
         let (reply, outcome) = oneshot::channel();
         self.jobs
-            .send((req, reply))
+            .send((req, reply, Instant::now()))
             .await
             .map_err(|_| LogError::WriterStopped)?;
         outcome.await.map_err(|_| LogError::WriterStopped)?
@@ -65,11 +80,42 @@ impl WriterHandle {
 const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Starts the appender task.
-pub(crate) fn spawn(pool: Pool, head: HeadWatch) -> WriterHandle {
-    let (jobs, mut queue) = mpsc::channel::<(AppendRequest, Reply)>(4096);
+pub(crate) fn spawn(
+    pool: Pool,
+    head: HeadWatch,
+    budget: Arc<Budget>,
+    options: AppendOptions,
+) -> WriterHandle {
+    let (jobs, mut queue) = mpsc::channel::<Job>(4096);
+    let mut appender = Appender {
+        pool,
+        head,
+        budget,
+        known: Known::default(),
+        line: None,
+        in_flight: VecDeque::new(),
+        depth: options.pipeline_depth.max(1),
+    };
     tokio::spawn(async move {
         let mut last_batch = 1usize;
-        while let Some(first) = queue.recv().await {
+        loop {
+            let first = match appender.in_flight.front_mut() {
+                // Answer a sent batch as soon as it commits, or take the next commands.
+                Some(oldest) => tokio::select! {
+                    biased;
+                    done = &mut oldest.io => Wake::Done(done),
+                    job = queue.recv() => Wake::Job(job),
+                },
+                None => Wake::Job(queue.recv().await),
+            };
+            let first = match first {
+                Wake::Done(done) => {
+                    appender.settle_oldest(done).await;
+                    continue;
+                }
+                Wake::Job(Some(job)) => job,
+                Wake::Job(None) => return appender.drain().await,
+            };
             let mut events = first.0.event_count();
             let mut batch = vec![first];
             let deadline = tokio::time::Instant::now() + LINGER;
@@ -88,54 +134,13 @@ pub(crate) fn spawn(pool: Pool, head: HeadWatch) -> WriterHandle {
                 batch.push(job);
             }
             last_batch = batch.len();
-            run_batch(&pool, &head, batch).await;
+            let started = Instant::now();
+            let waited = batch.iter().map(|j| started - j.2).sum();
+            appender.budget.batch(batch.len(), events, waited);
+            appender.take(batch).await;
         }
     });
     WriterHandle { jobs }
-}
-
-#[tracing::instrument(skip_all, fields(commands = batch.len()))]
-async fn run_batch(pool: &Pool, head: &HeadWatch, batch: Vec<(AppendRequest, Reply)>) {
-    let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-    metrics::histogram!("palimpsest_append_batch_commands").record(requests.len() as f64);
-    match commit(pool, &requests).await {
-        Ok((outcomes, last)) => {
-            head.advance(last);
-            // Durability is awaited off the write path: the next batch may take the lock now.
-            let pool = pool.clone();
-            tokio::spawn(async move {
-                let flushed = durable(&pool).await;
-                for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                    let outcome = match &flushed {
-                        Ok(()) => outcome,
-                        Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
-                    };
-                    let _ = reply.send(outcome);
-                }
-            });
-        }
-        Err(e) if requests.len() == 1 => {
-            let _ = replies.into_iter().next().map(|r| r.send(Err(e)));
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "batch failed as a whole; retrying its commands one by one");
-            for (req, reply) in requests.into_iter().zip(replies) {
-                let outcome = match commit(pool, std::slice::from_ref(&req)).await {
-                    Ok((mut outcomes, last)) => {
-                        head.advance(last);
-                        match durable(pool).await {
-                            Ok(()) => outcomes
-                                .pop()
-                                .unwrap_or(Err(AppendError::Log(LogError::WriterStopped))),
-                            Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
-                        }
-                    }
-                    Err(e) => Err(e),
-                };
-                let _ = reply.send(outcome);
-            }
-        }
-    }
 }
 
 /// Waits until everything committed so far is on disk: a transaction with a transaction id
@@ -149,188 +154,514 @@ pub(crate) async fn durable(pool: &Pool) -> Result<(), LogError> {
     Ok(())
 }
 
-/// A stream's head as the batch sees it: from the database, then moved by earlier commands.
-#[derive(Clone)]
-struct Head {
-    version: i64,
-    hash: Option<[u8; 32]>,
-}
-
-/// Column arrays for one multi-row insert.
+/// What the appender remembers of the log between batches: the head position after its last
+/// commit and the heads of streams it read or wrote. Valid only while nobody else appends,
+/// which the guard of each warm batch checks.
 #[derive(Default)]
-struct Rows {
-    position: Vec<i64>,
-    event_id: Vec<Uuid>,
-    context: Vec<String>,
-    category: Vec<String>,
-    stream_key: Vec<String>,
-    version: Vec<i64>,
-    event_type: Vec<String>,
-    schema_version: Vec<i32>,
-    payload: Vec<serde_json::Value>,
-    actor: Vec<Option<String>>,
-    correlation_id: Vec<Option<Uuid>>,
-    causation_id: Vec<Option<Uuid>>,
-    idempotency_key: Vec<Option<String>>,
-    recorded_at: Vec<DateTime<Utc>>,
-    prev_hash: Vec<Option<Vec<u8>>>,
-    hash: Vec<Vec<u8>>,
+struct Known {
+    position: Option<i64>,
+    /// The id of the event at `position`, when this appender wrote it.
+    last_event: Option<Uuid>,
+    heads: HashMap<StreamName, Head>,
 }
 
-enum Plan {
-    /// Accepted: events to write, at these positions (inclusive range).
-    Write(Vec<RecordedEvent>),
-    /// Seen before: return the events at these positions.
-    Replay(i64, i64),
-    Refused(AppendError),
-}
-
-async fn commit(
-    pool: &Pool,
-    requests: &[AppendRequest],
-) -> Result<(Vec<Result<Appended, AppendError>>, i64), AppendError> {
-    let client = pool.get().await?;
-    let result = commit_on(&client, requests).await;
-    if result.is_err() {
-        // Whatever failed, leave no transaction open on a pooled connection.
-        let _ = client.batch_execute("ROLLBACK").await;
-    }
-    result
-}
-
-/// One batch in two round trips: the transaction's reads are pipelined behind `BEGIN` and the
-/// append lock, and its writes are pipelined with `COMMIT`.
-async fn commit_on(
-    client: &Client,
-    requests: &[AppendRequest],
-) -> Result<(Vec<Result<Appended, AppendError>>, i64), AppendError> {
-    let lock = client
-        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
-        .await?;
-    let head_stmt = client
-        .prepare_cached("SELECT position FROM log.head WHERE id = 1")
-        .await?;
-    let (ctx, cat, key) = stream_columns(requests);
-    let keys: Vec<&str> = requests
-        .iter()
-        .filter_map(|r| r.metadata.idempotency_key.as_deref())
-        .collect();
-    let ids: Vec<Uuid> = requests
-        .iter()
-        .flat_map(|r| {
-            r.streams
-                .iter()
-                .flat_map(|s| s.events.iter().map(|e| e.event_id))
-        })
-        .collect();
-    let heads_stmt = client.prepare_cached(HEADS_SQL).await?;
-    let keys_stmt = client.prepare_cached(KEYS_SQL).await?;
-    let ids_stmt = client.prepare_cached(IDS_SQL).await?;
-    let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
-    let heads_params: [&(dyn ToSql + Sync); 3] = [&ctx, &cat, &key];
-    let keys_params: [&(dyn ToSql + Sync); 1] = [&keys];
-    let ids_params: [&(dyn ToSql + Sync); 1] = [&ids];
-    let (_, _, head_row, head_rows, key_rows, id_rows) = tokio::try_join!(
-        // Commit without waiting for the WAL flush, so the append lock is held for two round
-        // trips and not for an fsync; `durable` is awaited before anyone is told (see module).
-        client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
-        client.execute(&lock, &lock_params),
-        client.query_one(&head_stmt, &[]),
-        client.query(&heads_stmt, &heads_params),
-        client.query(&keys_stmt, &keys_params),
-        client.query(&ids_stmt, &ids_params),
-    )?;
-    let start: i64 = head_row.get(0);
-    let recorded_at = Utc::now().trunc_subsecs(6);
-    let mut heads = decode_heads(&head_rows)?;
-    let mut seen_keys: HashMap<String, (i64, i64)> = key_rows
-        .iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2))))
-        .collect();
-    let seen_ids: HashMap<Uuid, i64> = id_rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-
-    let mut position = start;
-    let mut plans = Vec::with_capacity(requests.len());
-    for req in requests {
-        plans.push(plan(
-            req,
-            &mut heads,
-            &mut seen_keys,
-            &seen_ids,
-            &mut position,
-            recorded_at,
-        ));
+impl Known {
+    fn forget(&mut self) {
+        self.position = None;
+        self.last_event = None;
+        self.heads.clear();
     }
 
-    let mut rows = Rows::default();
-    let mut new_keys = RememberedKeys::default();
-    for (req, p) in requests.iter().zip(&plans) {
-        if let Plan::Write(events) = p {
-            for e in events {
-                push_row(&mut rows, e)?;
+    /// Moves the log's end past a batch planned (or written) by this appender.
+    fn advance(&mut self, position: i64, rows: &Rows) {
+        if let Some(id) = rows.event_id.last() {
+            self.last_event = Some(*id);
+        }
+        self.position = Some(position);
+    }
+
+    /// Whether a batch can be planned from memory: the position is known and every stream is
+    /// remembered, or is unknown here and, if it exists after all, the insert of its version 1
+    /// will collide with the stored one (so it has events, and any version is acceptable or none).
+    fn covers(&self, requests: &[AppendRequest]) -> bool {
+        self.position.is_some()
+            && requests.iter().flat_map(|r| &r.streams).all(|s| {
+                self.heads.contains_key(&s.stream)
+                    || (!s.events.is_empty()
+                        && matches!(s.expected, ExpectedVersion::Any | ExpectedVersion::NoStream))
+            })
+    }
+}
+
+/// A refusal planned without the keys and ids read may hide a repeat (a retried command whose
+/// first run moved the stream): such a batch is planned again, carefully.
+fn needs_care(plans: &[Plan]) -> bool {
+    plans.iter().any(|p| matches!(p, Plan::Refused(_)))
+}
+
+/// How a batch is run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// Stream heads read under the lock first (two round trips).
+    Read,
+    /// Heads, idempotency keys and event ids read under the lock first: repeats are found.
+    Careful,
+}
+
+struct Appender {
+    pool: Pool,
+    head: HeadWatch,
+    budget: Arc<Budget>,
+    known: Known,
+    /// The connection warm batches are pipelined on, in order, with their statements prepared.
+    line: Option<Arc<Object>>,
+    /// Warm batches sent and not yet settled, oldest first.
+    in_flight: VecDeque<Sent>,
+    /// Most batches in flight (see [`AppendOptions::pipeline_depth`]).
+    depth: usize,
+}
+
+/// A warm batch on the line.
+struct Sent {
+    requests: Vec<AppendRequest>,
+    replies: Vec<Reply>,
+    plans: Vec<Plan>,
+    position: i64,
+    io: JoinHandle<Result<(), AppendError>>,
+}
+
+/// What woke the appender.
+enum Wake {
+    Done(Result<Result<(), AppendError>, tokio::task::JoinError>),
+    Job(Option<Job>),
+}
+
+impl Appender {
+    /// Runs or sends a batch: warm ones go on the line behind those in flight; others wait for
+    /// the line to settle and run alone.
+    #[tracing::instrument(skip_all, fields(commands = batch.len()))]
+    async fn take(&mut self, batch: Vec<Job>) {
+        let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|j| (j.0, j.1)).unzip();
+        metrics::histogram!("palimpsest_append_batch_commands").record(requests.len() as f64);
+        if self.known.heads.len() > MAX_REMEMBERED_STREAMS {
+            self.drain().await;
+            self.known.heads.clear();
+        }
+        if !self.known.covers(&requests) {
+            self.drain().await;
+            return self.run(requests, replies, Mode::Read).await;
+        }
+        if let Some((requests, replies)) = self.send(requests, replies).await {
+            self.drain().await;
+            return self.run(requests, replies, Mode::Careful).await;
+        }
+        // While Postgres writes one batch, the next is planned, encoded and queued behind it,
+        // so the backend goes from one batch to the next without waiting for this process.
+        while self.in_flight.len() >= self.depth {
+            let Some(oldest) = self.in_flight.front_mut() else {
+                break;
+            };
+            let done = (&mut oldest.io).await;
+            self.settle_oldest(done).await;
+        }
+    }
+
+    /// Plans a warm batch from memory and queues it on the line; gives it back when it must be
+    /// planned carefully instead (a refusal may hide a repeat) or the line cannot be had.
+    async fn send(
+        &mut self,
+        requests: Vec<AppendRequest>,
+        replies: Vec<Reply>,
+    ) -> Option<(Vec<AppendRequest>, Vec<Reply>)> {
+        let Some(expected) = self.known.position else {
+            return Some((requests, replies));
+        };
+        let last_event = self.known.last_event;
+        let planning = Instant::now();
+        let (plans, position) = self.plan(&requests, expected, Seen::default());
+        let rows = match Rows::of(&requests, &plans) {
+            Ok(rows) if !needs_care(&plans) => rows,
+            _ => {
+                self.known.forget();
+                return Some((requests, replies));
             }
-            if let (Some(key), Some(first), Some(last)) =
-                (&req.metadata.idempotency_key, events.first(), events.last())
-            {
-                new_keys.push(key, first.position, last.position, req.reply.as_ref());
+        };
+        self.budget.add(Phase::Plan, planning.elapsed());
+        let line = match self.line().await {
+            Ok(line) => line,
+            Err(e) => {
+                tracing::warn!(error = %e, "no connection for the append line");
+                self.known.forget();
+                return Some((requests, replies));
+            }
+        };
+        self.known.advance(position, &rows);
+        let budget = self.budget.clone();
+        let mut io = Box::pin(async move {
+            let sent = Instant::now();
+            let result =
+                one_round_trip(&line, &rows, (expected, last_event), position, &budget).await;
+            budget.add(Phase::Writes, sent.elapsed());
+            result
+        });
+        // Polled once here, every statement of this batch is queued on the line before any of
+        // the next batch's.
+        let io = match futures::poll!(&mut io) {
+            std::task::Poll::Ready(result) => tokio::spawn(async move { result }),
+            std::task::Poll::Pending => tokio::spawn(io),
+        };
+        self.in_flight.push_back(Sent {
+            requests,
+            replies,
+            plans,
+            position,
+            io,
+        });
+        None
+    }
+
+    /// The line's connection, taken from the pool and its statements prepared (so that sending
+    /// a batch never waits halfway).
+    async fn line(&mut self) -> Result<Arc<Object>, AppendError> {
+        if let Some(line) = &self.line {
+            return Ok(line.clone());
+        }
+        let client = self.pool.get().await?;
+        for sql in LINE_STATEMENTS {
+            client.prepare_cached(sql).await?;
+        }
+        let line = Arc::new(client);
+        self.line = Some(line.clone());
+        Ok(line)
+    }
+
+    /// Settles the oldest batch on the line, whose outcome is `done`. After a failure, every
+    /// later batch was planned on it: they are settled first (their guard fails them), then the
+    /// failed ones run again from the database.
+    async fn settle_oldest(
+        &mut self,
+        done: Result<Result<(), AppendError>, tokio::task::JoinError>,
+    ) {
+        let Some(sent) = self.in_flight.pop_front() else {
+            return;
+        };
+        let result =
+            done.unwrap_or_else(|e| Err(AppendError::Log(LogError::Corrupt(e.to_string()))));
+        let failure = match result {
+            Ok(()) => return self.settle_written(sent).await,
+            Err(e) => (sent, e),
+        };
+        self.known.forget();
+        self.line = None;
+        let mut failed = vec![failure];
+        while let Some(later) = self.in_flight.pop_front() {
+            let result = match later.io.await {
+                Ok(result) => result,
+                Err(e) => Err(AppendError::Log(LogError::Corrupt(e.to_string()))),
+            };
+            let later = Sent {
+                io: tokio::spawn(async { Ok(()) }),
+                ..later
+            };
+            match result {
+                Ok(()) => self.settle_written(later).await,
+                Err(e) => failed.push((later, e)),
+            }
+        }
+        for (sent, e) in failed {
+            tracing::debug!(error = %e, "batch on the line failed; planning it again");
+            self.run(sent.requests, sent.replies, mode_after(&e)).await;
+        }
+    }
+
+    async fn settle_written(&mut self, sent: Sent) {
+        let repeats = sent.plans.iter().any(|p| matches!(p, Plan::Replay(..)));
+        let outcome = match repeats {
+            // A key repeated within the batch: its events are read back.
+            true => match self.pool.get().await {
+                Ok(client) => replay(&client, (sent.plans, sent.position)).await,
+                Err(e) => Err(e.into()),
+            },
+            false => Ok(written(sent.plans, sent.position)),
+        };
+        match outcome {
+            Ok((outcomes, last)) => {
+                self.head.advance(last);
+                self.answer_when_durable(sent.replies, outcomes);
+            }
+            Err(e) => {
+                self.head.advance(sent.position);
+                let message = e.to_string();
+                for reply in sent.replies {
+                    let _ =
+                        reply.send(Err(AppendError::Log(LogError::NotDurable(message.clone()))));
+                }
             }
         }
     }
-    if position > start {
-        let insert = client.prepare_cached(INSERT_SQL).await?;
-        let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
-        let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
-        let advance = client
-            .prepare_cached("UPDATE log.head SET position = $1 WHERE id = 1")
-            .await?;
-        let notify = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
-        let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
-        let (c, k, s, v, h) = last_of_each_stream(&rows);
-        let position_text = position.to_string();
-        let insert_params: [&(dyn ToSql + Sync); 16] = [
-            &rows.position,
-            &rows.event_id,
-            &rows.context,
-            &rows.category,
-            &rows.stream_key,
-            &rows.version,
-            &rows.event_type,
-            &rows.schema_version,
-            &payload,
-            &rows.actor,
-            &rows.correlation_id,
-            &rows.causation_id,
-            &rows.idempotency_key,
-            &rows.recorded_at,
-            &rows.prev_hash,
-            &rows.hash,
-        ];
-        let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
-        let remember_params: [&(dyn ToSql + Sync); 7] = [
-            &new_keys.key,
-            &new_keys.first,
-            &new_keys.last,
-            &new_keys.request_hash,
-            &new_keys.status,
-            &new_keys.content_type,
-            &new_keys.body,
-        ];
-        let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
-        let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
-        tokio::try_join!(
-            client.execute(&insert, &insert_params),
-            client.execute(&upsert, &upsert_params),
-            client.execute(&remember, &remember_params),
-            client.execute(&advance, &advance_params),
-            client.execute(&notify, &notify_params),
-            // Pipelined with the writes. Should one of them fail, Postgres turns this COMMIT
-            // into a rollback, and the failed write's error is what `try_join!` returns.
-            client.batch_execute("COMMIT"),
-        )?;
-    } else {
-        client.batch_execute("COMMIT").await?;
+
+    /// Settles every batch on the line.
+    async fn drain(&mut self) {
+        while let Some(oldest) = self.in_flight.front_mut() {
+            let done = (&mut oldest.io).await;
+            self.settle_oldest(done).await;
+        }
     }
 
+    /// Runs a batch alone, from heads read under the lock, more carefully after each failure.
+    async fn run(&mut self, requests: Vec<AppendRequest>, replies: Vec<Reply>, mut mode: Mode) {
+        loop {
+            match self.commit(&requests, mode).await {
+                Ok(None) => mode = Mode::Careful,
+                Ok(Some((outcomes, last))) => {
+                    self.head.advance(last);
+                    self.answer_when_durable(replies, outcomes);
+                    return;
+                }
+                Err(e) if mode != Mode::Careful => {
+                    mode = mode_after(&e);
+                    tracing::debug!(error = %e, ?mode, "batch re-planned");
+                }
+                Err(e) if requests.len() == 1 => {
+                    let _ = replies.into_iter().next().map(|r| r.send(Err(e)));
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "batch failed as a whole; retrying its commands one by one");
+                    return self.one_by_one(requests, replies).await;
+                }
+            }
+        }
+    }
+
+    /// Durability is awaited off the write path: the next batch may take the lock meanwhile.
+    fn answer_when_durable(
+        &self,
+        replies: Vec<Reply>,
+        outcomes: Vec<Result<Appended, AppendError>>,
+    ) {
+        let (pool, budget) = (self.pool.clone(), self.budget.clone());
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let flushed = durable(&pool).await;
+            budget.add(Phase::Durable, started.elapsed());
+            for (reply, outcome) in replies.into_iter().zip(outcomes) {
+                let outcome = match &flushed {
+                    Ok(()) => outcome,
+                    Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
+                };
+                let _ = reply.send(outcome);
+            }
+        });
+    }
+
+    async fn one_by_one(&mut self, requests: Vec<AppendRequest>, replies: Vec<Reply>) {
+        for (req, reply) in requests.into_iter().zip(replies) {
+            let outcome = match self.commit(std::slice::from_ref(&req), Mode::Careful).await {
+                Ok(None) => Err(AppendError::Log(LogError::WriterStopped)),
+                Ok(Some((mut outcomes, last))) => {
+                    self.head.advance(last);
+                    match durable(&self.pool).await {
+                        Ok(()) => outcomes
+                            .pop()
+                            .unwrap_or(Err(AppendError::Log(LogError::WriterStopped))),
+                        Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            let _ = reply.send(outcome);
+        }
+    }
+
+    /// Runs a batch in `mode`; `None` when it must be planned again carefully (nothing written).
+    async fn commit(
+        &mut self,
+        requests: &[AppendRequest],
+        mode: Mode,
+    ) -> Result<Option<Outcomes>, AppendError> {
+        let started = Instant::now();
+        let client = self.pool.get().await?;
+        self.budget.add(Phase::Pool, started.elapsed());
+        let result = self
+            .commit_read(&client, requests, mode == Mode::Careful)
+            .await;
+        let result = match result {
+            Ok(Some(plans)) => replay(&client, plans).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        if !matches!(result, Ok(Some(_))) {
+            // Whatever failed, leave no transaction open on a pooled connection, and trust
+            // nothing remembered: the batch may have moved heads in memory that never committed.
+            self.known.forget();
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+        result
+    }
+
+    /// Two round trips: heads (and, carefully, keys and event ids) read under the lock, then
+    /// planned, written and committed.
+    async fn commit_read(
+        &mut self,
+        client: &Client,
+        requests: &[AppendRequest],
+        careful: bool,
+    ) -> Result<Option<(Vec<Plan>, i64)>, AppendError> {
+        let lock = client.prepare_cached(LOCK_SQL).await?;
+        let head_stmt = client.prepare_cached(HEAD_SQL).await?;
+        let heads_stmt = client.prepare_cached(HEADS_SQL).await?;
+        let keys_stmt = client.prepare_cached(KEYS_SQL).await?;
+        let ids_stmt = client.prepare_cached(IDS_SQL).await?;
+        let (ctx, cat, key) = stream_columns(requests);
+        let (keys, ids) = if careful {
+            keys_and_ids(requests)
+        } else {
+            Default::default()
+        };
+        let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
+        let heads_params: [&(dyn ToSql + Sync); 3] = [&ctx, &cat, &key];
+        let keys_params: [&(dyn ToSql + Sync); 1] = [&keys];
+        let ids_params: [&(dyn ToSql + Sync); 1] = [&ids];
+        let sent = Instant::now();
+        let (begun, locked, head_row, head_rows, key_rows, id_rows) = tokio::try_join!(
+            timed(client.batch_execute(BEGIN_SQL)),
+            timed(client.execute(&lock, &lock_params)),
+            client.query_one(&head_stmt, &[]),
+            client.query(&heads_stmt, &heads_params),
+            client.query(&keys_stmt, &keys_params),
+            client.query(&ids_stmt, &ids_params),
+        )?;
+        self.budget.add(Phase::Reads, sent.elapsed());
+        self.budget
+            .add(Phase::LockWait, locked.1.saturating_duration_since(begun.1));
+        let planning = Instant::now();
+        let start: i64 = head_row.get(0);
+        if self.known.position != Some(start) {
+            self.known.forget();
+            self.known.position = Some(start);
+        }
+        for (name, head) in decode_heads(&head_rows)? {
+            self.known.heads.insert(name, head);
+        }
+        for s in requests.iter().flat_map(|r| &r.streams) {
+            // Read under the lock and absent: the stream has no event.
+            self.known
+                .heads
+                .entry(s.stream.clone())
+                .or_insert(Head::EMPTY);
+        }
+        let seen = Seen {
+            keys: key_rows
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect(),
+            ids: id_rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        };
+        let (plans, position) = self.plan(requests, start, seen);
+        if !careful && needs_care(&plans) {
+            return Ok(None);
+        }
+        let rows = Rows::of(requests, &plans)?;
+        self.budget.add(Phase::Plan, planning.elapsed());
+        let sent = Instant::now();
+        write(client, &rows, position).await?;
+        self.budget.add(Phase::Writes, sent.elapsed());
+        self.known.advance(position, &rows);
+        Ok(Some((plans, position)))
+    }
+
+    fn plan(&mut self, requests: &[AppendRequest], start: i64, seen: Seen) -> (Vec<Plan>, i64) {
+        let mut planner = Planner {
+            heads: &mut self.known.heads,
+            seen,
+            position: start,
+            recorded_at: Utc::now().trunc_subsecs(6),
+        };
+        let plans = requests.iter().map(|r| planner.plan(r)).collect();
+        (plans, planner.position)
+    }
+}
+
+/// The batch's writes, pipelined with `COMMIT`. Should one of them fail, Postgres turns the
+/// `COMMIT` into a rollback, and the failed write's error is what this returns.
+async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), AppendError> {
+    if rows.position.is_empty() {
+        client.batch_execute("COMMIT").await?;
+        return Ok(());
+    }
+    let insert = client.prepare_cached(INSERT_SQL).await?;
+    let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
+    let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
+    let advance = client.prepare_cached(ADVANCE_SQL).await?;
+    let notify = client.prepare_cached(NOTIFY_SQL).await?;
+    let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
+    let (c, k, s, v, h) = rows.last_of_each_stream();
+    let position_text = position.to_string();
+    let insert_params: [&(dyn ToSql + Sync); 16] = [
+        &rows.position,
+        &rows.event_id,
+        &rows.context,
+        &rows.category,
+        &rows.stream_key,
+        &rows.version,
+        &rows.event_type,
+        &rows.schema_version,
+        &payload,
+        &rows.actor,
+        &rows.correlation_id,
+        &rows.causation_id,
+        &rows.idempotency_key,
+        &rows.recorded_at,
+        &rows.prev_hash,
+        &rows.hash,
+    ];
+    let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
+    let keys = &rows.keys;
+    let remember_params: [&(dyn ToSql + Sync); 7] = [
+        &keys.key,
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+    ];
+    let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
+    let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
+    tokio::try_join!(
+        client.execute(&insert, &insert_params),
+        client.execute(&upsert, &upsert_params),
+        client.execute(&remember, &remember_params),
+        client.execute(&advance, &advance_params),
+        client.execute(&notify, &notify_params),
+        client.batch_execute("COMMIT"),
+    )?;
+    Ok(())
+}
+
+/// Each command's outcome when none is a repeat.
+fn written(plans: Vec<Plan>, position: i64) -> Outcomes {
+    let outcomes = plans
+        .into_iter()
+        .map(|p| match p {
+            Plan::Write(events) => Ok(Appended {
+                events,
+                last_position: position,
+                replayed: false,
+            }),
+            Plan::Refused(e) => Err(e),
+            Plan::Replay(..) => Err(AppendError::Log(LogError::WriterStopped)),
+        })
+        .collect();
+    (outcomes, position)
+}
+
+/// Each command's outcome; a repeat's events are read back (immutable, so after the commit).
+async fn replay(
+    client: &Client,
+    (plans, position): (Vec<Plan>, i64),
+) -> Result<Outcomes, AppendError> {
     let mut outcomes = Vec::with_capacity(plans.len());
     for p in plans {
         outcomes.push(match p {
@@ -354,15 +685,97 @@ async fn commit_on(
     Ok((outcomes, position))
 }
 
+fn keys_and_ids(requests: &[AppendRequest]) -> (Vec<&str>, Vec<Uuid>) {
+    let keys = requests
+        .iter()
+        .filter_map(|r| r.metadata.idempotency_key.as_deref())
+        .collect();
+    let ids = requests
+        .iter()
+        .flat_map(|r| {
+            r.streams
+                .iter()
+                .flat_map(|s| s.events.iter().map(|e| e.event_id))
+        })
+        .collect();
+    (keys, ids)
+}
+
+/// How to run a batch again after `e`: another writer moved the log (the guard) needs fresh
+/// heads; anything else, such as a key or an event id seen before (a unique index), needs care.
+fn mode_after(e: &AppendError) -> Mode {
+    match db_state(e) {
+        Some(s) if *s == SqlState::T_R_SERIALIZATION_FAILURE => Mode::Read,
+        _ => Mode::Careful,
+    }
+}
+
+/// A warm batch in one round trip: `BEGIN`, the lock, the guard, the writes, `COMMIT`.
+async fn one_round_trip(
+    client: &Client,
+    rows: &Rows,
+    (expected, last_event): (i64, Option<Uuid>),
+    position: i64,
+    budget: &Budget,
+) -> Result<(), AppendError> {
+    let lock = client.prepare_cached(LOCK_SQL).await?;
+    let guard = client.prepare_cached(GUARD_SQL).await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
+    let guard_params: [&(dyn ToSql + Sync); 2] = [&expected, &last_event];
+    let (begun, locked, _, _) = tokio::try_join!(
+        timed(async { Ok::<_, AppendError>(client.batch_execute(BEGIN_SQL).await?) }),
+        timed(async { Ok::<_, AppendError>(client.execute(&lock, &lock_params).await?) }),
+        async { Ok::<_, AppendError>(client.execute(&guard, &guard_params).await?) },
+        write(client, rows, position),
+    )?;
+    budget.add(Phase::LockWait, locked.1.saturating_duration_since(begun.1));
+    Ok(())
+}
+
+fn db_state(e: &AppendError) -> Option<&SqlState> {
+    match e {
+        AppendError::Log(LogError::Db(e)) => e.code(),
+        _ => None,
+    }
+}
+
+/// Awaits `f` and notes when it finished (pipelined statements answer one after another).
+async fn timed<T, E>(f: impl Future<Output = Result<T, E>>) -> Result<(T, Instant), E> {
+    let value = f.await?;
+    Ok((value, Instant::now()))
+}
+
+/// Commit without waiting for the WAL flush, so the append lock is held for the batch's round
+/// trips and not for an fsync; `durable` is awaited before anyone is told (see the module).
+const BEGIN_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off";
+const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
+const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
+const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
+/// What a warm batch sends, prepared on the line before its first batch.
+const LINE_STATEMENTS: [&str; 7] = [
+    LOCK_SQL,
+    GUARD_SQL,
+    INSERT_SQL,
+    UPSERT_HEADS_SQL,
+    REMEMBER_KEYS_SQL,
+    ADVANCE_SQL,
+    NOTIFY_SQL,
+];
+const HEAD_SQL: &str = "SELECT position FROM log.head WHERE id = 1";
+const ADVANCE_SQL: &str = "UPDATE log.head SET position = $1 WHERE id = 1";
 /// One index lookup per touched stream (a lateral subquery: a join would let the planner pick
 /// a sequential scan of every stream once the plan is generic).
 const HEADS_SQL: &str = "SELECT h.context, h.category, h.stream_key, h.version, h.last_hash \
      FROM unnest($1::text[], $2::text[], $3::text[]) AS w(c, k, s) \
      CROSS JOIN LATERAL (SELECT * FROM log.streams s \
      WHERE s.context = w.c AND s.category = w.k AND s.stream_key = w.s) h";
-const KEYS_SQL: &str =
-    "SELECT key, first_position, last_position FROM log.idempotency WHERE key = ANY($1)";
-const IDS_SQL: &str = "SELECT event_id, position FROM log.events WHERE event_id = ANY($1)";
+/// Index lookups per key and per id, lateral for the same reason (`= ANY($1)` became a
+/// sequential scan of the log under a generic plan).
+const KEYS_SQL: &str = "SELECT i.key, i.first_position, i.last_position \
+     FROM unnest($1::text[]) AS w(key) \
+     CROSS JOIN LATERAL (SELECT * FROM log.idempotency i WHERE i.key = w.key) i";
+const IDS_SQL: &str = "SELECT e.event_id, e.position FROM unnest($1::uuid[]) AS w(id) \
+     CROSS JOIN LATERAL (SELECT event_id, position FROM log.events e WHERE e.event_id = w.id) e";
 const INSERT_SQL: &str = "INSERT INTO log.events (position, event_id, context, category, \
      stream_key, version, event_type, schema_version, payload, actor, correlation_id, \
      causation_id, idempotency_key, recorded_at, prev_hash, hash) \
@@ -373,213 +786,13 @@ const UPSERT_HEADS_SQL: &str = "INSERT INTO log.streams (context, category, stre
      last_hash) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) \
      ON CONFLICT (context, category, stream_key) \
      DO UPDATE SET version = excluded.version, last_hash = excluded.last_hash";
+/// No `ON CONFLICT`: a key stored before makes the batch fail and re-run carefully.
 const REMEMBER_KEYS_SQL: &str = "INSERT INTO log.idempotency (key, first_position, last_position, \
      request_hash, reply_status, reply_content_type, reply_body) \
      SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::int2[], \
      $6::text[], $7::bytea[])";
 
-/// Column arrays for the idempotency rows of a batch: each key with its positions and, when the
-/// command gave one, the answer to repeat.
-#[derive(Default)]
-struct RememberedKeys {
-    key: Vec<String>,
-    first: Vec<i64>,
-    last: Vec<i64>,
-    request_hash: Vec<Option<Vec<u8>>>,
-    status: Vec<Option<i16>>,
-    content_type: Vec<Option<String>>,
-    body: Vec<Option<Vec<u8>>>,
-}
-
-impl RememberedKeys {
-    fn push(&mut self, key: &str, first: i64, last: i64, reply: Option<&crate::StoredReply>) {
-        self.key.push(key.to_owned());
-        self.first.push(first);
-        self.last.push(last);
-        self.request_hash
-            .push(reply.map(|r| r.request_hash.clone()));
-        self.status
-            .push(reply.and_then(|r| i16::try_from(r.status).ok()));
-        self.content_type
-            .push(reply.map(|r| r.content_type.clone()));
-        self.body.push(reply.map(|r| r.body.clone()));
-    }
-}
-
 /// Reads back a replayed command's events (they are immutable, so after the commit is fine).
 fn replay_sql() -> String {
     format!("SELECT {COLUMNS} FROM log.events WHERE position BETWEEN $1 AND $2 ORDER BY position")
-}
-
-fn plan(
-    req: &AppendRequest,
-    heads: &mut HashMap<StreamName, Head>,
-    seen_keys: &mut HashMap<String, (i64, i64)>,
-    seen_ids: &HashMap<Uuid, i64>,
-    position: &mut i64,
-    recorded_at: DateTime<Utc>,
-) -> Plan {
-    if let Some(key) = &req.metadata.idempotency_key
-        && let Some((first, last)) = seen_keys.get(key)
-    {
-        return Plan::Replay(*first, *last);
-    }
-    let ids: Vec<i64> = req
-        .streams
-        .iter()
-        .flat_map(|s| &s.events)
-        .filter_map(|e| seen_ids.get(&e.event_id).copied())
-        .collect();
-    if !ids.is_empty() {
-        let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
-            return Plan::Refused(AppendError::Invalid("event ids".into()));
-        };
-        if ids.len() == req.event_count() && (last - first + 1) as usize == ids.len() {
-            return Plan::Replay(*first, *last);
-        }
-        return Plan::Refused(AppendError::Invalid(
-            "some of the command's event ids are already stored".into(),
-        ));
-    }
-    for s in &req.streams {
-        let actual = heads.get(&s.stream).map(|h| h.version).unwrap_or(0);
-        if !s.expected.accepts(actual) {
-            return Plan::Refused(AppendError::WrongExpectedVersion {
-                stream: s.stream.clone(),
-                expected: s.expected,
-                actual,
-            });
-        }
-    }
-    let mut events = Vec::with_capacity(req.event_count());
-    for s in &req.streams {
-        let head = heads.entry(s.stream.clone()).or_insert(Head {
-            version: 0,
-            hash: None,
-        });
-        for e in &s.events {
-            *position += 1;
-            head.version += 1;
-            let content = content_for_hash(
-                e.event_id,
-                &s.stream,
-                head.version,
-                &e.event_type,
-                e.schema_version,
-                &e.payload,
-                &req.metadata,
-                recorded_at,
-            );
-            let hash = chain_hash(head.hash.as_ref(), &content);
-            events.push(RecordedEvent {
-                event_id: e.event_id,
-                stream: s.stream.clone(),
-                version: head.version,
-                position: *position,
-                event_type: e.event_type.clone(),
-                schema_version: e.schema_version,
-                payload: e.payload.clone(),
-                metadata: req.metadata.clone(),
-                recorded_at,
-                prev_hash: head.hash.map(hex::encode),
-                hash: hex::encode(hash),
-            });
-            head.hash = Some(hash);
-        }
-    }
-    if let (Some(key), Some(first), Some(last)) =
-        (&req.metadata.idempotency_key, events.first(), events.last())
-    {
-        seen_keys.insert(key.clone(), (first.position, last.position));
-    }
-    Plan::Write(events)
-}
-
-fn stream_columns(requests: &[AppendRequest]) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
-    let (mut ctx, mut cat, mut key) = (Vec::new(), Vec::new(), Vec::new());
-    for s in requests.iter().flat_map(|r| &r.streams) {
-        ctx.push(s.stream.context.as_str());
-        cat.push(s.stream.category.as_str());
-        key.push(s.stream.key.as_str());
-    }
-    (ctx, cat, key)
-}
-
-fn decode_heads(rows: &[Row]) -> Result<HashMap<StreamName, Head>, AppendError> {
-    let mut heads = HashMap::with_capacity(rows.len());
-    for r in rows {
-        let name = StreamName::new(
-            r.get::<_, String>(0),
-            r.get::<_, String>(1),
-            r.get::<_, String>(2),
-        )
-        .map_err(|e| LogError::Corrupt(e.to_string()))?;
-        let hash: Vec<u8> = r.get(4);
-        let hash: [u8; 32] = hash
-            .try_into()
-            .map_err(|_| LogError::Corrupt(format!("stream {name} has a malformed head hash")))?;
-        heads.insert(
-            name,
-            Head {
-                version: r.get(3),
-                hash: Some(hash),
-            },
-        );
-    }
-    Ok(heads)
-}
-
-fn push_row(rows: &mut Rows, e: &RecordedEvent) -> Result<(), AppendError> {
-    let decode = |h: &str| hex::decode(h).map_err(|e| LogError::Corrupt(e.to_string()));
-    rows.position.push(e.position);
-    rows.event_id.push(e.event_id);
-    rows.context.push(e.stream.context.clone());
-    rows.category.push(e.stream.category.clone());
-    rows.stream_key.push(e.stream.key.clone());
-    rows.version.push(e.version);
-    rows.event_type.push(e.event_type.clone());
-    rows.schema_version.push(e.schema_version);
-    rows.payload.push(e.payload.clone());
-    rows.actor.push(e.metadata.actor.clone());
-    rows.correlation_id.push(e.metadata.correlation_id);
-    rows.causation_id.push(e.metadata.causation_id);
-    rows.idempotency_key
-        .push(e.metadata.idempotency_key.clone());
-    rows.recorded_at.push(e.recorded_at);
-    rows.prev_hash
-        .push(e.prev_hash.as_deref().map(decode).transpose()?);
-    rows.hash.push(decode(&e.hash)?);
-    Ok(())
-}
-
-type HeadColumns<'a> = (
-    Vec<&'a str>,
-    Vec<&'a str>,
-    Vec<&'a str>,
-    Vec<i64>,
-    Vec<&'a [u8]>,
-);
-
-/// Each touched stream's last version and hash (the last row of each stream wins).
-fn last_of_each_stream(r: &Rows) -> HeadColumns<'_> {
-    let mut last: HashMap<(&str, &str, &str), usize> = HashMap::new();
-    for i in 0..r.position.len() {
-        last.insert(
-            (
-                r.context[i].as_str(),
-                r.category[i].as_str(),
-                r.stream_key[i].as_str(),
-            ),
-            i,
-        );
-    }
-    let mut cols: HeadColumns<'_> = Default::default();
-    for ((ctx, cat, key), i) in last {
-        cols.0.push(ctx);
-        cols.1.push(cat);
-        cols.2.push(key);
-        cols.3.push(r.version[i]);
-        cols.4.push(r.hash[i].as_slice());
-    }
-    cols
 }

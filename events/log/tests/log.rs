@@ -368,3 +368,147 @@ async fn a_stream_without_events_is_a_version_check_and_positions_follow_request
     assert_eq!(store.head_position().await.expect("head"), 4);
     db.drop().await;
 }
+
+#[tokio::test]
+async fn two_appenders_on_one_log_keep_versions_positions_and_chains() {
+    // Each store remembers the heads it wrote; the other's appends must make it re-read them.
+    let (db, first) = setup().await;
+    let second = EventStore::connect(db.url()).await.expect("second store");
+    for round in 0..5i64 {
+        for (i, store) in [&first, &second].into_iter().enumerate() {
+            let version = round * 2 + i as i64;
+            let expected = if version == 0 {
+                ExpectedVersion::NoStream
+            } else {
+                ExpectedVersion::Exact(version)
+            };
+            store
+                .append(AppendRequest::new().stream(
+                    stream("shared"),
+                    expected,
+                    vec![event(version)],
+                ))
+                .await
+                .expect("append at the version the other store left");
+        }
+    }
+    // A stream this store never saw, created by the other one: not taken for a new stream.
+    let err = first
+        .append(AppendRequest::new().stream(
+            stream("shared"),
+            ExpectedVersion::NoStream,
+            vec![event(99)],
+        ))
+        .await
+        .expect_err("the stream exists");
+    assert!(
+        matches!(err, AppendError::WrongExpectedVersion { actual: 10, .. }),
+        "{err}"
+    );
+    second
+        .append(AppendRequest::new().stream(stream("other"), ExpectedVersion::Any, vec![event(1)]))
+        .await
+        .expect("other");
+    let appended = first
+        .append(AppendRequest::new().stream(stream("other"), ExpectedVersion::Any, vec![event(2)]))
+        .await
+        .expect("any version on a stream created elsewhere");
+    assert_eq!(appended.events[0].version, 2);
+    let positions: Vec<i64> = first
+        .read_all(0, 100)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
+    assert_eq!(positions, (1..=12).collect::<Vec<_>>());
+    let report = palimpsest_log::audit::verify(first.pool(), None)
+        .await
+        .expect("audit");
+    assert_eq!(report.broken, None);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_retried_command_whose_stream_moved_on_is_a_repeat_not_a_conflict() {
+    let (db, store) = setup().await;
+    let retried =
+        AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)]);
+    let first = store.append(retried.clone()).await.expect("first");
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Exact(1), vec![event(2)]))
+        .await
+        .expect("second");
+    let again = store
+        .append(retried)
+        .await
+        .expect("the retry is recognised by its event ids");
+    assert!(again.replayed);
+    assert_eq!(again.events, first.events);
+    assert_eq!(store.head_position().await.expect("head"), 2);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn repeats_and_a_second_appender_amid_pipelined_batches_keep_every_outcome_and_chain() {
+    let (db, store) = setup().await;
+    let other = EventStore::connect(db.url()).await.expect("second store");
+    let keyed = |i: i64| {
+        AppendRequest::new()
+            .stream(
+                stream(&format!("keyed-{i}")),
+                ExpectedVersion::NoStream,
+                vec![event(i)],
+            )
+            .metadata(Metadata {
+                idempotency_key: Some(format!("key-{i}")),
+                ..Default::default()
+            })
+    };
+    let mut firsts = Vec::new();
+    for i in 0..10 {
+        firsts.push(store.append(keyed(i)).await.expect("keyed"));
+    }
+    let mut tasks = Vec::new();
+    for i in 0..300i64 {
+        let store = if i % 5 == 0 {
+            other.clone()
+        } else {
+            store.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let req = if i % 7 == 0 {
+                keyed(i % 10)
+            } else {
+                AppendRequest::new().stream(
+                    stream(&format!("busy-{}", i % 8)),
+                    ExpectedVersion::Any,
+                    vec![event(i), event(i + 1000)],
+                )
+            };
+            (i, store.append(req).await.expect("append"))
+        }));
+    }
+    let mut written = 10;
+    for t in tasks {
+        let (i, appended) = t.await.expect("join");
+        if i % 7 == 0 {
+            assert!(appended.replayed, "command {i} repeats key-{}", i % 10);
+            assert_eq!(appended.events, firsts[(i % 10) as usize].events);
+        } else {
+            assert!(!appended.replayed);
+            written += 2;
+        }
+    }
+    let positions: Vec<i64> = store
+        .read_all(0, 10_000)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.position)
+        .collect();
+    assert_eq!(positions, (1..=written).collect::<Vec<_>>());
+    let report = audit::verify(store.pool(), None).await.expect("audit");
+    assert_eq!(report.broken, None);
+    db.drop().await;
+}

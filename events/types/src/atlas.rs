@@ -233,8 +233,10 @@ pub struct EntityRow {
     pub description: Option<String>,
     /// Its semantic type (`country` unless the snapshot says otherwise).
     pub type_id: String,
-    /// Its business status (1 unless the snapshot says otherwise).
-    pub status: i64,
+    /// Its business status: 1 when the snapshot leaves it out, `None` (SQL NULL, which the spec's
+    /// `status INTEGER DEFAULT 1` allows) when the snapshot sends `"status": null`. Events written
+    /// before it could be null carry an integer, which still reads.
+    pub status: Option<i64>,
     /// 1 once soft-deleted.
     pub is_deleted: i64,
     /// When it was first published.

@@ -14,6 +14,7 @@ pub mod subject;
 pub mod atlas;
 pub mod docs;
 pub mod pads;
+pub mod resources;
 
 pub use domain::{DecodeError, DomainEvent};
 pub use envelope::{ExpectedVersion, Metadata, NewEvent, RecordedEvent};

@@ -33,6 +33,16 @@ pub enum StreamNameError {
     /// Keys may hold any character but must not be empty or absurdly long.
     #[error("stream key must be 1-1024 bytes, got {0} bytes")]
     BadKey(usize),
+    /// A control character (a line break, U+0000, ...) in a key: NATS headers cannot carry it and
+    /// Postgres `text` cannot store U+0000, so the log refuses such keys (see
+    /// [`StreamName::check_carriable`]).
+    #[error("stream key must not contain control characters (found U+{code:04X} at byte {at})")]
+    ControlCharacter {
+        /// The character's code point.
+        code: u32,
+        /// Its byte offset in the key.
+        at: usize,
+    },
 }
 
 fn word_ok(s: &str) -> bool {
@@ -72,6 +82,17 @@ impl StreamName {
         })
     }
 
+    /// Checks that every process downstream of the log can carry this name: no control character
+    /// in the key (line breaks cannot stand in a NATS header, U+0000 not in Postgres `text`).
+    /// [`StreamName::new`] does not check it, so names already in a log stay readable; the log
+    /// checks it before every append.
+    pub fn check_carriable(&self) -> Result<(), StreamNameError> {
+        match self.key.char_indices().find(|(_, c)| c.is_control()) {
+            Some((at, c)) => Err(StreamNameError::ControlCharacter { code: c as u32, at }),
+            None => Ok(()),
+        }
+    }
+
     /// Parses the `context/category/key` form printed by [`fmt::Display`] (the key may contain `/`).
     pub fn parse(s: &str) -> Result<Self, StreamNameError> {
         let mut parts = s.splitn(3, '/');
@@ -105,5 +126,15 @@ mod tests {
         assert!(StreamName::new("pads", "p.d", "x").is_err());
         assert!(StreamName::new("pads", "pad", "").is_err());
         assert!(StreamName::parse("pads/pad").is_err());
+    }
+
+    #[test]
+    fn keys_with_control_characters_cannot_be_carried() {
+        for key in ["\n", "a\nb", "a\rb", "a\u{0}b", "a\u{7f}", "a\u{85}"] {
+            let s = StreamName::new("pads", "mapper", key).expect("readable");
+            assert!(s.check_carriable().is_err(), "{key:?}");
+        }
+        let s = StreamName::new("pads", "pad", "g.abc$my pad/é\u{2028}").expect("valid");
+        assert_eq!(s.check_carriable(), Ok(()));
     }
 }

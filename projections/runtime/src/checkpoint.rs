@@ -15,13 +15,23 @@ pub async fn create(
              name text PRIMARY KEY,
              version integer NOT NULL,
              position bigint NOT NULL,
-             updated_at timestamptz NOT NULL DEFAULT now())"
+             updated_at timestamptz NOT NULL DEFAULT now(),
+             stalled jsonb)"
     ))
     .await?;
     tx.execute(
         &format!("INSERT INTO {schema}.projection_checkpoint (name, version, position) VALUES ($1, $2, 0)"),
         &[&name, &version],
     )
+    .await?;
+    Ok(())
+}
+
+/// Adds the `stalled` column (see [`crate::stall`]) to a checkpoint table made before it existed.
+pub async fn upgrade(tx: &Transaction<'_>, schema: &str) -> Result<(), ProjectionError> {
+    tx.batch_execute(&format!(
+        "ALTER TABLE {schema}.projection_checkpoint ADD COLUMN IF NOT EXISTS stalled jsonb"
+    ))
     .await?;
     Ok(())
 }
@@ -41,7 +51,8 @@ pub async fn read(
     Ok((row.get(0), row.get(1)))
 }
 
-/// Moves the checkpoint, in the same transaction as the rows it covers.
+/// Moves the checkpoint, in the same transaction as the rows it covers (and clears a stall: the
+/// event it stopped on is applied).
 pub async fn write(
     tx: &Transaction<'_>,
     schema: &str,
@@ -49,7 +60,7 @@ pub async fn write(
     position: i64,
 ) -> Result<(), ProjectionError> {
     tx.execute(
-        &format!("UPDATE {schema}.projection_checkpoint SET position = $2, updated_at = now() WHERE name = $1"),
+        &format!("UPDATE {schema}.projection_checkpoint SET position = $2, updated_at = now(), stalled = NULL WHERE name = $1"),
         &[&name, &position],
     )
     .await?;

@@ -6,17 +6,21 @@
 //! nothing and a restart applies nothing twice), catches up from the log and then follows it
 //! live ([`runner`]), rebuilds it from position 0 into a fresh schema and swaps it in
 //! ([`rebuild`]), and lets HTTP handlers wait until their own write is visible ([`watch`]).
+//! A projection that cannot apply an event stops there, loudly and visibly, and skips nothing
+//! ([`stall`]).
 
 pub mod checkpoint;
 pub mod projection;
 pub mod rebuild;
 pub mod runner;
+pub mod stall;
 pub mod watch;
 
 pub use projection::{Projection, ProjectionError};
 pub use rebuild::{RebuildReport, rebuild};
 pub use runner::{ensure, spawn_runner};
-pub use watch::ProjectionWatch;
+pub use stall::Stall;
+pub use watch::{ProjectionWatch, WaitError};
 
 /// The Postgres channel on which runners announce `name:position` after each batch.
 pub const PROJECTION_CHANNEL: &str = "palimpsest_projection";

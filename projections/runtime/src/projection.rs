@@ -21,6 +21,45 @@ pub enum ProjectionError {
     /// No connection could be had.
     #[error("no database connection: {0}")]
     Pool(#[from] deadpool_postgres::PoolError),
+    /// The projection cannot apply this event (named, with why): what a rebuild reports.
+    #[error("{0}")]
+    Stopped(Box<crate::Stall>),
+}
+
+impl ProjectionError {
+    /// Whether the failure is the database being away or busy (connection lost, server
+    /// starting or shutting down, out of resources, a deadlock or serialization failure), so the
+    /// same batch will apply once it is back; anything else is about the events themselves.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ProjectionError::Pool(_) => true,
+            ProjectionError::Db(e) => db_transient(e),
+            ProjectionError::Log(palimpsest_log::LogError::Db(e)) => db_transient(e),
+            ProjectionError::Log(palimpsest_log::LogError::Pool(_)) => true,
+            ProjectionError::Log(palimpsest_log::LogError::NotDurable(_)) => true,
+            ProjectionError::Log(_)
+            | ProjectionError::Decode(_)
+            | ProjectionError::Invalid(_)
+            | ProjectionError::Stopped(_) => false,
+        }
+    }
+}
+
+/// A Postgres failure that says nothing about the statement: the connection closed or broke,
+/// or class 08 (connection), 53 (resources), 57 (operator intervention: shutdown, cancel),
+/// 58 (system), 40 (transaction rollback: deadlock, serialization) or lock not available.
+fn db_transient(e: &tokio_postgres::Error) -> bool {
+    let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    match e.code() {
+        None => e.is_closed() || io,
+        Some(code) => {
+            let code = code.code();
+            ["08", "53", "57", "58", "40"]
+                .iter()
+                .any(|class| code.starts_with(class))
+                || code == "55P03"
+        }
+    }
 }
 
 /// A read model: a deterministic mapping from events to writes in its own schema.

@@ -5,13 +5,17 @@
 //! last events, renames the live schema away, renames the new one in and drops the old one, in
 //! one transaction: readers see the old tables or the new ones, never a mix.
 
-use crate::{Projection, ProjectionError, checkpoint};
+use crate::{Projection, ProjectionError, Stall, checkpoint};
+use futures::StreamExt;
+use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
 use std::time::Instant;
 
 /// Events per transaction while replaying.
 const REPLAY_BATCH: i64 = 5000;
+/// Ranges of the log read at once while replaying.
+const READERS: usize = 3;
 
 /// What a rebuild did.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,22 +50,21 @@ pub async fn rebuild(
         checkpoint::create(&tx, &fresh, name, projection.version()).await?;
         tx.commit().await?;
     }
-    // A reader task fetches the next batch while this one is applied.
-    let (batches, mut incoming) = tokio::sync::mpsc::channel(2);
+    // Positions are gapless, so the log up to the head splits into ranges that several
+    // connections read (and decode) at once, delivered in order while batches are applied.
+    let head = store.head_position().await?;
     let reader_store = store.clone();
+    let (batches, mut incoming) = tokio::sync::mpsc::channel(READERS);
     let reader = tokio::spawn(async move {
-        let mut after = 0;
-        loop {
-            let batch = reader_store.read_all(after, REPLAY_BATCH).await;
-            let next = match &batch {
-                Ok(b) => b.last().map(|e| e.position),
-                Err(_) => None,
-            };
-            let stop = next.is_none();
-            if batches.send(batch).await.is_err() || stop {
+        let ranges = (0..head).step_by(REPLAY_BATCH as usize).map(move |after| {
+            let store = reader_store.clone();
+            async move { store.read_all(after, REPLAY_BATCH.min(head - after)).await }
+        });
+        let mut reads = futures::stream::iter(ranges).buffered(READERS);
+        while let Some(batch) = reads.next().await {
+            if batches.send(batch).await.is_err() {
                 return;
             }
-            after = next.unwrap_or(after);
         }
     });
     let mut position = 0;
@@ -72,7 +75,14 @@ pub async fn rebuild(
             break;
         };
         let tx = client.transaction().await?;
-        projection.apply_batch(&tx, &fresh, &batch).await?;
+        // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
+        // past every batch: these need not wait for their own fsync.
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await?;
+        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+            drop(tx);
+            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+        }
         checkpoint::write(&tx, &fresh, name, last).await?;
         tx.commit().await?;
         position = last;
@@ -87,7 +97,10 @@ pub async fn rebuild(
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
         };
-        projection.apply_batch(&tx, &fresh, &batch).await?;
+        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+            drop(tx);
+            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+        }
         position = last;
         events += batch.len() as u64;
     }
@@ -106,4 +119,30 @@ pub async fn rebuild(
         position,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// After `batch` failed with `error`: applies its events one at a time in a transaction that is
+/// rolled back, to report the event the projection cannot apply. A transient `error` (the
+/// database went away) is returned as it is.
+async fn name_the_event(
+    client: &mut deadpool_postgres::Object,
+    projection: &dyn Projection,
+    schema: &str,
+    batch: &[RecordedEvent],
+    error: ProjectionError,
+) -> ProjectionError {
+    if error.is_transient() {
+        return error;
+    }
+    let Ok(tx) = client.transaction().await else {
+        return error;
+    };
+    for event in batch {
+        if let Err(e) = projection.apply(&tx, schema, event).await {
+            let stall = Stall::at(projection.name(), event, &e);
+            tracing::error!(%stall, "rebuild stopped");
+            return ProjectionError::Stopped(Box::new(stall));
+        }
+    }
+    error
 }

@@ -1,6 +1,8 @@
 //! Running a projection live: catch up from the log, then follow it.
 
+use crate::stall::{self, Stall};
 use crate::{PROJECTION_CHANNEL, Projection, ProjectionError, checkpoint, rebuild};
+use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::rows::{COLUMNS, to_events};
 use std::sync::Arc;
@@ -38,7 +40,9 @@ pub async fn ensure(
             tx.commit().await?;
             false
         } else {
+            checkpoint::upgrade(&tx, name).await?;
             let (_, version) = checkpoint::read(&tx, name, name).await?;
+            tx.commit().await?;
             version != projection.version()
         }
     };
@@ -90,7 +94,8 @@ pub async fn apply_next_batch(
     projection.apply_batch(&tx, name, &events).await?;
     let write = tx
         .prepare_cached(&format!(
-            "UPDATE {name}.projection_checkpoint SET position = $2, updated_at = now() WHERE name = $1"
+            "UPDATE {name}.projection_checkpoint SET position = $2, updated_at = now(), \
+             stalled = NULL WHERE name = $1"
         ))
         .await?;
     let notify = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
@@ -117,8 +122,16 @@ pub async fn apply_next_batch(
     Ok(events.len())
 }
 
+/// The longest wait between tries while the database is away: a projector resumes within this
+/// of Postgres accepting connections again.
+const MAX_BACKOFF: Duration = Duration::from_millis(250);
+
+/// How often a stopped projector tries its event again (a fixed database may take it).
+const STALL_RETRY: Duration = Duration::from_secs(5);
+
 /// Starts a task that ensures the projection, catches it up and follows the log until
-/// `shutdown`; failures are logged and retried with backoff (the failed batch left no trace).
+/// `shutdown`. A failure of the database is retried with a short backoff (the failed batch left
+/// no trace); an event the projection cannot apply stops it there, loudly ([`crate::stall`]).
 pub fn spawn_runner(
     store: EventStore,
     projection: Arc<dyn Projection>,
@@ -126,42 +139,171 @@ pub fn spawn_runner(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let name = projection.name();
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = Duration::from_millis(50);
         while let Err(e) = ensure(&store, projection.as_ref()).await {
             tracing::error!(projection = name, error = %e, "cannot set up read model");
+            // A rebuild that stops on an event will stop there again: try it seldom.
+            let wait = if e.is_transient() {
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                backoff
+            } else {
+                STALL_RETRY
+            };
             tokio::select! {
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = shutdown.cancelled() => return,
             }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
+        let mut runner = Runner {
+            store: store.clone(),
+            projection,
+            narrowing: 0,
+            stalled: None,
+            backoff: Duration::from_millis(50),
+        };
         let mut head = store.head().subscribe();
-        backoff = Duration::from_millis(100);
         while !shutdown.is_cancelled() {
-            match apply_next_batch(&store, projection.as_ref(), BATCH).await {
-                Ok(0) => {
-                    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name)
-                        .set(0.0);
-                    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name)
-                        .set(0.0);
-                    tokio::select! {
-                        _ = head.changed() => {}
-                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                        _ = shutdown.cancelled() => return,
-                    }
-                }
-                Ok(_) => backoff = Duration::from_millis(100),
-                Err(e) => {
-                    metrics::counter!("palimpsest_projection_errors_total", "projection" => name)
-                        .increment(1);
-                    tracing::error!(projection = name, error = %e, "batch failed; retrying");
-                    tokio::select! {
-                        _ = tokio::time::sleep(backoff) => {}
-                        _ = shutdown.cancelled() => return,
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                }
+            match runner.step().await {
+                Next::Now => {}
+                Next::AfterHead => tokio::select! {
+                    _ = head.changed() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shutdown.cancelled() => return,
+                },
+                Next::After(wait) => tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = shutdown.cancelled() => return,
+                },
             }
         }
     })
+}
+
+/// When the runner tries again.
+enum Next {
+    Now,
+    AfterHead,
+    After(Duration),
+}
+
+/// A live projector between batches.
+struct Runner {
+    store: EventStore,
+    projection: Arc<dyn Projection>,
+    /// Events still to apply one at a time, looking for the one that failed a batch.
+    narrowing: usize,
+    /// The event it is stopped on, if any.
+    stalled: Option<Stall>,
+    backoff: Duration,
+}
+
+impl Runner {
+    async fn step(&mut self) -> Next {
+        let name = self.projection.name();
+        let one_by_one = self.narrowing > 0 || self.stalled.is_some();
+        let limit = if one_by_one { 1 } else { BATCH };
+        match apply_next_batch(&self.store, self.projection.as_ref(), limit).await {
+            Ok(0) => {
+                self.narrowing = 0;
+                metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(0.0);
+                metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name).set(0.0);
+                Next::AfterHead
+            }
+            Ok(applied) => {
+                self.backoff = Duration::from_millis(50);
+                self.narrowing = self.narrowing.saturating_sub(applied);
+                if let Some(stall) = self.stalled.take() {
+                    metrics::gauge!("palimpsest_projection_stalled", "projection" => name).set(0.0);
+                    tracing::info!(
+                        projection = name,
+                        position = stall.position,
+                        "projection resumed"
+                    );
+                }
+                Next::Now
+            }
+            Err(e) if e.is_transient() => {
+                metrics::counter!("palimpsest_projection_errors_total", "projection" => name)
+                    .increment(1);
+                tracing::warn!(projection = name, error = %e, "database unavailable; retrying");
+                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                Next::After(self.backoff)
+            }
+            Err(e) if !one_by_one => {
+                metrics::counter!("palimpsest_projection_errors_total", "projection" => name)
+                    .increment(1);
+                tracing::warn!(
+                    projection = name,
+                    error = %e,
+                    "batch failed; applying its events one at a time to find the one that fails"
+                );
+                self.narrowing = BATCH as usize;
+                Next::Now
+            }
+            Err(e) => {
+                self.stop_on_next_event(&e).await;
+                Next::After(STALL_RETRY)
+            }
+        }
+    }
+
+    /// Records, announces and logs the stall on the event after the checkpoint (once per event
+    /// and error), and keeps the lag visible.
+    async fn stop_on_next_event(&mut self, error: &ProjectionError) {
+        let name = self.projection.name();
+        let event = match self.next_event().await {
+            Ok(Some(event)) => event,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(projection = name, error = %e, "cannot read the failing event");
+                return;
+            }
+        };
+        let stall = Stall::at(name, &event, error);
+        let lag = (self.store.head().current() - event.position + 1).max(0);
+        metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(lag as f64);
+        metrics::gauge!("palimpsest_projection_stalled", "projection" => name).set(1.0);
+        let known = self
+            .stalled
+            .as_ref()
+            .is_some_and(|s| s.position == stall.position && s.error == stall.error);
+        if known {
+            return;
+        }
+        metrics::counter!("palimpsest_projection_stalls_total", "projection" => name).increment(1);
+        tracing::error!(
+            projection = name,
+            position = event.position,
+            event_id = %event.event_id,
+            event_type = %event.event_type,
+            stream = %stall.stream,
+            error = %error,
+            "projection stopped: it cannot apply this event and skips nothing; fix the cause \
+             (or the binary) and it resumes from this event"
+        );
+        match self.store.pool().get().await {
+            Ok(client) => {
+                if let Err(e) = stall::record(&client, &stall).await {
+                    tracing::error!(projection = name, error = %e, "cannot record the stall");
+                }
+            }
+            Err(e) => tracing::error!(projection = name, error = %e, "cannot record the stall"),
+        }
+        self.stalled = Some(stall);
+    }
+
+    /// The event just after the projection's checkpoint.
+    async fn next_event(&self) -> Result<Option<RecordedEvent>, ProjectionError> {
+        let name = self.projection.name();
+        let client = self.store.pool().get().await?;
+        let position: i64 = client
+            .query_one(
+                &format!("SELECT position FROM {name}.projection_checkpoint WHERE name = $1"),
+                &[&name],
+            )
+            .await?
+            .get(0);
+        let events = palimpsest_log::store::read_all_with(&client, position, 1).await?;
+        Ok(events.into_iter().next())
+    }
 }

@@ -1,6 +1,7 @@
 //! Waiting for a read model to reach a position: read-your-writes for HTTP handlers.
 
 use crate::PROJECTION_CHANNEL;
+use crate::stall::{self, STALL_CHANNEL, Stall};
 use deadpool_postgres::Pool;
 use palimpsest_log::{LogError, notify};
 use std::collections::HashMap;
@@ -8,91 +9,187 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// What the watch has learnt of every projection: the position it reached, and the event it is
+/// stopped on if it is.
+#[derive(Debug, Default)]
+struct Seen {
+    positions: HashMap<String, i64>,
+    stalls: HashMap<String, Stall>,
+}
+
+/// Why a wait ended without the projection reaching the position.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WaitError {
+    /// The projection is stopped on an event at or before the position: it will not get there
+    /// until someone fixes it, so the caller answers at once (HTTP 503) instead of waiting.
+    #[error("{0}")]
+    Stalled(Stall),
+    /// The projection did not get there in time (it is slow, or not running).
+    #[error("projection {projection} did not reach position {position} in time")]
+    TimedOut {
+        /// The projection.
+        projection: String,
+        /// The position waited for.
+        position: i64,
+    },
+}
+
 /// The positions every projection has reached, followed through the runners' notifications.
 /// A write handler waits here for its own append before answering, so the client's next read
-/// sees it; reads themselves never wait.
+/// sees it; reads themselves never wait. A projection stopped on an event fails its waiters at
+/// once ([`WaitError::Stalled`]).
 #[derive(Clone)]
 pub struct ProjectionWatch {
-    positions: Arc<watch::Sender<HashMap<String, i64>>>,
+    seen: Arc<watch::Sender<Seen>>,
     pool: Pool,
 }
 
 impl ProjectionWatch {
     /// Starts following the runners' notifications.
     pub fn start(database_url: &str, pool: Pool) -> Result<ProjectionWatch, LogError> {
-        let (sender, _) = watch::channel(HashMap::new());
-        let positions = Arc::new(sender);
-        let mut notes = notify::listen(database_url, &[PROJECTION_CHANNEL])?;
-        let follower = Arc::downgrade(&positions);
+        let (sender, _) = watch::channel(Seen::default());
+        let seen = Arc::new(sender);
+        let mut notes = notify::listen(database_url, &[PROJECTION_CHANNEL, STALL_CHANNEL])?;
+        let follower = Arc::downgrade(&seen);
         tokio::spawn(async move {
             while let Some(note) = notes.recv().await {
-                let Some(positions) = follower.upgrade() else {
+                let Some(seen) = follower.upgrade() else {
                     return;
                 };
-                if let Some((name, pos)) = note.payload.rsplit_once(':')
+                if note.channel == STALL_CHANNEL {
+                    match serde_json::from_str::<Stall>(&note.payload) {
+                        Ok(stall) => stalled(&seen, stall),
+                        Err(e) => tracing::warn!(error = %e, "unreadable stall notification"),
+                    }
+                } else if let Some((name, pos)) = note.payload.rsplit_once(':')
                     && let Ok(pos) = pos.parse::<i64>()
                 {
-                    advance(&positions, name, pos);
+                    advance(&seen, name, pos);
                 }
             }
         });
-        Ok(ProjectionWatch { positions, pool })
+        Ok(ProjectionWatch { seen, pool })
     }
 
     /// Waits until projection `name` has applied `position`, at most `timeout`. Returns whether
     /// it did (a projection that is not running makes the caller answer without the guarantee).
     pub async fn wait_for(&self, name: &str, position: i64, timeout: Duration) -> bool {
-        let mut rx = self.positions.subscribe();
+        self.wait_until_applied(name, position, timeout)
+            .await
+            .is_ok()
+    }
+
+    /// Waits until projection `name` has applied `position`, at most `timeout`; fails at once
+    /// when the projection is stopped on an event at or before `position`.
+    pub async fn wait_until_applied(
+        &self,
+        name: &str,
+        position: i64,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        let mut rx = self.seen.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         let mut asked_db = false;
+        let mut polled = false;
         loop {
-            if rx.borrow_and_update().get(name).copied().unwrap_or(0) >= position {
-                return true;
-            }
-            if !asked_db {
+            let seen = {
+                let seen = rx.borrow_and_update();
+                let reached = seen.positions.get(name).copied();
+                if reached.unwrap_or(0) >= position {
+                    return Ok(());
+                }
+                if let Some(stall) = seen.stalls.get(name)
+                    && stall.position <= position
+                {
+                    return Err(WaitError::Stalled(stall.clone()));
+                }
+                reached
+            };
+            // Once a notification of `name` has been seen, later ones will wake us: the
+            // database is asked only before the first (it may have come before we started) and
+            // on the slow poll (one may be lost while the listening connection reconnects).
+            // Asking on every wait made each write cost a query under load.
+            if !asked_db && (seen.is_none() || polled) {
                 // A notification may have come before we subscribed: ask the checkpoint once.
                 asked_db = true;
-                if let Some(p) = self.read_checkpoint(name).await {
-                    advance(&self.positions, name, p);
+                if self.read_checkpoint(name).await {
                     continue;
                 }
             }
             let poll = tokio::time::sleep(Duration::from_millis(250));
+            let timed_out = WaitError::TimedOut {
+                projection: name.to_owned(),
+                position,
+            };
             tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return false },
-                _ = poll => asked_db = false,
-                _ = tokio::time::sleep_until(deadline) => return false,
+                changed = rx.changed() => if changed.is_err() { return Err(timed_out) },
+                _ = poll => (asked_db, polled) = (false, true),
+                _ = tokio::time::sleep_until(deadline) => return Err(timed_out),
             }
         }
     }
 
-    async fn read_checkpoint(&self, name: &str) -> Option<i64> {
+    /// The stall of projection `name` this process knows of, if any.
+    pub fn stall(&self, name: &str) -> Option<Stall> {
+        self.seen.borrow().stalls.get(name).cloned()
+    }
+
+    /// Reads the projection's checkpoint and stall record into the watch; whether it could.
+    async fn read_checkpoint(&self, name: &str) -> bool {
         if !name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         {
-            return None;
+            return false;
         }
-        let client = self.pool.get().await.ok()?;
-        let row = client
+        let Ok(client) = self.pool.get().await else {
+            return false;
+        };
+        let position = match client
             .query_opt(
                 &format!("SELECT position FROM {name}.projection_checkpoint WHERE name = $1"),
                 &[&name],
             )
             .await
-            .ok()??;
-        Some(row.get(0))
+        {
+            Ok(Some(row)) => row.get::<_, i64>(0),
+            _ => return false,
+        };
+        advance(&self.seen, name, position);
+        match stall::of_schema(&client, name).await {
+            Ok(Some(stall)) => stalled(&self.seen, stall),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(projection = name, error = %e, "cannot read stall record"),
+        }
+        true
     }
 }
 
-fn advance(positions: &watch::Sender<HashMap<String, i64>>, name: &str, position: i64) {
-    positions.send_if_modified(|map| {
-        let entry = map.entry(name.to_owned()).or_insert(0);
-        if position > *entry {
-            *entry = position;
-            true
-        } else {
-            false
+fn advance(seen: &watch::Sender<Seen>, name: &str, position: i64) {
+    seen.send_if_modified(|seen| {
+        let entry = seen.positions.entry(name.to_owned()).or_insert(0);
+        if position <= *entry {
+            return false;
         }
+        *entry = position;
+        if seen
+            .stalls
+            .get(name)
+            .is_some_and(|s| s.position <= position)
+        {
+            seen.stalls.remove(name);
+        }
+        true
+    });
+}
+
+fn stalled(seen: &watch::Sender<Seen>, stall: Stall) {
+    seen.send_if_modified(|seen| {
+        let reached = seen.positions.get(&stall.projection).copied().unwrap_or(0);
+        if stall.position <= reached || seen.stalls.get(&stall.projection) == Some(&stall) {
+            return false;
+        }
+        seen.stalls.insert(stall.projection.clone(), stall);
+        true
     });
 }

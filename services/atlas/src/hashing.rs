@@ -77,7 +77,7 @@ mod tests {
             slug: Some("dai-viet".into()),
             description: None,
             type_id: "country".into(),
-            status: 1,
+            status: Some(1),
             is_deleted: 0,
             created_at: at,
             updated_at: at,

@@ -46,8 +46,11 @@ pub struct EntityFields {
     pub description: Option<String>,
     /// `type_id` (`country` when absent or blank).
     pub type_id: String,
-    /// `status` (1 when absent).
-    pub status: i64,
+    /// `status`: 1 when absent (the column's default), `None` when sent as null.
+    pub status: Option<i64>,
+    /// `is_deleted` as the snapshot sends it (0 when absent): the original writes the snapshot's
+    /// flag on create and update.
+    pub is_deleted: i64,
 }
 
 /// One item of the snapshot's `entities`.
@@ -78,6 +81,8 @@ pub struct GeometryFields {
     pub time_end: Option<i64>,
     /// `bbox`, or the box computed from `draw_geometry` when absent.
     pub bbox: Option<Bbox>,
+    /// `is_deleted` as the snapshot sends it (0 when absent).
+    pub is_deleted: i64,
 }
 
 /// One item of the snapshot's `geometries`.

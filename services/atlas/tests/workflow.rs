@@ -114,8 +114,8 @@ async fn create_lock_commit_restore_submit_reject_commit_submit_approve_read() {
     assert_eq!(approved["submission"]["reviewed_by"], "rev");
     assert_eq!(approved["state"]["status"], "approved");
     assert_eq!(
-        approved["state"]["version"], 8,
-        "4 commits (one a restore), 2 submits, 2 reviews"
+        approved["state"]["version"], 4,
+        "4 commits (one a restore); submits and reviews do not move it (spec §4.3)"
     );
 
     // submissions history

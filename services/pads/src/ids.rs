@@ -1,8 +1,12 @@
 //! Etherpad's ids: how they look, how new ones are drawn, which pad ids are valid.
 //!
-//! Author, group, session and read-only ids are a prefix (`a.`, `g.`, `s.`, `r.`) and 16 random
-//! letters or digits; a group pad's id is `groupID$name`. New ids are drawn by the HTTP edge
-//! (the decider never touches a random source) with [`new_id`].
+//! Author and group ids are a prefix (`a.`, `g.`) and 16 random letters or digits; session and
+//! read-only ids are a prefix (`s.`, `r.`) and 32 lower-case hex digits (Etherpad's
+//! `randomString(16)`: 16 random bytes in hex). A group pad's id is `groupID$name`. New ids are
+//! drawn by the HTTP edge (the decider never touches a random source) with [`new_id`].
+//!
+//! Ids are only ever looked up, never parsed, so session and read-only ids this server drew in
+//! its older form (`s.`/`r.` and 16 letters or digits) stay valid.
 
 use crate::js_number::is_js_space;
 use rand::Rng;
@@ -14,9 +18,9 @@ pub enum IdKind {
     Author,
     /// `g.` + 16: a group.
     Group,
-    /// `s.` + 16: a session.
+    /// `s.` + 32 hex digits: a session.
     Session,
-    /// `r.` + 16: a pad's read-only id.
+    /// `r.` + 32 hex digits: a pad's read-only id.
     ReadOnly,
 }
 
@@ -41,16 +45,25 @@ pub fn random_alphanumeric(rng: &mut impl Rng, len: usize) -> String {
         .collect()
 }
 
-/// A new id of `kind`: its prefix and 16 random letters or digits.
+/// A new id of `kind`, in the form Etherpad draws it.
 pub fn new_id(kind: IdKind, rng: &mut impl Rng) -> String {
-    format!("{}{}", kind.prefix(), random_alphanumeric(rng, 16))
+    let random = match kind {
+        IdKind::Author | IdKind::Group => random_alphanumeric(rng, 16),
+        IdKind::Session | IdKind::ReadOnly => random_hex(rng, 16),
+    };
+    format!("{}{random}", kind.prefix())
+}
+
+/// `bytes` random bytes in lower-case hex: Etherpad's `randomString(bytes)`.
+pub fn random_hex(rng: &mut impl Rng, bytes: usize) -> String {
+    (0..bytes)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
 }
 
 /// A saved revision's id: 10 random bytes in hex, as Etherpad's `randomString(10)`.
 pub fn new_saved_revision_id(rng: &mut impl Rng) -> String {
-    (0..10)
-        .map(|_| format!("{:02x}", rng.random::<u8>()))
-        .collect()
+    random_hex(rng, 10)
 }
 
 /// The group a pad belongs to: the part of its id before the first `$`, if any.
@@ -116,20 +129,32 @@ mod tests {
     use rand::SeedableRng;
 
     #[test]
-    fn new_ids_have_prefix_and_16_alphanumerics() {
+    fn author_and_group_ids_have_prefix_and_16_alphanumerics() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        for kind in [
-            IdKind::Author,
-            IdKind::Group,
-            IdKind::Session,
-            IdKind::ReadOnly,
-        ] {
+        for kind in [IdKind::Author, IdKind::Group] {
             let id = new_id(kind, &mut rng);
             assert!(id.starts_with(kind.prefix()));
             assert_eq!(id.len(), 18);
             assert!(id[2..].bytes().all(|b| b.is_ascii_alphanumeric()));
         }
         assert_eq!(new_saved_revision_id(&mut rng).len(), 20);
+    }
+
+    /// Etherpad 2.5.3 answered `r.b61db33b69557b3794f2dbf716674436` and
+    /// `s.8fdf53798d54deee8b8ed411de7e7370` (tests/fixtures/etherpad/misc.json).
+    #[test]
+    fn session_and_read_only_ids_have_prefix_and_32_lower_case_hex_digits() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        for kind in [IdKind::Session, IdKind::ReadOnly] {
+            let id = new_id(kind, &mut rng);
+            assert!(id.starts_with(kind.prefix()));
+            assert_eq!(id.len(), 34, "{id}");
+            assert!(
+                id[2..]
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            );
+        }
     }
 
     #[test]

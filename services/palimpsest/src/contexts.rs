@@ -39,6 +39,12 @@ pub fn all() -> Vec<Context> {
             projection: palimpsest_docs::projection,
             state_at: palimpsest_docs::state_at,
         },
+        Context {
+            name: "resources",
+            router: palimpsest_resources::router,
+            projection: palimpsest_resources::projection,
+            state_at: palimpsest_resources::state_at,
+        },
     ]
 }
 

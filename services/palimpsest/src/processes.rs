@@ -42,11 +42,29 @@ impl Running {
         }
     }
 
+    /// Adds a task that stops with the others (it must end when `shutdown` is cancelled).
+    pub fn spawn(&mut self, task: JoinHandle<()>) {
+        self.tasks.push(task);
+    }
+
     /// Stops every task and waits for them.
     pub async fn stop(self) {
         self.shutdown.cancel();
         self.join().await;
     }
+}
+
+/// The relay's configuration: NATS from the settings, the stream name from
+/// `PALIMPSEST_NATS_STREAM` (default `PALIMPSEST`).
+pub fn relay_config(settings: &Settings) -> RelayConfig {
+    let mut config = RelayConfig::new(settings.nats_url.clone());
+    config.replicas = settings.nats_replicas;
+    if let Ok(name) = std::env::var("PALIMPSEST_NATS_STREAM")
+        && !name.trim().is_empty()
+    {
+        config.stream_name = name.trim().to_owned();
+    }
+    config
 }
 
 /// Opens the log and starts the roles for `contexts`.
@@ -56,11 +74,14 @@ pub async fn start(
     roles: Roles,
 ) -> anyhow::Result<Running> {
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
-    let state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
+    let mut state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
     let shutdown = CancellationToken::new();
     let mut tasks = Vec::new();
     if roles.project {
         for projection in contexts::projections(&selected) {
+            // Read models exist before the first request is served, so a read right after
+            // start finds its tables (empty) rather than failing.
+            palimpsest_projections::ensure(&state.store, projection.as_ref()).await?;
             tasks.push(spawn_runner(
                 state.store.clone(),
                 projection,
@@ -70,8 +91,8 @@ pub async fn start(
     }
     if roles.relay {
         let store = state.store.clone();
-        let mut config = RelayConfig::new(settings.nats_url.clone());
-        config.replicas = settings.nats_replicas;
+        let config = relay_config(settings);
+        state.relay = Some(config.health.clone());
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(relay::run(store, config, stop)));
     }

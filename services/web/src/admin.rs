@@ -77,7 +77,7 @@ async fn read_all(
 
 async fn head(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     Ok(Json(
-        json!({ "position": state.store.head_position().await? }),
+        json!({ "position": state.store.head_position().await?, "log_id": state.store.log_id() }),
     ))
 }
 

@@ -65,6 +65,10 @@ impl From<AppendError> for ApiError {
         match e {
             AppendError::WrongExpectedVersion { .. } => ApiError::conflict(e.to_string()),
             AppendError::Invalid(m) => ApiError::bad_request(m),
+            AppendError::Refused(r) if r.is_too_large() => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, r.to_string())
+            }
+            AppendError::Refused(r) => ApiError::bad_request(r.to_string()),
             AppendError::Log(e) => e.into(),
         }
     }

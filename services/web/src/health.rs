@@ -7,6 +7,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use palimpsest_log::relay::RelayState;
+use palimpsest_projections::stall;
 use serde_json::json;
 use std::sync::OnceLock;
 
@@ -25,8 +27,8 @@ pub fn metrics_handle() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
-/// The health routes: liveness, readiness (the database answers and the log is readable) and
-/// Prometheus metrics.
+/// The health routes: liveness, readiness (the log answers, no projection is stopped on an
+/// event, the relay is not blocked) and Prometheus metrics.
 pub fn router(state: AppState) -> Router {
     metrics_handle();
     Router::new()
@@ -36,17 +38,47 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Ready when the log answers, no read model is stopped on an event and the relay (if this
+/// process runs it) is not blocked. Otherwise 503, naming what stopped, where and why.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.store.head_position().await {
-        Ok(head) => (
-            StatusCode::OK,
-            Json(json!({ "status": "ready", "log_head": head })),
-        ),
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "unavailable", "error": e.to_string() })),
-        ),
-    }
+    let head = match state.store.head_position().await {
+        Ok(head) => head,
+        Err(e) => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "unavailable", "error": e.to_string() })),
+            );
+        }
+    };
+    let stalled = match state.read.get().await {
+        Ok(client) => stall::all(&client).await,
+        Err(e) => Err(e.into()),
+    };
+    let stalled = match stalled {
+        Ok(stalled) => stalled,
+        Err(e) => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "unavailable", "error": e.to_string() })),
+            );
+        }
+    };
+    let relay = state.relay.as_ref().map(|r| r.state());
+    let blocked = matches!(relay, Some(RelayState::Blocked { .. }));
+    let ready = stalled.is_empty() && !blocked;
+    let body = json!({
+        "status": if ready { "ready" } else { "stopped" },
+        "log_head": head,
+        "log_id": state.store.log_id(),
+        "stalled_projections": stalled,
+        "relay": relay,
+    });
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body))
 }
 
 async fn metrics_text() -> impl IntoResponse {

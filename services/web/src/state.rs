@@ -1,10 +1,12 @@
 //! The application state every context's router receives.
 
-use crate::command::CommandRunner;
-use crate::secret;
+use crate::command::{CommandError, CommandRunner};
+use crate::{ApiError, secret};
+use axum::http::StatusCode;
 use deadpool_postgres::Pool;
-use palimpsest_log::{EventStore, LogError};
-use palimpsest_projections::ProjectionWatch;
+use palimpsest_log::relay::RelayHealth;
+use palimpsest_log::{EventStore, Limits, LogError};
+use palimpsest_projections::{ProjectionWatch, Stall};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,6 +26,8 @@ pub struct AppState {
     pub admin_token: Arc<String>,
     /// The one command path every context writes through.
     pub commands: CommandRunner,
+    /// The relay's state, when this process runs the relay (readiness reports it).
+    pub relay: Option<RelayHealth>,
 }
 
 /// Why the state could not be built.
@@ -41,7 +45,8 @@ impl AppState {
     /// Opens the log at `database_url` (running its migrations) and loads or creates the admin
     /// token (`PALIMPSEST_ADMIN_TOKEN`, else `<data_dir>/admin-token`).
     pub async fn connect(database_url: &str, data_dir: PathBuf) -> Result<AppState, StateError> {
-        let store = EventStore::connect(database_url).await?;
+        let limits = Limits::from_env().map_err(LogError::Config)?;
+        let store = EventStore::connect(database_url).await?.with_limits(limits);
         let read = palimpsest_log::store::pool(database_url, 16)?;
         let watch = ProjectionWatch::start(database_url, read.clone())?;
         let admin_token =
@@ -54,18 +59,45 @@ impl AppState {
             data_dir,
             watch,
             admin_token: Arc::new(admin_token),
+            relay: None,
         })
     }
 
-    /// A state for tests: its data directory is a fresh temporary one.
-    pub async fn for_tests(database_url: &str) -> Result<AppState, StateError> {
-        let dir = std::env::temp_dir().join(format!("palimpsest-test-{}", uuid::Uuid::new_v4()));
-        Self::connect(database_url, dir).await
-    }
-
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied
-    /// `position`. The command runner does it for every write; reads never wait.
-    pub async fn wait_for(&self, projection: &str, position: i64) {
+    /// `position`. The command runner does it for every write; reads never wait. A projection
+    /// stopped on an event at or before `position` fails the wait at once
+    /// ([`ReadModelStopped`], a 503).
+    pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ReadModelStopped> {
         self.commands.wait_for(projection, position).await
+    }
+}
+
+/// A write was stored but the read model it waits for is stopped on an earlier event (or this
+/// one): the answer is a 503 that says so, at once, instead of a wait that cannot succeed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the write was stored at position {position}, but read model {projection} is stopped at \
+     position {} ({}) and will not show it until the projector is fixed",
+    stall.position,
+    stall.error
+)]
+pub struct ReadModelStopped {
+    /// The read model waited for.
+    pub projection: String,
+    /// The position of the write.
+    pub position: i64,
+    /// Where and why the read model stopped.
+    pub stall: Stall,
+}
+
+impl From<ReadModelStopped> for ApiError {
+    fn from(e: ReadModelStopped) -> Self {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+    }
+}
+
+impl<E> From<ReadModelStopped> for CommandError<E> {
+    fn from(e: ReadModelStopped) -> Self {
+        CommandError::Unavailable(e.to_string())
     }
 }

@@ -18,6 +18,7 @@ pub fn free_port() -> u16 {
 pub struct NatsServer {
     port: u16,
     store: PathBuf,
+    max_payload: Option<usize>,
     child: Option<Child>,
 }
 
@@ -29,11 +30,22 @@ fn binary() -> String {
 impl NatsServer {
     /// Starts a server on a free port with a fresh store directory and waits until it answers.
     pub async fn start() -> NatsServer {
+        Self::start_with(None).await
+    }
+
+    /// Like [`NatsServer::start`], with the server's `max_payload` (bytes) set lower than its
+    /// 1 MiB default.
+    pub async fn start_with_max_payload(bytes: usize) -> NatsServer {
+        Self::start_with(Some(bytes)).await
+    }
+
+    async fn start_with(max_payload: Option<usize>) -> NatsServer {
         let port = free_port();
         let store = std::env::temp_dir().join(format!("palimpsest-nats-{}", uuid::Uuid::new_v4()));
         let mut server = NatsServer {
             port,
             store,
+            max_payload,
             child: None,
         };
         server.restart().await;
@@ -56,7 +68,15 @@ impl NatsServer {
     /// Starts the server again on the same port and store, and waits until it answers.
     pub async fn restart(&mut self) {
         self.stop();
-        let child = Command::new(binary())
+        let mut command = Command::new(binary());
+        if let Some(bytes) = self.max_payload {
+            std::fs::create_dir_all(&self.store).unwrap_or_else(|e| panic!("nats store: {e}"));
+            let conf = self.store.join("server.conf");
+            std::fs::write(&conf, format!("max_payload: {bytes}\n"))
+                .unwrap_or_else(|e| panic!("nats config: {e}"));
+            command.arg("-c").arg(conf);
+        }
+        let child = command
             .args([
                 "-a",
                 "127.0.0.1",

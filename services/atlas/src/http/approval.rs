@@ -128,7 +128,7 @@ async fn published_candidates(
 ) -> Result<Candidates, CommandError<ApiError>> {
     let pv = attempt.version(publication_stream);
     if publication.last_position > 0 {
-        state.wait_for(NAME, publication.last_position).await;
+        state.wait_for(NAME, publication.last_position).await?;
     }
     let mut client = state
         .read

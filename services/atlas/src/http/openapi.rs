@@ -50,8 +50,9 @@ fn schemas() -> Value {
             "created_at": nullable("string"), "updated_at": nullable("string"),
             "geometry_count": i(), "hash": {"type": "string", "description": "sha256:<hex>; send back as base_hash"}}},
         "SectionState": {"type": "object", "properties": {
-            "section_id": s(), "status": {"enum": ["editing", "submitted", "approved", "rejected", "conflicted"]},
-            "head_commit_id": nullable("string"), "version": i(), "locked_by": nullable("string"),
+            "section_id": s(), "status": {"enum": ["editing", "submitted", "approved", "rejected", "conflicted"],
+                "description": "The spec's four statuses, plus `conflicted` (our addition): an approval that met a conflict leaves the section here, and like `rejected` it takes a new commit or restore, so its editor can recover. The spec marks only the submission conflicted, which would leave the section `submitted` with nothing pending and no way to move."},
+            "head_commit_id": nullable("string"), "version": {"type": "integer", "description": "moves on each commit and restore only (spec §4.3): what expected_version is checked against"}, "locked_by": nullable("string"),
             "locked_at": nullable("string"), "lock_expires_at": nullable("string"), "updated_at": s()}},
         "Section": {"type": "object", "properties": {
             "id": s(), "title": s(), "description": nullable("string"), "user_id": nullable("string"),
@@ -157,8 +158,10 @@ pub fn spec() -> Value {
                 "post": {"summary": "Create a section (status editing)",
                     "requestBody": body(json!({"title": {"type": "string"}, "description": {"type": "string"}, "user_id": {"type": "string"}, "created_by": {"type": "string"}}), &["title"]),
                     "responses": {"201": ok(r("Section")), "400": error()}},
-                "get": {"summary": "Sections with their state", "parameters": [query("status", "string", "only this status")],
-                    "responses": {"200": ok(json!({"type": "array", "items": r("Section")}))}}},
+                "get": {"summary": "Sections with their state", "parameters": [{"name": "status", "in": "query", "required": false,
+                        "schema": {"enum": ["editing", "submitted", "approved", "rejected", "conflicted"]},
+                        "description": "only this status; any other value is a 400"}],
+                    "responses": {"200": ok(json!({"type": "array", "items": r("Section")})), "400": error()}}},
             "/sections/{id}": {"get": {"summary": "One section with its state", "parameters": [path_id("section")],
                 "responses": {"200": ok(r("Section")), "404": error()}}},
             "/sections/{id}/editor": {"get": {"summary": "Open the editor; with user_id, take the lock",
@@ -180,7 +183,7 @@ pub fn spec() -> Value {
                     "responses": {"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}}},
             "/sections/{id}/restore": {"post": write("Restore an older commit as a new head",
                 body(restore_props, &["commit_id", "created_by"]), "201", with_state("commit", "Commit"))},
-            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review; releases the lock",
+            "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review (409 while another user holds a live lock); releases the lock",
                 body(submit_props, &["submitted_by"]), "201", with_state("submission", "Submission"))},
             "/sections/{id}/submissions": {"get": {"parameters": [path_id("section")], "summary": "The section's submissions, newest first",
                 "responses": {"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}}},
@@ -198,7 +201,8 @@ pub fn spec() -> Value {
     })
 }
 
-/// `GET /openapi.json`.
+/// `GET /openapi.json`: the routes, every write documented with the platform's
+/// `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
-    Json(spec())
+    Json(palimpsest_web::command::document_commands(spec()))
 }

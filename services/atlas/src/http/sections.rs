@@ -5,11 +5,12 @@ use crate::http::command::execute;
 use crate::http::params::{Params, text};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SubmissionRow};
 use crate::read::sections as read;
-use crate::section::{Expectations, SectionCommand, SectionState};
+use crate::section::{Expectations, SectionCommand, SectionState, SectionStatus};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use palimpsest_events::atlas::Timestamp;
 use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
@@ -85,10 +86,9 @@ pub async fn list(
     State(state): State<AppState>,
     Query(p): Query<Params>,
 ) -> Result<Json<Vec<SectionRow>>, ApiError> {
+    let status = text(&p, "status").map(|name| SectionStatus::parse(&name));
     let client = state.read.get().await?;
-    Ok(Json(
-        read::list(&**client, text(&p, "status").as_deref()).await?,
-    ))
+    Ok(Json(read::list(&**client, status.transpose()?).await?))
 }
 
 /// `GET /sections/:id`: one section with its state.
@@ -118,10 +118,7 @@ pub async fn editor(
             &request,
             &id,
             Some(&actor),
-            |now| SectionCommand::Lock {
-                actor: actor.clone(),
-                now,
-            },
+            take_lock(&actor),
             |after| {
                 EditorView::from_state(after)
                     .map(|view| Reply::json(StatusCode::OK, &view))
@@ -135,6 +132,14 @@ pub async fn editor(
         .await?
         .map(|view| Reply::json(StatusCode::OK, &view))
         .ok_or_else(|| ApiError::not_found("Section not found"))
+}
+
+/// The command that takes (or renews) the lock for `actor`.
+fn take_lock(actor: &str) -> impl Fn(Timestamp) -> SectionCommand + '_ {
+    move |now| SectionCommand::Lock {
+        actor: actor.to_owned(),
+        now,
+    }
 }
 
 fn actor_of(body: &Body, p: &Params, keys: &[&str]) -> Result<Option<String>, ApiError> {
@@ -159,10 +164,7 @@ pub async fn lock(
         &request,
         &id,
         Some(&actor),
-        |now| SectionCommand::Lock {
-            actor: actor.clone(),
-            now,
-        },
+        take_lock(&actor),
         state_reply,
     )
     .await

@@ -95,7 +95,7 @@ pub async fn apply(
             .await?;
             tx.execute(
                 &format!(
-                    "UPDATE {s}.section_states SET status = 'submitted', version = version + 1, \
+                    "UPDATE {s}.section_states SET status = 'submitted', \
                      locked_by = NULL, locked_at = NULL, lock_expires_at = NULL, updated_at = $2 \
                      WHERE section_id = $1"
                 ),
@@ -240,7 +240,7 @@ async fn review(
     .await?;
     tx.execute(
         &format!(
-            "UPDATE {s}.section_states SET status = $2, version = version + 1, updated_at = $3 \
+            "UPDATE {s}.section_states SET status = $2, updated_at = $3 \
              WHERE section_id = $1"
         ),
         &[&id, &status, &at],

@@ -195,7 +195,7 @@ impl Work<'_> {
             description: f.description.clone(),
             type_id: f.type_id.clone(),
             status: f.status,
-            is_deleted: 0,
+            is_deleted: f.is_deleted,
             created_at,
             updated_at: self.now,
         }
@@ -298,7 +298,7 @@ impl Work<'_> {
         GeometryRow {
             id: id.to_owned(),
             kind: f.kind.clone(),
-            is_deleted: 0,
+            is_deleted: f.is_deleted,
             draw_geometry: f.draw_geometry.clone(),
             binding: f.binding.clone(),
             time_start: f.time_start,

@@ -29,7 +29,7 @@ fn entity(id: &str, slug: Option<&str>) -> EntityRow {
         slug: slug.map(Into::into),
         description: None,
         type_id: "country".into(),
-        status: 1,
+        status: Some(1),
         is_deleted: 0,
         created_at: t(0),
         updated_at: t(0),
@@ -391,4 +391,31 @@ fn slugs_stay_unique_across_the_published_table() {
         &view,
     )
     .expect("a slug freed earlier in the snapshot can be reused");
+}
+
+#[test]
+fn the_snapshot_is_deleted_flag_and_a_null_status_are_published_as_sent() {
+    let p = apply(
+        json!({
+            "entities": [
+                {"operation": "create", "id": "e1", "name": "Gone", "is_deleted": 1, "status": null},
+                {"operation": "update", "id": "e2", "name": "Kept", "is_deleted": 0}
+            ],
+            "geometries": [{"operation": "create", "id": "g1", "draw_geometry": point(), "is_deleted": 1}]
+        }),
+        &given(&[entity("e2", None)], &[]),
+    )
+    .expect("applies");
+    let [EntityEvent::EntityCreated { entity: e1, .. }] = p.entities["e1"].as_slice() else {
+        panic!("{:?}", p.entities);
+    };
+    assert_eq!((e1.is_deleted, e1.status), (1, None));
+    let [EntityEvent::EntityUpdated { entity: e2, .. }] = p.entities["e2"].as_slice() else {
+        panic!("{:?}", p.entities);
+    };
+    assert_eq!((e2.is_deleted, e2.status), (0, Some(1)));
+    let [GeometryEvent::GeometryCreated { geometry, .. }] = p.geometries["g1"].as_slice() else {
+        panic!("{:?}", p.geometries);
+    };
+    assert_eq!(geometry.is_deleted, 1);
 }

@@ -68,7 +68,7 @@ fn view(row: &Row) -> EntityView {
         slug: row.get("slug"),
         description: row.get("description"),
         type_id: row.get("type_id"),
-        status: status.unwrap_or(1),
+        status,
         is_deleted: row.get("is_deleted"),
         created_at: stored_time(&created_at),
         updated_at: stored_time(&updated_at),

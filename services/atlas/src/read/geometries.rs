@@ -3,6 +3,7 @@
 
 use crate::hashing::{geometry_hash, links_hash};
 use crate::read::SCHEMA as S;
+use crate::read::error::{ReadError, stored_json};
 use chrono::{DateTime, Utc};
 use palimpsest_events::atlas::{Bbox, GeometryRow, Timestamp};
 use serde_json::{Value, json};
@@ -48,7 +49,9 @@ fn live_sql() -> String {
            FROM {S}.entity_geometries eg JOIN {S}.entities e ON e.id = eg.entity_id AND e.is_deleted = 0 \
            WHERE eg.geometry_id = g.id), '[]'::jsonb) AS entities, \
          COALESCE((SELECT jsonb_agg(eg.entity_id ORDER BY eg.entity_id) FROM {S}.entity_geometries eg \
-           WHERE eg.geometry_id = g.id), '[]'::jsonb) AS links \
+           WHERE eg.geometry_id = g.id), '[]'::jsonb) AS links, \
+         COALESCE((SELECT h.entity_ids FROM {S}.geometry_history h \
+           WHERE h.geometry_id = g.id AND h.valid_to IS NULL), '[]'::jsonb) AS link_order \
          FROM {S}.geometries g \
          WHERE g.is_deleted = 0 AND $5::timestamptz IS NULL AND {BOX} \
          AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM {S}.entity_geometries eg JOIN {S}.entities e \
@@ -65,7 +68,7 @@ fn as_of_sql() -> String {
            FROM jsonb_array_elements_text(g.entity_ids) AS l(id) JOIN {S}.entity_history e \
            ON e.entity_id = l.id AND e.is_deleted = 0 AND tstzrange(e.valid_from, e.valid_to) @> $5::timestamptz), \
            '[]'::jsonb) AS entities, \
-         g.entity_ids AS links \
+         g.entity_ids AS links, g.entity_ids AS link_order \
          FROM {S}.geometry_history g \
          WHERE g.is_deleted = 0 AND tstzrange(g.valid_from, g.valid_to) @> $5::timestamptz AND {BOX} \
          AND ($7::text IS NULL OR (g.entity_ids @> jsonb_build_array($7::text) AND EXISTS ( \
@@ -79,7 +82,7 @@ fn as_of_sql() -> String {
 pub async fn feature_collection(
     client: &impl GenericClient,
     q: &MapQuery,
-) -> Result<Value, tokio_postgres::Error> {
+) -> Result<Value, ReadError> {
     let sql = if q.as_of.is_some() {
         as_of_sql()
     } else {
@@ -99,12 +102,17 @@ pub async fn feature_collection(
             ],
         )
         .await?;
-    let features: Vec<Value> = rows.iter().map(feature).collect();
+    let features = rows
+        .iter()
+        .map(feature)
+        .collect::<Result<Vec<Value>, _>>()?;
     Ok(json!({"type": "FeatureCollection", "features": features}))
 }
 
-/// A geometry row's fields as the domain knows them (for its hash).
-pub fn geometry_row(row: &Row) -> GeometryRow {
+/// A geometry row's fields as the domain knows them (for its hash); a stored JSON text that does
+/// not parse is an error, never a null.
+pub fn geometry_row(row: &Row) -> Result<GeometryRow, ReadError> {
+    let id: String = row.get("id");
     let text: String = row.get("draw_geometry");
     let binding: Option<String> = row.get("binding");
     let bbox = match (
@@ -127,35 +135,63 @@ pub fn geometry_row(row: &Row) -> GeometryRow {
             .and_then(Timestamp::parse)
             .unwrap_or_else(|| Timestamp::new(DateTime::<Utc>::UNIX_EPOCH))
     };
-    GeometryRow {
-        id: row.get("id"),
+    Ok(GeometryRow {
         kind: row.get("type"),
         is_deleted: row.get("is_deleted"),
-        draw_geometry: serde_json::from_str(&text).unwrap_or(Value::Null),
-        binding: binding.and_then(|b| serde_json::from_str(&b).ok()),
+        draw_geometry: stored_json(&text, "geometries.draw_geometry", &id)?,
+        binding: match binding {
+            Some(b) => Some(stored_json(&b, "geometries.binding", &id)?),
+            None => None,
+        },
         time_start: row.get("time_start"),
         time_end: row.get("time_end"),
         bbox,
         created_at: time("created_at"),
         updated_at: time("updated_at"),
+        id,
+    })
+}
+
+/// The type a map feature shows: the geometry's own `type`, unless it is missing, blank or a
+/// legacy token (`line`, `path`); then the `type_id` of its primary entity — the first of its
+/// links, in the order the link scope listed them, whose entity is live. This is the original's
+/// rule (its links are rows inserted in `entity_ids` order, and it takes the first active one),
+/// and the one rule for live reads and `time_as_of` reads alike.
+pub fn shown_type(
+    kind: Option<&str>,
+    link_order: &[String],
+    live_entities: &Value,
+) -> Option<String> {
+    match kind {
+        Some(t) if !t.trim().is_empty() && !LEGACY_TYPES.contains(&t) => Some(t.to_owned()),
+        _ => primary_type(link_order, live_entities).or(kind.map(str::to_owned)),
     }
 }
 
-fn feature(row: &Row) -> Value {
-    let g = geometry_row(row);
+fn primary_type(link_order: &[String], live_entities: &Value) -> Option<String> {
+    let entities = live_entities.as_array()?;
+    link_order.iter().find_map(|id| {
+        entities
+            .iter()
+            .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
+            .and_then(|e| e.get("type_id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
+fn id_list(row: &Row, column: &'static str, id: &str) -> Result<Vec<String>, ReadError> {
+    serde_json::from_value(row.get::<_, Value>(column))
+        .map_err(|e| ReadError::corrupt(column, id, &e))
+}
+
+fn feature(row: &Row) -> Result<Value, ReadError> {
+    let g = geometry_row(row)?;
     let entities: Value = row.get("entities");
-    let links: Value = row.get("links");
-    let link_ids: Vec<String> = serde_json::from_value(links).unwrap_or_default();
-    let primary_type = entities
-        .get(0)
-        .and_then(|e| e.get("type_id"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let shown_type = match g.kind.as_deref() {
-        Some(t) if !t.trim().is_empty() && !LEGACY_TYPES.contains(&t) => Some(t.to_owned()),
-        _ => primary_type.or(g.kind.clone()),
-    };
-    json!({
+    let link_ids = id_list(row, "links", &g.id)?;
+    let link_order = id_list(row, "link_order", &g.id)?;
+    let shown_type = shown_type(g.kind.as_deref(), &link_order, &entities);
+    Ok(json!({
         "type": "Feature",
         "id": g.id,
         "geometry": g.draw_geometry,
@@ -173,5 +209,39 @@ fn feature(row: &Row) -> Value {
             "hash": geometry_hash(&g),
             "links_hash": links_hash(&link_ids),
         }
-    })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_primary_entity_is_the_first_live_link_in_link_scope_order() {
+        let live = json!([{"id": "a", "type_id": "river"}, {"id": "b", "type_id": "kingdom"}]);
+        assert_eq!(
+            shown_type(Some("line"), &links(&["b", "a"]), &live).as_deref(),
+            Some("kingdom"),
+            "the order the links were given, not the ids' order"
+        );
+        assert_eq!(
+            shown_type(None, &links(&["gone", "a"]), &live).as_deref(),
+            Some("river"),
+            "a link to an entity that is not live is passed over"
+        );
+        assert_eq!(
+            shown_type(Some("path"), &links(&["gone"]), &live).as_deref(),
+            Some("path"),
+            "without a live entity the stored token stays"
+        );
+        assert_eq!(
+            shown_type(Some("country"), &links(&["b"]), &live).as_deref(),
+            Some("country"),
+            "a real type is never replaced"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! section and reviewer that made it.
 
 use crate::read::SCHEMA as S;
+use crate::read::error::ReadError;
 use crate::read::geometries::geometry_row;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
@@ -72,10 +73,7 @@ pub async fn entity(
 }
 
 /// A geometry's versions, oldest first; empty when it was never published.
-pub async fn geometry(
-    client: &impl GenericClient,
-    id: &str,
-) -> Result<Vec<Value>, tokio_postgres::Error> {
+pub async fn geometry(client: &impl GenericClient, id: &str) -> Result<Vec<Value>, ReadError> {
     let rows = client
         .query(
             &format!(
@@ -84,15 +82,14 @@ pub async fn geometry(
             &[&id],
         )
         .await?;
-    Ok(rows
-        .iter()
+    rows.iter()
         .map(|row| {
             let mut m = change(row);
             m.insert(
                 "detail".into(),
                 json!(row.get::<_, Option<String>>("detail")),
             );
-            let g = geometry_row(row);
+            let g = geometry_row(row)?;
             m.insert(
                 "geometry".into(),
                 json!({
@@ -109,7 +106,7 @@ pub async fn geometry(
                     "entity_ids": row.get::<_, Value>("entity_ids"),
                 }),
             );
-            Value::Object(m)
+            Ok(Value::Object(m))
         })
-        .collect())
+        .collect()
 }

@@ -3,11 +3,14 @@
 //! answer and the next read agree.
 
 pub mod entities;
+pub mod error;
 pub mod geometries;
 pub mod history;
 pub mod publication;
 pub mod rows;
 pub mod sections;
+
+pub use error::ReadError;
 
 /// The schema the live read model lives in.
 pub const SCHEMA: &str = crate::projection::NAME;

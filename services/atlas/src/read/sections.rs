@@ -1,7 +1,9 @@
 //! Section queries on the read model.
 
 use crate::read::SCHEMA as S;
+use crate::read::error::{ReadError, stored_json};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SectionStateRow, SubmissionRow};
+use crate::section::SectionStatus;
 use tokio_postgres::{GenericClient, Row};
 
 const SECTION_COLUMNS: &str = "s.id, s.title, s.description, s.user_id, s.created_by, s.created_at, \
@@ -73,8 +75,9 @@ fn submission(row: &Row) -> SubmissionRow {
 /// Sections with their state, most recently changed first, optionally of one status.
 pub async fn list(
     client: &impl GenericClient,
-    status: Option<&str>,
+    status: Option<SectionStatus>,
 ) -> Result<Vec<SectionRow>, tokio_postgres::Error> {
+    let status = status.map(SectionStatus::as_str);
     let rows = client
         .query(
             &format!(
@@ -109,7 +112,7 @@ pub async fn get(
 pub async fn editor(
     client: &impl GenericClient,
     id: &str,
-) -> Result<Option<EditorView>, tokio_postgres::Error> {
+) -> Result<Option<EditorView>, ReadError> {
     let Some(section) = get(client, id).await? else {
         return Ok(None);
     };
@@ -124,10 +127,10 @@ pub async fn editor(
             .as_ref()
             .map(commit),
     };
-    let snapshot = head
-        .as_ref()
-        .and_then(|c| serde_json::from_str(&c.snapshot_json).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let snapshot = match &head {
+        Some(c) => stored_json(&c.snapshot_json, "section_commits.snapshot_json", &c.id)?,
+        None => serde_json::Value::Null,
+    };
     Ok(Some(EditorView {
         state: section.state.clone(),
         section,

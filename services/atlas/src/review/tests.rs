@@ -73,7 +73,7 @@ fn published(updated_at: Timestamp) -> PublishedView {
                 slug: None,
                 description: None,
                 type_id: "country".into(),
-                status: 1,
+                status: Some(1),
                 is_deleted: 0,
                 created_at: t(0),
                 updated_at,

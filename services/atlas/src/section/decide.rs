@@ -130,6 +130,7 @@ pub fn decide(
                 });
             }
             check_expectations(state, &expected)?;
+            check_lock(state, &actor, now)?;
             let commit = match commit_id {
                 Some(id) => state
                     .commit(&id)

@@ -1,5 +1,6 @@
 //! A section's state, folded from its stream: what `decide` needs to judge a command.
 
+use crate::section::error::SectionError;
 use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
 use serde_json::Value;
 
@@ -22,6 +23,33 @@ pub enum SectionStatus {
 }
 
 impl SectionStatus {
+    /// Every status a section can be in: the spec's four, then `conflicted`, our addition. The
+    /// spec says only that a conflicted approval marks the *submission* `conflicted`; a section
+    /// left `submitted` with no pending submission could never move again (commit and restore
+    /// need `editing` or `rejected`, submit needs `editing`), so the section becomes `conflicted`
+    /// and, like `rejected`, takes a new commit or restore that resumes editing.
+    pub const ALL: [SectionStatus; 5] = [
+        SectionStatus::Editing,
+        SectionStatus::Submitted,
+        SectionStatus::Approved,
+        SectionStatus::Rejected,
+        SectionStatus::Conflicted,
+    ];
+
+    /// The status named `name` (as stored); any other name is refused, naming those that exist.
+    pub fn parse(name: &str) -> Result<SectionStatus, SectionError> {
+        SectionStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or_else(|| SectionError::Invalid {
+                field: "status".into(),
+                reason: format!(
+                    "must be one of {}",
+                    SectionStatus::ALL.map(SectionStatus::as_str).join(", ")
+                ),
+            })
+    }
+
     /// The status as stored in `section_states.status`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -147,7 +175,10 @@ pub struct SectionState {
     pub status: SectionStatus,
     /// `section_states.head_commit_id`.
     pub head_commit_id: Option<String>,
-    /// `section_states.version`: + 1 on each commit, restore, submit and review (not on locks).
+    /// `section_states.version`: + 1 on each commit and restore, as the spec's §4.3 says ("Commit
+    /// mới … tăng section_states.version"); submits, reviews and locks leave it. It is the
+    /// optimistic version an editor's next commit is checked against (`expected_version`), so
+    /// only a new head should move it.
     pub version: i64,
     /// The lock, live or lapsed; `None` when released or never taken.
     pub lock: Option<Lock>,
@@ -197,13 +228,12 @@ impl SectionState {
         self.lock.as_ref().filter(|l| l.is_live(now))
     }
 
+    /// Records a change at `at`: `section_states.updated_at` always, and `sections.updated_at`
+    /// for workflow changes (commit, restore, submit, review), not for locks.
     fn touch(&mut self, at: Timestamp, workflow: bool) {
         self.state_updated_at = Some(at);
-        if workflow {
-            self.version += 1;
-            if let Some(info) = &mut self.info {
-                info.updated_at = at;
-            }
+        if workflow && let Some(info) = &mut self.info {
+            info.updated_at = at;
         }
     }
 
@@ -282,6 +312,7 @@ pub fn evolve(mut state: SectionState, event: &SectionEvent) -> SectionState {
                 recorded: c.clone(),
                 kind,
             });
+            state.version += 1;
             state.touch(c.created_at, true);
         }
         SectionEvent::SectionSubmitted {

@@ -349,7 +349,7 @@ fn submit_needs_editing_and_a_commit_and_releases_the_lock() {
     let after = state::evolve(state.clone(), &events[0]);
     assert_eq!(after.status, SectionStatus::Submitted);
     assert_eq!(after.lock, None);
-    assert_eq!(after.version, 2);
+    assert_eq!(after.version, 1, "only commits move the version");
     assert_eq!(
         after.submission("sub1").map(|s| s.status),
         Some(SubmissionStatus::Pending)
@@ -417,4 +417,59 @@ fn reject_takes_only_pending_submissions_and_reopens_editing() {
     let events = decide(commit("ann", 5, snapshot()), &after).expect("commit after reject");
     let reopened = events.iter().fold(after, state::evolve);
     assert_eq!(reopened.status, SectionStatus::Editing);
+}
+
+#[test]
+fn submit_is_refused_while_another_holds_a_live_lock() {
+    let state = given(&[created(), locked("ann", 1), committed("c1", 1, None, 2)]);
+    let submit = |actor: &str, at: i64| SectionCommand::Submit {
+        submission_id: "sub1".into(),
+        actor: actor.into(),
+        commit_id: None,
+        expected: Expectations::default(),
+        now: t(at),
+    };
+    assert_eq!(
+        decide(submit("bob", 5), &state),
+        Err(SectionError::Locked {
+            locked_by: "ann".into(),
+            lock_expires_at: t(1).plus_seconds(LOCK_TTL_SECONDS),
+        })
+    );
+    assert!(
+        decide(submit("ann", 5), &state).is_ok(),
+        "the holder submits"
+    );
+    assert!(
+        decide(submit("bob", 17), &state).is_ok(),
+        "a lapsed lock does not stop anyone"
+    );
+}
+
+#[test]
+fn only_commits_and_restores_move_the_version() {
+    let state = given(&[
+        created(),
+        locked("ann", 1),
+        committed("c1", 1, None, 2),
+        submitted("sub1", "c1", 3),
+        rejected("sub1", 4),
+    ]);
+    assert_eq!(state.version, 1);
+    let events = decide(commit("ann", 5, snapshot()), &state).expect("commit after reject");
+    assert_eq!(events.iter().fold(state, state::evolve).version, 2);
+}
+
+#[test]
+fn a_status_filter_names_one_of_the_statuses_that_exist() {
+    for status in SectionStatus::ALL {
+        assert_eq!(SectionStatus::parse(status.as_str()), Ok(status));
+    }
+    assert_eq!(
+        SectionStatus::parse("pending"),
+        Err(SectionError::Invalid {
+            field: "status".into(),
+            reason: "must be one of editing, submitted, approved, rejected, conflicted".into(),
+        })
+    );
 }

@@ -7,13 +7,18 @@
 //! - entity `create`/`update`/`replace` needs a non-blank `name`; slugs are unique within the
 //!   snapshot, compared in lower case;
 //! - geometry `create`/`update`/`replace` needs `draw_geometry` (or `geometry`), a GeoJSON
-//!   geometry object; `delete`/`reference` need none;
+//!   geometry object whose coordinates are well formed ([`geojson`]); `delete`/`reference` need
+//!   none;
 //! - `time_start <= time_end` when both are given (integers);
+//! - `is_deleted`, when given, is 0 or 1 (or a boolean); it is written as sent;
+//! - entity `status`, when given, is an integer or null (null is stored as NULL, absent as 1);
 //! - `bbox`, when given, has four finite numbers with `min <= max`;
 //! - `binding`, when given, is an array of ids that does not contain the geometry's own id;
 //! - every link scope has a `geometry_id` and a non-empty `entity_ids` array of ids.
 //!
 //! Fields of the wrong JSON type (a numeric `name`, a string `status`) are refused the same way.
+
+pub mod geojson;
 
 use crate::bbox::bbox_of;
 use crate::binding::normalize_binding;
@@ -208,7 +213,11 @@ fn entity_fields(m: &Map<String, Value>, field: &str) -> Result<EntityFields, Sn
         slug,
         description: opt_string(m, "description", field)?,
         type_id,
-        status: opt_integer(m, "status", field)?.unwrap_or(1),
+        status: match m.get("status") {
+            None => Some(1),
+            Some(_) => opt_integer(m, "status", field)?,
+        },
+        is_deleted: deleted_flag(m, field)?,
     })
 }
 
@@ -267,15 +276,7 @@ fn geometry_fields(
         },
     };
     let (geometry, key) = draw_geometry;
-    match geometry {
-        Value::Object(g) if matches!(g.get("type"), Some(Value::String(_))) => {}
-        _ => {
-            return err(
-                format!("{field}.{key}"),
-                "must be a GeoJSON geometry object with a type",
-            );
-        }
-    }
+    geojson::check_geometry(geometry, &format!("{field}.{key}"))?;
     let time_start = opt_integer(m, "time_start", field)?;
     let time_end = opt_integer(m, "time_end", field)?;
     if let (Some(s), Some(e)) = (time_start, time_end)
@@ -318,7 +319,20 @@ fn geometry_fields(
         time_start,
         time_end,
         bbox,
+        is_deleted: deleted_flag(m, field)?,
     })
+}
+
+/// `is_deleted`: 0 or 1 (or a boolean), 0 when absent.
+fn deleted_flag(m: &Map<String, Value>, field: &str) -> Result<i64, SnapshotError> {
+    match m.get("is_deleted") {
+        None | Some(Value::Null) => Ok(0),
+        Some(Value::Bool(b)) => Ok(i64::from(*b)),
+        Some(v) => match v.as_i64() {
+            Some(flag @ (0 | 1)) => Ok(flag),
+            _ => err(format!("{field}.is_deleted"), "must be 0 or 1"),
+        },
+    }
 }
 
 fn explicit_bbox(value: &Value, field: &str) -> Result<Bbox, SnapshotError> {

@@ -71,7 +71,8 @@ fn replace_reads_as_update_with_defaults() {
             slug: None,
             description: None,
             type_id: "country".into(),
-            status: 1
+            status: Some(1),
+            is_deleted: 0,
         })
     );
 }
@@ -204,4 +205,48 @@ fn link_scopes_need_a_geometry_and_entities() {
         .expect("valid");
     assert_eq!(s.link_scopes[0].entity_ids, vec!["e", "f"]);
     assert!(!s.link_scopes[0].replace);
+}
+
+#[test]
+fn is_deleted_and_a_null_status_are_read_as_sent() {
+    let s = parse_snapshot(&json!({
+        "entities": [
+            {"id": "e1", "operation": "create", "name": "x", "status": null, "is_deleted": 1},
+            {"id": "e2", "operation": "update", "name": "y", "is_deleted": false}
+        ],
+        "geometries": [{"id": "g", "operation": "create", "draw_geometry": point(), "is_deleted": true}]
+    }))
+    .expect("valid");
+    let Action::Create(f) = &s.entities[0].action else {
+        panic!("{:?}", s.entities[0]);
+    };
+    assert_eq!((f.status, f.is_deleted), (None, 1));
+    let Action::Update(f) = &s.entities[1].action else {
+        panic!("{:?}", s.entities[1]);
+    };
+    assert_eq!((f.status, f.is_deleted), (Some(1), 0));
+    let Action::Create(g) = &s.geometries[0].action else {
+        panic!("{:?}", s.geometries[0]);
+    };
+    assert_eq!(g.is_deleted, 1);
+    assert_eq!(
+        refused(
+            json!({"entities": [{"id": "e", "operation": "create", "name": "x", "is_deleted": 2}]})
+        ),
+        "entities[0].is_deleted must be 0 or 1"
+    );
+}
+
+#[test]
+fn a_geometry_whose_coordinates_are_not_geojson_is_refused_at_commit() {
+    assert_eq!(
+        refused(json!({"geometries": [{"id": "g", "operation": "create",
+            "draw_geometry": {"type": "Polygon", "coordinates": "nope"}}]})),
+        "geometries[0].draw_geometry.coordinates must be an array"
+    );
+    assert_eq!(
+        refused(json!({"geometries": [{"id": "g", "operation": "update",
+            "geometry": {"type": "Point", "coordinates": [1]}}]})),
+        "geometries[0].geometry.coordinates must be a position: an array of two or more numbers"
+    );
 }

@@ -1,62 +1,34 @@
-//! A running atlas for one test: a fresh database, the projector, the router under `/atlas` on
-//! a random port, and a small HTTP client.
+//! A running atlas for one test: the real app ([`TestApp`]: a fresh database, every projector,
+//! a random port) and a small HTTP client for `/atlas`.
 
 #![allow(dead_code)]
 
-use palimpsest_testkit::TestDb;
+use palimpsest_testkit::TestApp;
 use palimpsest_web::AppState;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 pub struct Atlas {
-    pub db: TestDb,
+    app: TestApp,
     pub state: AppState,
     pub base: String,
     pub http: reqwest::Client,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Atlas {
+    /// The real app (the platform's one test harness), spoken to under `/atlas`.
     pub async fn start() -> Atlas {
-        let db = TestDb::create().await;
-        let state = AppState::for_tests(db.url()).await.expect("state");
-        let projection = palimpsest_atlas::projection();
-        palimpsest_projections::ensure(&state.store, projection.as_ref())
-            .await
-            .expect("read model");
-        let shutdown = CancellationToken::new();
-        let runner =
-            palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
-        let app = axum::Router::new().nest("/atlas", palimpsest_atlas::router(state.clone()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let base = format!("http://{}/atlas", listener.local_addr().expect("addr"));
-        let stop = shutdown.clone();
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-        });
+        let app = TestApp::start().await;
         Atlas {
-            db,
-            state,
-            base,
+            state: app.state.clone(),
+            base: app.url("/atlas"),
             http: reqwest::Client::new(),
-            shutdown,
-            tasks: vec![runner, server],
+            app,
         }
     }
 
     pub async fn stop(self) {
-        self.shutdown.cancel();
-        for t in self.tasks {
-            let _ = t.await;
-        }
-        self.db.drop().await;
+        self.app.stop().await;
     }
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {

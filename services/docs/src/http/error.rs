@@ -134,6 +134,10 @@ impl From<AppendError> for CouchError {
         match e {
             AppendError::WrongExpectedVersion { .. } => CouchError::conflict(),
             AppendError::Invalid(m) => CouchError::bad_request(m),
+            AppendError::Refused(r) if r.is_too_large() => {
+                CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", r.to_string())
+            }
+            AppendError::Refused(r) => CouchError::bad_request(r.to_string()),
             AppendError::Log(e) => e.into(),
         }
     }

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use palimpsest::testing::TestApp;
+use palimpsest_testkit::TestApp;
 use serde_json::Value;
 
 /// The app and an HTTP client pointed at `/docs`.

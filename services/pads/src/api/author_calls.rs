@@ -10,7 +10,6 @@ use crate::domain::author_commands::{
     NewAuthor, create_author as decide_create, create_author_for_mapper,
 };
 use crate::ids::IdKind;
-use crate::service::Retry;
 use crate::store::keys;
 use crate::store::records::AuthorRecord;
 use palimpsest_events::pads::{AUTHOR_MAPPER, AuthorName};
@@ -39,10 +38,13 @@ pub async fn create_author(c: Ctx<'_>) -> Result<Data, Failure> {
     };
     let new = new_author();
     let now = now_ms();
-    let decision = decide_create(&new, name.clone(), now);
-    let mut retry = Retry::new();
-    while !c.pads.commit(&decision, &retry.attempt()?).await? {}
-    Data::of(&json!({ "authorID": new.author_id }))
+    let decision = &decide_create(&new, name, now);
+    let answer = &Data::of(&json!({ "authorID": new.author_id }))?;
+    c.pads
+        .run(&c.request, |_| async move {
+            Ok((decision.clone(), answer.clone()))
+        })
+        .await
 }
 
 /// `createAuthorIfNotExistsFor(authorMapper, name)` → `{authorID}`.
@@ -55,22 +57,18 @@ pub async fn create_author_if_not_exists_for(c: Ctx<'_>) -> Result<Data, Failure
     let name = c.p.get("name").filter(|v| truthy(v)).map(js_string);
     let new = new_author();
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    let id = loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let mapping = pads.mapping(v, AUTHOR_MAPPER, &mapper).await?;
-        if let Some(existing) = &mapping.target {
-            pads.author(v, existing).await?;
-        }
-        let (d, id) = create_author_for_mapper(&mapper, &mapping, name.as_deref(), &new, now);
-        let decision = d;
-        if pads.commit(&decision, v).await? {
-            break id;
-        }
-    };
-    Data::of(&json!({ "authorID": id }))
+    let (mapper, name, new) = (&mapper, &name, &new);
+    c.pads
+        .run(&c.request, |load| async move {
+            let mapping = load.mapping(AUTHOR_MAPPER, mapper).await?;
+            if let Some(existing) = &mapping.target {
+                load.author(existing).await?;
+            }
+            let (decision, id) =
+                create_author_for_mapper(mapper, &mapping, name.as_deref(), new, now);
+            Ok((decision, Data::of(&json!({ "authorID": id }))?))
+        })
+        .await
 }
 
 /// `getAuthorName(authorID)` → the name (as `data` itself), `null` if none.

@@ -6,7 +6,6 @@ use super::params::{js_string, truthy};
 use super::{Ctx, now_ms};
 use crate::domain::pad_chat::{ChatMessage, append_chat_message as decide};
 use crate::js_number;
-use crate::service::Retry;
 use crate::store::keys;
 use crate::store::records::{AuthorRecord, ChatRecord};
 use palimpsest_events::pads::ChatTime;
@@ -42,21 +41,15 @@ pub async fn append_chat_message(c: Ctx<'_>) -> Result<Data, Failure> {
         author_id,
         time,
     };
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let authors = pads
-            .authors(v, message.author_id.clone().into_iter())
-            .await?;
-        let decision = decide(&pad, message.clone(), now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (id, message) = (&id, &message);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            let authors = load.authors(message.author_id.clone()).await?;
+            let decision = decide(&pad, message.clone(), now, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// A chat message as the API returns it (Etherpad's `ChatMessage.toJSON`).

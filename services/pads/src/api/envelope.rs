@@ -17,6 +17,12 @@ use axum::response::{IntoResponse, Response};
 use palimpsest_web::ApiError;
 use serde::Serialize;
 
+/// The media type of every answer.
+pub const CONTENT_TYPE: &str = "application/json; charset=utf-8";
+
+/// How every successful envelope begins; its `data` follows, then `}`.
+const OK_PREFIX: &str = r#"{"code":0,"message":"ok","data":"#;
+
 /// The `data` of a successful answer, already serialised (Etherpad sends `data || null`, so a
 /// falsy value becomes `null`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +47,17 @@ impl Data {
     pub fn as_json(&self) -> &str {
         &self.0
     }
+
+    /// The `data` of a successful envelope this API wrote (a command's answer, possibly the
+    /// one stored under its Idempotency-Key), so it is answered again byte for byte.
+    pub fn from_reply(reply: &palimpsest_web::command::Reply) -> Result<Self, Failure> {
+        std::str::from_utf8(&reply.body)
+            .ok()
+            .and_then(|text| text.strip_prefix(OK_PREFIX))
+            .and_then(|rest| rest.strip_suffix('}'))
+            .map(|data| Data(data.to_owned()))
+            .ok_or_else(|| Failure::internal("a stored answer is not a success envelope"))
+    }
 }
 
 /// A failed call: Etherpad's code, its message and the HTTP status it goes with.
@@ -52,6 +69,9 @@ pub struct Failure {
     pub message: String,
     /// The HTTP status.
     pub status: StatusCode,
+    /// Whether the call named something that does not exist (the extension endpoints answer
+    /// it with 404).
+    pub missing: bool,
 }
 
 impl Failure {
@@ -61,6 +81,7 @@ impl Failure {
             code: 1,
             message: message.into(),
             status: StatusCode::OK,
+            missing: false,
         }
     }
 
@@ -70,6 +91,7 @@ impl Failure {
             code: 1,
             message: message.into(),
             status: StatusCode::BAD_REQUEST,
+            missing: false,
         }
     }
 
@@ -79,6 +101,7 @@ impl Failure {
             code: if status.is_server_error() { 2 } else { 1 },
             message: message.into(),
             status,
+            missing: false,
         }
     }
 
@@ -88,16 +111,18 @@ impl Failure {
             code: 3,
             message: message.into(),
             status: StatusCode::NOT_FOUND,
+            missing: false,
         }
     }
 
-    /// A function of Etherpad's API this server does not offer (`setHTML`, `createDiffHTML`):
+    /// A function of Etherpad's API this server does not offer (`createDiffHTML`):
     /// status 501, code 1, as Etherpad's router answers an unimplemented operation.
     pub fn not_implemented() -> Self {
         Failure {
             code: 1,
             message: "function not implemented".into(),
             status: StatusCode::NOT_IMPLEMENTED,
+            missing: false,
         }
     }
 
@@ -107,6 +132,7 @@ impl Failure {
             code: 4,
             message: "no or wrong API Key".into(),
             status: StatusCode::UNAUTHORIZED,
+            missing: false,
         }
     }
 
@@ -117,13 +143,17 @@ impl Failure {
             code: 2,
             message: "internal error".into(),
             status: StatusCode::INTERNAL_SERVER_ERROR,
+            missing: false,
         }
     }
 }
 
 impl From<DomainError> for Failure {
     fn from(e: DomainError) -> Self {
-        Failure::api(e.to_string())
+        Failure {
+            missing: e.is_missing(),
+            ..Failure::api(e.to_string())
+        }
     }
 }
 
@@ -137,6 +167,7 @@ impl From<ApiError> for Failure {
         };
         Failure {
             code,
+            missing: e.status == StatusCode::NOT_FOUND,
             message: e.message,
             status: e.status,
         }
@@ -146,10 +177,7 @@ impl From<ApiError> for Failure {
 /// The envelope text of an answer.
 pub fn envelope(outcome: &Result<Data, Failure>) -> (StatusCode, String) {
     match outcome {
-        Ok(data) => (
-            StatusCode::OK,
-            format!(r#"{{"code":0,"message":"ok","data":{}}}"#, data.as_json()),
-        ),
+        Ok(data) => (StatusCode::OK, format!("{OK_PREFIX}{}}}", data.as_json())),
         Err(f) => {
             let message = serde_json::to_string(&f.message).unwrap_or_else(|_| "\"\"".into());
             (
@@ -163,12 +191,7 @@ pub fn envelope(outcome: &Result<Data, Failure>) -> (StatusCode, String) {
 /// An answer as an HTTP response.
 pub fn respond(outcome: Result<Data, Failure>) -> Response {
     let (status, body) = envelope(&outcome);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-        body,
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response()
 }
 
 #[cfg(test)]

@@ -21,13 +21,14 @@ use crate::domain::pad_changes::{Recorded, Submission, submit_changeset as decid
 use crate::ids::is_valid_pad_id;
 use crate::projection::NAME as PROJECTION;
 use crate::reads::StoreReader;
-use crate::service::{Pads, Retry};
+use crate::service::Pads;
 use crate::store::keys;
 use crate::store::records::RevisionRecord;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use palimpsest_events::pads::TOKEN;
+use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
 /// Parameters of the extension endpoints.
@@ -39,7 +40,7 @@ fn refused(f: Failure) -> Failure {
     if f.status != StatusCode::OK {
         return f;
     }
-    let status = if f.message == DomainError::PadMissing.to_string() {
+    let status = if f.missing {
         StatusCode::NOT_FOUND
     } else {
         StatusCode::BAD_REQUEST
@@ -65,7 +66,10 @@ async fn revisions(
             .head_position()
             .await
             .map_err(Failure::internal)?;
-        pads.state.wait_for(PROJECTION, head).await;
+        pads.state
+            .wait_for(PROJECTION, head)
+            .await
+            .map_err(palimpsest_web::ApiError::from)?;
         found = reader.values(&wanted).await.map_err(Failure::internal)?;
     }
     wanted
@@ -115,18 +119,20 @@ fn submission_of(
     }
 }
 
-/// Loads, decides and commits a submission until it lands; the revision it became.
+/// Loads the pad, transforms the submission over the revisions since its base and decides;
+/// the runner appends it (deciding again if another writer got there first). Answers the
+/// revision it became.
 async fn submit_attempts(
     pads: &Pads,
+    command: &CommandRequest,
     reader: &StoreReader,
     pad_id: &str,
     author: &str,
     submission: Submission,
-) -> Result<i64, Failure> {
-    let mut retry = Retry::new();
-    loop {
-        let mut v = retry.attempt()?;
-        let pad = pads.pad(&mut v, pad_id).await?;
+) -> Result<super::envelope::Data, Failure> {
+    let submission = &submission;
+    pads.run(command, |load| async move {
+        let pad = load.pad(pad_id).await?;
         if !pad.exists {
             return Err(DomainError::PadMissing.into());
         }
@@ -136,15 +142,18 @@ async fn submit_attempts(
         } else {
             Vec::new()
         };
-        let authors = pads.authors(&mut v, [author.to_owned()]).await?;
+        let authors = load.authors([author.to_owned()]).await?;
         let (decision, rev) = decide_submit(&pad, submission.clone(), &since, authors)?;
-        if pads.commit(&decision, &v).await? {
-            return Ok(rev);
-        }
-    }
+        Ok((
+            decision,
+            super::envelope::Data::of(&json!({ "newRev": rev }))?,
+        ))
+    })
+    .await
 }
 
 async fn submit(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
+    let command = command_request(&request);
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let p = Params::new(fields, SUBMIT_PARAMS);
@@ -165,16 +174,25 @@ async fn submit(pads: &Pads, request: Request) -> Result<super::envelope::Data, 
     let author = p.author_id("authorId");
     let now = now_ms();
     let reader = StoreReader::new(pads.state.read.clone());
-    let new_rev = submit_attempts(
+    submit_attempts(
         pads,
+        &command,
         &reader,
         &pad_id,
         &author,
         submission_of(base_rev, &changeset, &pool, &author, now),
     )
     .await
-    .map_err(refused)?;
-    super::envelope::Data::of(&json!({ "newRev": new_rev }))
+    .map_err(refused)
+}
+
+/// The request's idempotency facts, taken before its body is read.
+pub(crate) fn command_request(request: &Request) -> CommandRequest {
+    request
+        .extensions()
+        .get::<CommandRequest>()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// `POST /ext/submitChangeset`.
@@ -184,6 +202,7 @@ pub async fn submit_changeset(State(pads): State<Pads>, request: Request) -> Res
 }
 
 async fn token_author(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
+    let command = command_request(&request);
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let p = Params::new(fields, TOKEN_PARAMS);
@@ -195,21 +214,21 @@ async fn token_author(pads: &Pads, request: Request) -> Result<super::envelope::
     if !keys::fits(&keys::token_to_author(&token)) {
         return Err(Failure::bad_request("Your Key can only be 100 chars"));
     }
-    let new = new_author();
+    let new = &new_author();
     let now = now_ms();
-    let mut retry = Retry::new();
-    let id = loop {
-        let mut v = retry.attempt()?;
-        let mapping = pads.mapping(&mut v, TOKEN, &token).await?;
+    let token = &token;
+    pads.run(&command, |load| async move {
+        let mapping = load.mapping(TOKEN, token).await?;
         if let Some(existing) = &mapping.target {
-            pads.author(&mut v, existing).await?;
+            load.author(existing).await?;
         }
-        let (decision, id) = decide_token(&token, &mapping, &new, now);
-        if pads.commit(&decision, &v).await? {
-            break id;
-        }
-    };
-    super::envelope::Data::of(&json!({ "authorID": id }))
+        let (decision, id) = decide_token(token, &mapping, new, now);
+        Ok((
+            decision,
+            super::envelope::Data::of(&json!({ "authorID": id }))?,
+        ))
+    })
+    .await
 }
 
 /// `POST|GET /ext/authorForToken`.

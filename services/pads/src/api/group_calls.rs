@@ -11,7 +11,6 @@ use crate::domain::pad_creation::create_group_pad as decide_create_pad;
 use crate::domain::{DomainError, group_commands};
 use crate::ids::{IdKind, new_id};
 use crate::js_object::JsObject;
-use crate::service::Retry;
 use crate::store::keys;
 use crate::store::records::GroupRecord;
 use palimpsest_events::pads::GROUP_MAPPER;
@@ -28,10 +27,13 @@ pub(crate) fn fresh(kind: IdKind) -> String {
 #[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
 pub async fn create_group(c: Ctx<'_>) -> Result<Data, Failure> {
     let id = fresh(IdKind::Group);
-    let decision = group_commands::create_group(&id);
-    let mut retry = Retry::new();
-    while !c.pads.commit(&decision, &retry.attempt()?).await? {}
-    Data::of(&json!({ "groupID": id }))
+    let decision = &group_commands::create_group(&id);
+    let answer = &Data::of(&json!({ "groupID": id }))?;
+    c.pads
+        .run(&c.request, |_| async move {
+            Ok((decision.clone(), answer.clone()))
+        })
+        .await
 }
 
 /// `createGroupIfNotExistsFor(groupMapper)` → `{groupID}`.
@@ -41,70 +43,58 @@ pub async fn create_group_if_not_exists_for(c: Ctx<'_>) -> Result<Data, Failure>
     if !keys::fits(&keys::mapper_to_group(&mapper)) {
         return Err(Failure::api("Your Key can only be 100 chars"));
     }
-    let candidate = fresh(IdKind::Group);
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    let id = loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let mapping = pads.mapping(v, GROUP_MAPPER, &mapper).await?;
-        let group = match &mapping.target {
-            Some(g) => Some(pads.group(v, g).await?),
-            None => None,
-        };
-        let (d, id) = create_group_for_mapper(&mapper, &mapping, group.as_ref(), &candidate);
-        let decision = d;
-        if pads.commit(&decision, v).await? {
-            break id;
-        }
-    };
-    Data::of(&json!({ "groupID": id }))
+    let candidate = &fresh(IdKind::Group);
+    let mapper = &mapper;
+    c.pads
+        .run(&c.request, |load| async move {
+            let mapping = load.mapping(GROUP_MAPPER, mapper).await?;
+            let group = match &mapping.target {
+                Some(g) => Some(load.group(g).await?),
+                None => None,
+            };
+            let (decision, id) =
+                create_group_for_mapper(mapper, &mapping, group.as_ref(), candidate);
+            Ok((decision, Data::of(&json!({ "groupID": id }))?))
+        })
+        .await
 }
 
 /// `deleteGroup(groupID)`: the group, its pads, sessions and mappings, in one append.
 #[tracing::instrument(skip_all, fields(group = ?c.p.get("groupID")))]
 pub async fn delete_group(c: Ctx<'_>) -> Result<Data, Failure> {
-    let group_id = c.p.as_text("groupID");
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let group = pads.group(v, &group_id).await?;
-        if !group.exists {
-            return Err(DomainError::GroupMissing.into());
-        }
-        let mut pad_states = HashMap::new();
-        let mut author_ids = Vec::new();
-        for pad_id in &group.pads {
-            let pad = pads.pad(v, pad_id).await?;
-            author_ids.extend(pad.authors());
-            pad_states.insert(pad_id.clone(), pad);
-        }
-        let mut sessions = HashMap::new();
-        for session_id in &group.sessions {
-            let s = pads.session(v, session_id).await?;
-            author_ids.push(s.author_id.clone());
-            sessions.insert(session_id.clone(), s);
-        }
-        for mapper in &group.mappers {
-            pads.mapping(v, GROUP_MAPPER, mapper).await?;
-        }
-        let authors = pads.authors(v, author_ids).await?;
-        let decision = decide_delete(
-            &group_id,
-            &group,
-            GroupContents {
+    let group_id = &c.p.as_text("groupID");
+    c.pads
+        .run(&c.request, |load| async move {
+            let group = load.group(group_id).await?;
+            if !group.exists {
+                return Err(DomainError::GroupMissing.into());
+            }
+            let mut pad_states = HashMap::new();
+            let mut author_ids = Vec::new();
+            for pad_id in &group.pads {
+                let pad = load.pad(pad_id).await?;
+                author_ids.extend(pad.authors());
+                pad_states.insert(pad_id.clone(), pad);
+            }
+            let mut sessions = HashMap::new();
+            for session_id in &group.sessions {
+                let session = load.session(session_id).await?;
+                author_ids.push(session.author_id.clone());
+                sessions.insert(session_id.clone(), session);
+            }
+            for mapper in &group.mappers {
+                load.mapping(GROUP_MAPPER, mapper).await?;
+            }
+            let authors = load.authors(author_ids).await?;
+            let contents = GroupContents {
                 pads: pad_states,
                 sessions,
                 authors,
-            },
-        )?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+            };
+            let decision = decide_delete(group_id, &group, contents)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `listPads(groupID)` → `{padIDs}`.
@@ -127,35 +117,32 @@ pub async fn create_group_pad(c: Ctx<'_>) -> Result<Data, Failure> {
     let author = c.p.author_id("authorId");
     let text = initial_text(&c.p)?;
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let group = pads.group(v, &group_id).await?;
-        if !group.exists {
-            return Err(DomainError::GroupMissing.into());
-        }
-        let pad = pads.pad(v, &pad_id).await?;
-        if pad.exists {
-            return Err(DomainError::PadNameExists.into());
-        }
-        valid_pad_id_for_creation(&pad_id)?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = decide_create_pad(
-            &group_id,
-            &group,
-            &pad,
-            text.as_deref(),
-            &author,
-            now,
-            authors,
-        )?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Data::of(&json!({ "padID": pad_id }))
+    let answer = &Data::of(&json!({ "padID": pad_id }))?;
+    let (group_id, pad_id, author, text) = (&group_id, &pad_id, &author, &text);
+    c.pads
+        .run(&c.request, |load| async move {
+            let group = load.group(group_id).await?;
+            if !group.exists {
+                return Err(DomainError::GroupMissing.into());
+            }
+            let pad = load.pad(pad_id).await?;
+            if pad.exists {
+                return Err(DomainError::PadNameExists.into());
+            }
+            valid_pad_id_for_creation(pad_id)?;
+            let authors = load.authors([author.clone()]).await?;
+            let decision = decide_create_pad(
+                group_id,
+                &group,
+                &pad,
+                text.as_deref(),
+                author,
+                now,
+                authors,
+            )?;
+            Ok((decision, answer.clone()))
+        })
+        .await
 }
 
 /// `listAllGroups()` → `{groupIDs}`.

@@ -15,7 +15,9 @@ pub mod envelope;
 mod ext_calls;
 pub mod fields;
 mod group_calls;
+mod html_calls;
 mod instance_calls;
+pub mod openapi;
 mod pad_admin_calls;
 mod pad_calls;
 pub mod params;
@@ -26,7 +28,6 @@ pub mod versions;
 use crate::ids;
 use crate::reads::StoreReader;
 use crate::service::Pads;
-use crate::service::repository::Repository;
 use crate::store::keys;
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -59,13 +60,13 @@ fn load_apikey(state: &AppState) -> String {
 pub fn router(state: AppState) -> Router {
     let apikey = load_apikey(&state);
     let pads = Pads {
-        repo: Arc::new(Repository::new(state.store.clone(), state.read.clone())),
         state,
         apikey: Arc::new(apikey),
     };
     Router::new()
         .route("/api", get(current_version))
         .route("/api/", get(current_version))
+        .route("/api/openapi.json", get(openapi::serve))
         .route("/api/{version}/{function}", get(call).post(call))
         .route("/ext/submitChangeset", post(ext_calls::submit_changeset))
         .route(
@@ -140,6 +141,7 @@ async fn dispatch(
     }
     let names = versions::parameters(version, function)
         .ok_or_else(|| Failure::not_found("no such function"))?;
+    let command = ext_calls::command_request(&request);
     let fields = fields::gather(request).await?;
     check_apikey(pads, &fields)?;
     let mut p = Params::new(fields, names);
@@ -152,7 +154,12 @@ async fn dispatch(
             p.set(name, Value::String(clean));
         }
     }
-    let c = Ctx { pads, reader, p };
+    let c = Ctx {
+        pads,
+        reader,
+        p,
+        request: command,
+    };
     match function {
         "createGroup" => group_calls::create_group(c).await,
         "createGroupIfNotExistsFor" => group_calls::create_group_if_not_exists_for(c).await,
@@ -200,16 +207,19 @@ async fn dispatch(
         "appendChatMessage" => chat_calls::append_chat_message(c).await,
         "getChatHistory" => chat_calls::get_chat_history(c).await,
         "getChatHead" => chat_calls::get_chat_head(c).await,
-        "setHTML" | "createDiffHTML" => Err(Failure::not_implemented()),
+        "setHTML" => html_calls::set_html(c).await,
+        "createDiffHTML" => Err(Failure::not_implemented()),
         _ => Err(Failure::not_found("no such function")),
     }
 }
 
-/// What every API function gets: the context, a store reader and its parameters.
+/// What every API function gets: the context, a store reader, its parameters and the request's
+/// idempotency facts (for the functions that write).
 pub(crate) struct Ctx<'a> {
     pads: &'a Pads,
     reader: StoreReader,
     p: Params,
+    request: palimpsest_web::command::CommandRequest,
 }
 
 /// Current time in milliseconds since the epoch (Etherpad's `Date.now()`), read at the edge.

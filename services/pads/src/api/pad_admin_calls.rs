@@ -11,19 +11,19 @@ use crate::domain::pad_marks::{self, ApiAuthor};
 use crate::domain::pad_transfer::{self, Transfer};
 use crate::domain::{DomainError, Groups, pool_of};
 use crate::ids::{IdKind, group_of_pad, is_valid_pad_id, new_saved_revision_id};
-use crate::service::{Pads, Retry, Versions};
+use crate::service::Load;
 use crate::store::keys;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// The groups of the given pad ids, loaded.
-async fn groups_of(pads: &Pads, v: &mut Versions, pad_ids: &[&str]) -> Result<Groups, Failure> {
+async fn groups_of(load: &Load, pad_ids: &[&str]) -> Result<Groups, Failure> {
     let mut map = HashMap::new();
     for id in pad_ids {
         if let Some(g) = group_of_pad(id)
             && !map.contains_key(g)
         {
-            let group = pads.group(v, g).await?;
+            let group = load.group(g).await?;
             map.insert(g.to_owned(), group);
         }
     }
@@ -33,21 +33,16 @@ async fn groups_of(pads: &Pads, v: &mut Versions, pad_ids: &[&str]) -> Result<Gr
 /// `deletePad(padID)`.
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn delete_pad(c: Ctx<'_>) -> Result<Data, Failure> {
-    let id = pad_param(&c.p, "padID")?;
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let groups = groups_of(pads, v, &[&id]).await?;
-        let authors = pads.authors(v, pad.authors()).await?;
-        let decision = pad_transfer::delete_pad(&pad, groups, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let id = &pad_param(&c.p, "padID")?;
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            let groups = groups_of(&load, &[id]).await?;
+            let authors = load.authors(pad.authors()).await?;
+            let decision = pad_transfer::delete_pad(&pad, groups, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// The source and destination of a copy or move: the source checked as `getPadSafe` does, the
@@ -78,35 +73,31 @@ async fn transfer(c: Ctx<'_>, kind: Kind) -> Result<Data, Failure> {
     let force = c.p.flag("force");
     let author = c.p.author_id("authorId");
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let s = pads.pad(v, &source).await?;
-        let d = pads.pad(v, &dest).await?;
-        let groups = groups_of(pads, v, &[&source, &dest]).await?;
-        let mut ids = s.authors();
-        ids.extend(d.authors());
-        ids.push(author.clone());
-        let authors = pads.authors(v, ids).await?;
-        let t = Transfer {
-            source: s,
-            destination: d,
-            groups,
-            authors,
-            force,
-        };
-        let decision = match kind {
-            Kind::Copy => pad_transfer::copy_pad(t)?,
-            Kind::Move => pad_transfer::move_pad(t)?,
-            Kind::WithoutHistory => pad_transfer::copy_pad_without_history(t, &author, now)?,
-        };
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (source, dest, author) = (&source, &dest, &author);
+    c.pads
+        .run(&c.request, |load| async move {
+            let from = load.pad(source).await?;
+            let to = load.pad(dest).await?;
+            let groups = groups_of(&load, &[source, dest]).await?;
+            let mut ids = from.authors();
+            ids.extend(to.authors());
+            ids.push(author.clone());
+            let authors = load.authors(ids).await?;
+            let t = Transfer {
+                source: from,
+                destination: to,
+                groups,
+                authors,
+                force,
+            };
+            let decision = match kind {
+                Kind::Copy => pad_transfer::copy_pad(t)?,
+                Kind::Move => pad_transfer::move_pad(t)?,
+                Kind::WithoutHistory => pad_transfer::copy_pad_without_history(t, author, now)?,
+            };
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `copyPad(sourceID, destinationID, force)`.
@@ -130,22 +121,18 @@ pub async fn copy_pad_without_history(c: Ctx<'_>) -> Result<Data, Failure> {
 /// `getReadOnlyID(padID)` → `{readOnlyID}`, given on first request.
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn get_read_only_id(c: Ctx<'_>) -> Result<Data, Failure> {
-    let id = pad_param(&c.p, "padID")?;
-    existing_pad(&c.reader, &id).await?;
-    let candidate = super::group_calls::fresh(IdKind::ReadOnly);
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    let read_only = loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let (d, ro) = pad_marks::read_only_id(&pad, candidate.clone())?;
-        let decision = d;
-        if pads.commit(&decision, v).await? {
-            break ro;
-        }
-    };
-    Data::of(&json!({ "readOnlyID": read_only }))
+    let id = &pad_param(&c.p, "padID")?;
+    let candidate = &super::group_calls::fresh(IdKind::ReadOnly);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            if !pad.exists {
+                return Err(DomainError::PadMissing.into());
+            }
+            let (decision, read_only) = pad_marks::read_only_id(&pad, candidate.clone())?;
+            Ok((decision, Data::of(&json!({ "readOnlyID": read_only }))?))
+        })
+        .await
 }
 
 /// `getPadID(roID)` → `{padID}`.
@@ -173,25 +160,22 @@ fn check_group_pad(p: &Params) -> Result<(), Failure> {
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn set_public_status(c: Ctx<'_>) -> Result<Data, Failure> {
     check_group_pad(&c.p)?;
-    let id = pad_param(&c.p, "padID")?;
-    existing_pad(&c.reader, &id).await?;
+    let id = &pad_param(&c.p, "padID")?;
     let status = match c.p.get("publicStatus") {
         Some(Value::String(s)) => s.to_lowercase() == "true",
         Some(v) => truthy(v),
         None => false,
     };
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let decision = pad_marks::set_public_status(&pad, status)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            if !pad.exists {
+                return Err(DomainError::PadMissing.into());
+            }
+            let decision = pad_marks::set_public_status(&pad, status)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `getPublicStatus(padID)` → `{publicStatus}`.
@@ -219,33 +203,30 @@ pub async fn list_authors_of_pad(c: Ctx<'_>) -> Result<Data, Failure> {
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn save_revision(c: Ctx<'_>) -> Result<Data, Failure> {
     let rev = c.p.rev("rev")?;
-    let id = pad_param(&c.p, "padID")?;
-    let record = existing_pad(&c.reader, &id).await?;
-    if rev.is_some_and(|r| r > record.head) {
-        return Err(DomainError::RevAboveHead.into());
-    }
-    let author = new_author();
-    let saved_id = {
+    let id = &pad_param(&c.p, "padID")?;
+    let author = &new_author();
+    let saved_id = &{
         let mut rng = rand::rng();
         new_saved_revision_id(&mut rng)
     };
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let api = ApiAuthor {
-            author_id: author.author_id.clone(),
-            color_id: author.color_id,
-        };
-        let decision = pad_marks::save_revision(&pad, rev, api, saved_id.clone(), now)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            if !pad.exists {
+                return Err(DomainError::PadMissing.into());
+            }
+            if rev.is_some_and(|r| r > pad.head) {
+                return Err(DomainError::RevAboveHead.into());
+            }
+            let api = ApiAuthor {
+                author_id: author.author_id.clone(),
+                color_id: author.color_id,
+            };
+            let decision = pad_marks::save_revision(&pad, rev, api, saved_id.clone(), now)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `getSavedRevisionsCount(padID)` → `{savedRevisions}`.

@@ -9,7 +9,6 @@ use crate::domain::{Authors, Decision, DomainError, Pad, pad_creation, pad_text,
 use crate::export::{html, text};
 use crate::ids::is_valid_pad_id;
 use crate::reads::StoreReader;
-use crate::service::Retry;
 use crate::store::records::{FullPoolRecord, PadRecord};
 use palimpsest_events::pads::AText;
 use serde_json::{Value, json};
@@ -69,19 +68,15 @@ pub async fn create_pad(c: Ctx<'_>) -> Result<Data, Failure> {
     let author = c.p.author_id("authorId");
     let now = now_ms();
     let text = initial_text(&c.p)?;
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &pad_id).await?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = pad_creation::create_pad(&pad, text.as_deref(), &author, now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (pad_id, author, text) = (&pad_id, &author, &text);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(pad_id).await?;
+            let authors = load.authors([author.clone()]).await?;
+            let decision = pad_creation::create_pad(&pad, text.as_deref(), author, now, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// The revision asked for, checked against the head (`rev is higher than the head revision`).
@@ -155,19 +150,15 @@ async fn edit_text_with(c: Ctx<'_>, decide: TextEdit) -> Result<Data, Failure> {
     let id = pad_param(&c.p, "padID")?;
     let author = c.p.author_id("authorId");
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = decide(&pad, &text, &author, now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (text, id, author) = (&text, &id, &author);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            let authors = load.authors([author.clone()]).await?;
+            let decision = decide(&pad, text, author, now, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `getHTML(padID, rev)` → `{html}`.
@@ -237,26 +228,25 @@ pub async fn restore_revision(c: Ctx<'_>) -> Result<Data, Failure> {
     };
     let rev = super::params::check_valid_rev(value)?;
     let id = pad_param(&c.p, "padID")?;
-    let record = existing_pad(&c.reader, &id).await?;
-    within_head(Some(rev), record.head)?;
-    let old = c
-        .reader
-        .atext_at(&id, rev, &pool_of(&record.pool.attributes()))
-        .await
-        .map_err(Failure::internal)?;
     let author = c.p.author_id("authorId");
     let now = now_ms();
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let pad = pads.pad(v, &id).await?;
-        let authors = pads.authors(v, [author.clone()]).await?;
-        let decision = pad_text::restore_revision(&pad, rev, &old, &author, now, authors)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let (id, author, reader) = (&id, &author, &c.reader);
+    c.pads
+        .run(&c.request, |load| async move {
+            let pad = load.pad(id).await?;
+            if !pad.exists {
+                return Err(DomainError::PadMissing.into());
+            }
+            within_head(Some(rev), pad.head)?;
+            // Revision `rev` is history (at or below the head the command read): immutable,
+            // so the store's copy of it is the log's.
+            let old = reader
+                .atext_at(id, rev, &pad.pool)
+                .await
+                .map_err(Failure::internal)?;
+            let authors = load.authors([author.clone()]).await?;
+            let decision = pad_text::restore_revision(&pad, rev, &old, author, now, authors)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }

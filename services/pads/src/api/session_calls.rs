@@ -13,7 +13,6 @@ use crate::ids::IdKind;
 use crate::js_number;
 use crate::js_object::JsObject;
 use crate::reads::StoreReader;
-use crate::service::Retry;
 use crate::store::keys;
 use crate::store::records::{SessionListRecord, SessionRecord};
 use serde_json::{Value, json};
@@ -52,48 +51,40 @@ pub async fn create_session(c: Ctx<'_>) -> Result<Data, Failure> {
     let until = valid_until(c.p.get("validUntil"));
     let session_id = fresh(IdKind::Session);
     let now_seconds = now_ms().div_euclid(1000);
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let group = pads.group(v, &group_id).await?;
-        let author = pads.author(v, &author_id).await?;
-        let decision = decide_create(
-            &session_id,
-            (&group_id, &group),
-            (&author_id, &author),
-            until.clone(),
-            now_seconds,
-        )?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Data::of(&json!({ "sessionID": session_id }))
+    let answer = &Data::of(&json!({ "sessionID": session_id }))?;
+    let (group_id, author_id, session_id, until) = (&group_id, &author_id, &session_id, &until);
+    c.pads
+        .run(&c.request, |load| async move {
+            let group = load.group(group_id).await?;
+            let author = load.author(author_id).await?;
+            let decision = decide_create(
+                session_id,
+                (group_id, &group),
+                (author_id, &author),
+                until.clone(),
+                now_seconds,
+            )?;
+            Ok((decision, answer.clone()))
+        })
+        .await
 }
 
 /// `deleteSession(sessionID)`: both session lists first, then the session.
 #[tracing::instrument(skip_all, fields(session = ?c.p.get("sessionID"), group = ?c.p.get("groupID")))]
 pub async fn delete_session(c: Ctx<'_>) -> Result<Data, Failure> {
-    let session_id = c.p.as_text("sessionID");
-    let pads = c.pads;
-    let mut retry = Retry::new();
-    loop {
-        let mut versions = retry.attempt()?;
-        let v = &mut versions;
-        let session = pads.session(v, &session_id).await?;
-        if !session.exists {
-            return Err(DomainError::SessionMissing.into());
-        }
-        let group = pads.group(v, &session.group_id).await?;
-        pads.author(v, &session.author_id).await?;
-        let decision = decide_delete(&session_id, &session, &group)?;
-        if pads.commit(&decision, v).await? {
-            break;
-        }
-    }
-    Ok(Data::null())
+    let session_id = &c.p.as_text("sessionID");
+    c.pads
+        .run(&c.request, |load| async move {
+            let session = load.session(session_id).await?;
+            if !session.exists {
+                return Err(DomainError::SessionMissing.into());
+            }
+            let group = load.group(&session.group_id).await?;
+            load.author(&session.author_id).await?;
+            let decision = decide_delete(session_id, &session, &group)?;
+            Ok((decision, Data::null()))
+        })
+        .await
 }
 
 /// `getSessionInfo(sessionID)` → `{groupID, authorID, validUntil}`.

@@ -7,7 +7,7 @@
 pub const LATEST: &str = "1.3.0";
 
 /// A function and its parameter names.
-type Function = (&'static str, &'static [&'static str]);
+pub type Function = (&'static str, &'static [&'static str]);
 
 /// The functions of version 1.
 const V1: &[Function] = &[
@@ -140,6 +140,26 @@ pub fn parameters(version: &str, function: &str) -> Option<&'static [&'static st
         }
     }
     found
+}
+
+/// Every function of `version` with its parameter names, in Etherpad's declaration order (the
+/// order `/api/openapi.json` lists them in).
+pub fn functions(version: &str) -> Vec<Function> {
+    let mut names: Vec<&'static str> = V1.iter().map(|(f, _)| *f).collect();
+    for (v, changes) in LATER {
+        for (f, _) in *changes {
+            if !names.contains(f) {
+                names.push(f);
+            }
+        }
+        if *v == version {
+            break;
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|f| parameters(version, f).map(|p| (f, p)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -47,3 +47,17 @@ pub enum DomainError {
     #[error("{0}")]
     BadChangeset(String),
 }
+
+impl DomainError {
+    /// Whether the command names something that does not exist (a 404 where an API answers
+    /// refusals with HTTP statuses).
+    pub fn is_missing(&self) -> bool {
+        matches!(
+            self,
+            DomainError::PadMissing
+                | DomainError::GroupMissing
+                | DomainError::AuthorMissing
+                | DomainError::SessionMissing
+        )
+    }
+}

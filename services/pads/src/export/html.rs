@@ -260,7 +260,7 @@ mod tests {
         };
         assert_eq!(
             html_body(&a, &pool).expect("html"),
-            "<strong>hi</strong> <a href=\"http&#x3A;&#x2F;&#x2F;x&#x2E;y\" rel=\"noreferrer noopener\">http:&#x2F;&#x2F;x.y</a><br>"
+            "<strong>hi</strong> <a href=\"http&#x3a;&#x2F;&#x2F;x&#x2e;y\" rel=\"noreferrer noopener\">http:&#x2F;&#x2F;x.y</a><br>"
         );
     }
 

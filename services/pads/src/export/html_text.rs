@@ -20,15 +20,18 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
-/// `Security.escapeHTMLAttribute`: every character below 256 that is not a letter or digit as
-/// `&#xHH;`.
+/// `Security.escapeHTMLAttribute`: every character below 256 that is not a letter or digit is
+/// escaped — `& < > " ' /` as [`escape_html`] writes them (so `/` stays `&#x2F;`), any other as
+/// `&#xhh;` in lower-case hex, as Etherpad 2.5.3 writes `http&#x3a;&#x2F;&#x2F;x&#x2e;y`.
 pub fn escape_html_attribute(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if (c as u32) < 256 && !c.is_ascii_alphanumeric() {
-            out.push_str(&format!("&#x{:02X};", c as u32));
-        } else {
+        if (c as u32) >= 256 || c.is_ascii_alphanumeric() {
             out.push(c);
+        } else if matches!(c, '&' | '<' | '>' | '"' | '\'' | '/') {
+            out.push_str(&escape_html(c.encode_utf8(&mut [0; 4])));
+        } else {
+            out.push_str(&format!("&#x{:02x};", c as u32));
         }
     }
     out
@@ -113,6 +116,11 @@ mod tests {
             "&lt;a href=&#x27;&#x2F;&#x27;&gt;&amp;"
         );
         assert_eq!(encode_whitespace("é x\t"), "&#233; x\t");
-        assert_eq!(escape_html_attribute("a:b"), "a&#x3A;b");
+        assert_eq!(escape_html_attribute("a:b"), "a&#x3a;b");
+        // Etherpad 2.5.3's href for this URL (tests/fixtures/etherpad/misc.json, getHTML_url)
+        assert_eq!(
+            escape_html_attribute("http://x.y/a_b?c=d&e=%20f#g:h"),
+            "http&#x3a;&#x2F;&#x2F;x&#x2e;y&#x2F;a&#x5f;b&#x3f;c&#x3d;d&amp;e&#x3d;&#x25;20f&#x23;g&#x3a;h"
+        );
     }
 }

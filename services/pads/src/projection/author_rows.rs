@@ -3,7 +3,7 @@
 use super::batch::Batch;
 use crate::js_object::JsObject;
 use crate::store::keys;
-use crate::store::records::{AuthorRecord, SessionListRecord};
+use crate::store::records::{AuthorRecord, ColorId, SessionListRecord};
 use palimpsest_events::pads::{AuthorEvent, AuthorName};
 use palimpsest_projections::ProjectionError;
 
@@ -22,7 +22,7 @@ pub async fn apply(
     } = event
     {
         let record = AuthorRecord {
-            color_id: *color_id,
+            color_id: ColorId::Palette(*color_id),
             name: match name {
                 AuthorName::Absent => None,
                 AuthorName::Null => Some(None),

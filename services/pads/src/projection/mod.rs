@@ -42,8 +42,9 @@ async fn apply_one(batch: &mut Batch<'_>, event: &RecordedEvent) -> Result<(), P
     if event.stream.context != pads::CONTEXT {
         return Ok(());
     }
-    let key = event.stream.key.as_str();
-    match event.stream.category.as_str() {
+    let category = event.stream.category.as_str();
+    let key = crate::stream_keys::decode(category, event.stream.key.as_str());
+    match category {
         pads::PAD => {
             pad_rows::apply(batch, key, &PadEvent::decode(event)?).await?;
             batch.rows.pad_version(key, event.version);

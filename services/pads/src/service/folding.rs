@@ -1,23 +1,16 @@
-//! How each kind of stream folds into its state.
+//! How each kind of stream folds into its state (the write side commands decide from).
 
 use crate::domain::{Author, Group, Mapping, Pad, Session};
 use palimpsest_events::pads::{
     self, AuthorEvent, AuthorMapperEvent, GroupEvent, GroupMapperEvent, PadEvent, SessionEvent,
     TokenEvent,
 };
-use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
-/// A state folded from one stream's events.
-pub trait Folded: Clone + Send + Sync + 'static {
-    /// The state before the stream's first event.
-    fn initial(key: &str) -> Self;
-    /// Folds one recorded event of the stream.
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError>;
-}
-
-impl Folded for Pad {
-    fn initial(key: &str) -> Self {
-        Pad::absent(key)
+impl StreamState for Pad {
+    fn initial(stream: &StreamName) -> Self {
+        Pad::absent(&stream.key)
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
         self.apply(&PadEvent::decode(event)?);
@@ -25,8 +18,8 @@ impl Folded for Pad {
     }
 }
 
-impl Folded for Author {
-    fn initial(_: &str) -> Self {
+impl StreamState for Author {
+    fn initial(_: &StreamName) -> Self {
         Author::default()
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
@@ -35,8 +28,8 @@ impl Folded for Author {
     }
 }
 
-impl Folded for Group {
-    fn initial(_: &str) -> Self {
+impl StreamState for Group {
+    fn initial(_: &StreamName) -> Self {
         Group::default()
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
@@ -45,8 +38,8 @@ impl Folded for Group {
     }
 }
 
-impl Folded for Session {
-    fn initial(_: &str) -> Self {
+impl StreamState for Session {
+    fn initial(_: &StreamName) -> Self {
         Session::default()
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
@@ -55,8 +48,8 @@ impl Folded for Session {
     }
 }
 
-impl Folded for Mapping {
-    fn initial(_: &str) -> Self {
+impl StreamState for Mapping {
+    fn initial(_: &StreamName) -> Self {
         Mapping::default()
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
@@ -76,26 +69,36 @@ pub fn state_at(
     stream: &palimpsest_events::StreamName,
     events: &[RecordedEvent],
 ) -> Option<serde_json::Value> {
-    fn fold<T: Folded + serde::Serialize>(
-        key: &str,
+    fn fold<T: StreamState + serde::Serialize>(
+        stream: &StreamName,
         events: &[RecordedEvent],
     ) -> Option<serde_json::Value> {
-        let mut state = T::initial(key);
+        let mut state = T::initial(stream);
         for e in events {
-            state.fold(e).ok()?;
+            if let Err(error) = state.fold(e) {
+                tracing::error!(%stream, version = e.version, %error, "event does not fold");
+                return Some(
+                    serde_json::json!({ "error": error.to_string(), "version": e.version }),
+                );
+            }
         }
-        serde_json::to_value(&state).ok()
+        match serde_json::to_value(&state) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                tracing::error!(%stream, %error, "state does not serialise");
+                None
+            }
+        }
     }
     if stream.context != pads::CONTEXT {
         return None;
     }
-    let key = stream.key.as_str();
     match stream.category.as_str() {
-        pads::PAD => fold::<Pad>(key, events),
-        pads::AUTHOR => fold::<Author>(key, events),
-        pads::GROUP => fold::<Group>(key, events),
-        pads::SESSION => fold::<Session>(key, events),
-        pads::TOKEN | pads::AUTHOR_MAPPER | pads::GROUP_MAPPER => fold::<Mapping>(key, events),
+        pads::PAD => fold::<Pad>(stream, events),
+        pads::AUTHOR => fold::<Author>(stream, events),
+        pads::GROUP => fold::<Group>(stream, events),
+        pads::SESSION => fold::<Session>(stream, events),
+        pads::TOKEN | pads::AUTHOR_MAPPER | pads::GROUP_MAPPER => fold::<Mapping>(stream, events),
         _ => None,
     }
 }

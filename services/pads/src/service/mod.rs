@@ -1,207 +1,188 @@
-//! The write path shared by every command: load the states a command reads (remembering their
-//! versions), decide, append everything in one transaction with an expected version per
-//! stream, retry on a concurrent change, and wait until the store shows the write.
+//! The pads context on the platform's command runner: loading the context's streams for a
+//! command ([`Load`]), and [`Pads::run`], which hands a handler's pure decision to the runner
+//! (expected versions, retries, the Idempotency-Key and read-your-writes live there) and
+//! answers in Etherpad's envelope.
 //!
-//! A command handler is a loop:
+//! A command handler is load → decide → answer:
 //!
 //! ```ignore
-//! let mut retry = Retry::new();
-//! loop {
-//!     let mut v = retry.attempt()?;
-//!     let pad = pads.pad(&mut v, &id).await?;
+//! c.pads.run(&c.request, |load| async move {
+//!     let pad = load.pad(pad_id).await?;
 //!     let decision = decide(&pad, ...)?;
-//!     if pads.commit(&decision, &v).await? { break; }
-//! }
+//!     Ok((decision, Data::null()))
+//! }).await
 //! ```
 
 pub mod folding;
 pub mod repository;
 
-use crate::api::envelope::Failure;
-use crate::domain::{Author, Decision, Group, Mapping, Pad, Session};
+use crate::api::envelope::{Data, Failure, envelope};
+use crate::domain::{Author, Authors, Decision, Group, Mapping, Pad, Session};
 use crate::projection::NAME as PROJECTION;
-use palimpsest_events::{ExpectedVersion, Metadata, StreamName};
-use palimpsest_log::{AppendError, AppendRequest};
+use deadpool_postgres::Pool;
+use palimpsest_events::Metadata;
+use palimpsest_events::pads::{self, CONTEXT};
 use palimpsest_web::AppState;
-use repository::{LoadError, Repository, stream};
+use palimpsest_web::command::{Attempt, Command, CommandError, CommandRequest, Reply, StreamState};
+use repository::{pad_from_store, stream};
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 
-/// How many times a command is decided again after a concurrent writer moved a stream it read.
-const MAX_ATTEMPTS: usize = 25;
-
-/// The context's shared state: the platform's, the stream states, the API key.
+/// The context's shared state: the platform's, and the API key.
 #[derive(Clone)]
 pub struct Pads {
-    /// The platform's state (log, read pool, read-your-writes).
+    /// The platform's state (log, command runner, read pool).
     pub state: AppState,
-    /// Stream states.
-    pub repo: Arc<Repository>,
     /// The API key every call must carry.
     pub apikey: Arc<String>,
 }
 
-/// The versions of the streams one attempt read.
-#[derive(Debug, Default)]
-pub struct Versions(HashMap<StreamName, i64>);
-
-impl Versions {
-    fn record(&mut self, category: &str, key: &str, version: i64) {
-        if let Ok(s) = stream(category, key) {
-            self.0.insert(s, version);
-        }
-    }
-
-    fn expected(&self, stream: &StreamName) -> ExpectedVersion {
-        match self.0.get(stream) {
-            Some(v) if *v > 0 => ExpectedVersion::Exact(*v),
-            _ => ExpectedVersion::NoStream,
-        }
-    }
+/// Loads the context's streams for one try of a command (each read is remembered by the
+/// runner with its version).
+#[derive(Clone)]
+pub struct Load {
+    attempt: Attempt,
+    read: Pool,
 }
 
-/// Counts the attempts of one command: each attempt loads fresh states into new [`Versions`];
-/// a command decided again too often (streams changing under it all the time) gives up.
-#[derive(Debug)]
-pub struct Retry {
-    left: usize,
-}
-
-impl Retry {
-    /// A command's attempts.
-    pub fn new() -> Self {
-        Retry { left: MAX_ATTEMPTS }
-    }
-
-    /// Starts the next attempt.
-    pub fn attempt(&mut self) -> Result<Versions, Failure> {
-        if self.left == 0 {
-            return Err(Failure::internal(
-                "too many concurrent changes to the same records",
-            ));
-        }
-        self.left -= 1;
-        Ok(Versions::default())
-    }
-}
-
-impl Default for Retry {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl From<LoadError> for Failure {
-    fn from(e: LoadError) -> Self {
-        Failure::internal(e)
-    }
-}
-
-/// The append of a decision, each stream expected at the version the attempt read.
-fn append_request(decision: &Decision, versions: &Versions) -> Result<AppendRequest, Failure> {
-    let mut req = AppendRequest::new().metadata(Metadata {
-        actor: Some("pads-api".into()),
-        correlation_id: Some(uuid::Uuid::new_v4()),
-        ..Metadata::default()
-    });
-    let mut written = Vec::new();
-    for w in &decision.writes {
-        let (category, key) = w.stream();
-        let s = stream(category, key).map_err(Failure::internal)?;
-        let events = w.encode().map_err(Failure::internal)?;
-        let expected = versions.expected(&s);
-        written.push(s.clone());
-        req = req.stream(s, expected, events);
-    }
-    for (category, key) in &decision.checks {
-        let s = stream(category, key).map_err(Failure::internal)?;
-        if !written.contains(&s) {
-            let expected = versions.expected(&s);
-            req = req.stream(s, expected, Vec::new());
-        }
-    }
-    Ok(req)
-}
-
-impl Pads {
-    /// Appends `decision` with every stream expected at the version `versions` recorded, then
-    /// waits until the store shows it. `Ok(false)` means a stream moved meanwhile: load and
-    /// decide again. An empty decision appends nothing.
-    pub async fn commit(&self, decision: &Decision, versions: &Versions) -> Result<bool, Failure> {
-        if decision.is_empty() {
-            return Ok(true);
-        }
-        let req = append_request(decision, versions)?;
-        match self.state.store.append(req).await {
-            Ok(appended) => {
-                self.repo.advance(&appended.events);
-                self.state
-                    .wait_for(PROJECTION, appended.last_position)
-                    .await;
-                Ok(true)
-            }
-            Err(AppendError::WrongExpectedVersion { stream, .. }) => {
-                tracing::debug!(%stream, "concurrent change; deciding again");
-                Ok(false)
-            }
-            Err(e) => Err(Failure::internal(e)),
-        }
-    }
-
-    /// Loads pad `id`, recording its version.
-    pub async fn pad(&self, v: &mut Versions, id: &str) -> Result<Pad, Failure> {
-        let loaded = self.repo.pad(id).await?;
-        v.record(palimpsest_events::pads::PAD, id, loaded.version);
-        Ok(loaded.state)
-    }
-
-    /// Loads author `id`, recording its version.
-    pub async fn author(&self, v: &mut Versions, id: &str) -> Result<Author, Failure> {
-        let loaded = self.repo.author(id).await?;
-        v.record(palimpsest_events::pads::AUTHOR, id, loaded.version);
-        Ok(loaded.state)
-    }
-
-    /// Loads group `id`, recording its version.
-    pub async fn group(&self, v: &mut Versions, id: &str) -> Result<Group, Failure> {
-        let loaded = self.repo.group(id).await?;
-        v.record(palimpsest_events::pads::GROUP, id, loaded.version);
-        Ok(loaded.state)
-    }
-
-    /// Loads session `id`, recording its version.
-    pub async fn session(&self, v: &mut Versions, id: &str) -> Result<Session, Failure> {
-        let loaded = self.repo.session(id).await?;
-        v.record(palimpsest_events::pads::SESSION, id, loaded.version);
-        Ok(loaded.state)
-    }
-
-    /// Loads the token, author mapper or group mapper `key`, recording its version.
-    pub async fn mapping(
+impl Load {
+    /// Loads the state of stream (`category`, `key`); a key no stream can have (empty, too
+    /// long) names nothing ever recorded.
+    async fn state<S: StreamState + Default>(
         &self,
-        v: &mut Versions,
-        category: &'static str,
+        category: &str,
         key: &str,
-    ) -> Result<Mapping, Failure> {
-        let loaded = self.repo.mapping(category, key).await?;
-        v.record(category, key, loaded.version);
-        Ok(loaded.state)
+    ) -> Result<S, Failure> {
+        match stream(category, key) {
+            Ok(name) => self.attempt.load(&name).await.map_err(Failure::internal),
+            Err(_) => Ok(S::default()),
+        }
     }
 
-    /// Loads the authors `ids` (skipping empty ids), recording their versions.
-    pub async fn authors(
-        &self,
-        v: &mut Versions,
-        ids: impl IntoIterator<Item = String>,
-    ) -> Result<crate::domain::Authors, Failure> {
+    /// Pad `id`; a process that has never seen it starts from its store record.
+    pub async fn pad(&self, id: &str) -> Result<Pad, Failure> {
+        let Ok(name) = stream(pads::PAD, id) else {
+            return Ok(Pad::absent(id));
+        };
+        let seed = pad_from_store(&self.read, id);
+        self.attempt
+            .load_seeded(&name, seed)
+            .await
+            .map_err(Failure::internal)
+    }
+
+    /// Author `id`.
+    pub async fn author(&self, id: &str) -> Result<Author, Failure> {
+        self.state(pads::AUTHOR, id).await
+    }
+
+    /// Group `id`.
+    pub async fn group(&self, id: &str) -> Result<Group, Failure> {
+        self.state(pads::GROUP, id).await
+    }
+
+    /// Session `id`.
+    pub async fn session(&self, id: &str) -> Result<Session, Failure> {
+        self.state(pads::SESSION, id).await
+    }
+
+    /// The token, author mapper or group mapper `key`.
+    pub async fn mapping(&self, category: &'static str, key: &str) -> Result<Mapping, Failure> {
+        self.state(category, key).await
+    }
+
+    /// The authors `ids` (skipping empty ids).
+    pub async fn authors(&self, ids: impl IntoIterator<Item = String>) -> Result<Authors, Failure> {
         let mut map = HashMap::new();
         for id in ids {
             if id.is_empty() || map.contains_key(&id) {
                 continue;
             }
-            let a = self.author(v, &id).await?;
-            map.insert(id, a);
+            let author = self.author(&id).await?;
+            map.insert(id, author);
         }
-        Ok(crate::domain::Authors::new(map))
+        Ok(Authors::new(map))
+    }
+}
+
+impl Pads {
+    /// Runs a command: `decide` loads what it reads through [`Load`] and returns its decision
+    /// with the `data` to answer; the runner appends it (retrying from fresh state when a
+    /// stream moved) and the answer is Etherpad's envelope, kept under the Idempotency-Key.
+    pub async fn run<F, Fut>(
+        &self,
+        request: &CommandRequest,
+        mut decide: F,
+    ) -> Result<Data, Failure>
+    where
+        F: FnMut(Load) -> Fut,
+        Fut: Future<Output = Result<(Decision, Data), Failure>>,
+    {
+        let command = Command {
+            request,
+            context: CONTEXT,
+            projections: &[PROJECTION],
+            metadata: Metadata {
+                actor: Some("pads-api".into()),
+                correlation_id: Some(uuid::Uuid::now_v7()),
+                ..Metadata::default()
+            },
+        };
+        let read = self.state.read.clone();
+        let reply = self
+            .state
+            .commands
+            .run(command, |attempt| {
+                let decided = decide(Load {
+                    attempt,
+                    read: read.clone(),
+                });
+                async move {
+                    let (decision, data) = decided.await.map_err(CommandError::Rejected)?;
+                    runner_decision(&decision, &data).map_err(CommandError::Rejected)
+                }
+            })
+            .await
+            .map_err(failure)?;
+        Data::from_reply(&reply)
+    }
+}
+
+/// A pads decision as the runner takes it: each stream's events, the read-only streams to
+/// check, and the envelope to answer.
+fn runner_decision(
+    decision: &Decision,
+    data: &Data,
+) -> Result<palimpsest_web::command::Decision, Failure> {
+    let (status, body) = envelope(&Ok(data.clone()));
+    let reply = Reply::new(status, crate::api::envelope::CONTENT_TYPE, body);
+    let mut out = palimpsest_web::command::Decision::new(reply);
+    for write in &decision.writes {
+        let (category, key) = write.stream();
+        let name = stream(category, key).map_err(|e| Failure::api(format!("invalid id: {e}")))?;
+        out = out.write(name, write.encode().map_err(Failure::internal)?);
+    }
+    for (category, key) in &decision.checks {
+        if let Ok(name) = stream(category, key) {
+            out = out.check(name);
+        }
+    }
+    Ok(out)
+}
+
+/// The runner's failures in Etherpad's envelope. A stream that kept changing through every
+/// retry is a 409 with code 1 (a retry may succeed; code 2 would claim a server fault).
+fn failure(e: CommandError<Failure>) -> Failure {
+    match e {
+        CommandError::Rejected(f) => f,
+        CommandError::Refused(message) => Failure::api(message),
+        CommandError::Internal(detail) => Failure::internal(detail),
+        other => {
+            let status = other
+                .platform_status()
+                .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+            Failure::new_status(status, other.platform_message().unwrap_or_default())
+        }
     }
 }

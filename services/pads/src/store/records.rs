@@ -225,13 +225,50 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
     Ok(Some(Option::deserialize(d)?))
 }
 
+/// An author's `colorId`: an index into Etherpad's palette (what `createAuthor` draws), or a
+/// colour of its own (what Etherpad's editor stores when the user picks one, e.g. `"#ff8800"`).
+/// The spec allows both (`Number/String`); a store holding either reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ColorId {
+    /// An index into the palette.
+    Palette(i64),
+    /// A CSS colour, as the editor stored it.
+    Hex(String),
+}
+
+/// Etherpad's author colour palette (`AuthorManager.getColorPalette`), in index order.
+pub const PALETTE: [&str; 64] = [
+    "#ffc7c7", "#fff1c7", "#e3ffc7", "#c7ffd5", "#c7ffff", "#c7d5ff", "#e3c7ff", "#ffc7f1",
+    "#ffa8a8", "#ffe699", "#cfff9e", "#99ffb3", "#a3ffff", "#99b3ff", "#cc99ff", "#ff99e5",
+    "#e7b1b1", "#e9dcAf", "#cde9af", "#bfedcc", "#b1e7e7", "#c3cdee", "#d2b8ea", "#eec3e6",
+    "#e9cece", "#e7e0ca", "#d3e5c7", "#bce1c5", "#c1e2e2", "#c1c9e2", "#cfc1e2", "#e0bdd9",
+    "#baded3", "#a0f8eb", "#b1e7e0", "#c3c8e4", "#cec5e2", "#b1d5e7", "#cda8f0", "#f0f0a8",
+    "#f2f2a6", "#f5a8eb", "#c5f9a9", "#ececbb", "#e7c4bc", "#daf0b2", "#b0a0fd", "#bce2e7",
+    "#cce2bb", "#ec9afe", "#edabbd", "#aeaeea", "#c4e7b1", "#d722bb", "#f3a5e7", "#ffa8a8",
+    "#d8c0c5", "#eaaedd", "#adc6eb", "#bedad1", "#dee9af", "#e9afc2", "#f8d2a0", "#b3b3e6",
+];
+
+impl ColorId {
+    /// The CSS colour: the palette's entry for an index (`None` past its end), the text itself
+    /// for a colour of the author's own.
+    pub fn css(&self) -> Option<&str> {
+        match self {
+            ColorId::Palette(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| PALETTE.get(i).copied()),
+            ColorId::Hex(colour) => Some(colour),
+        }
+    }
+}
+
 /// `globalAuthor:A`: `{colorId, name, timestamp, padIDs}`; `name` may be missing or `null`,
 /// `padIDs` appears with the author's first pad.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuthorRecord {
-    /// Index into the color palette.
+    /// A palette index or a colour ([`ColorId`]).
     #[serde(rename = "colorId")]
-    pub color_id: i64,
+    pub color_id: ColorId,
     /// The name: absent, `null` or a text.
     #[serde(
         default,
@@ -318,7 +355,7 @@ mod tests {
     #[test]
     fn author_name_distinguishes_absent_null_and_text() {
         let mut a = AuthorRecord {
-            color_id: 3,
+            color_id: ColorId::Palette(3),
             name: None,
             timestamp: 9,
             pad_ids: None,
@@ -334,6 +371,20 @@ mod tests {
             json(&a),
             r#"{"colorId":3,"name":"john","timestamp":9,"padIDs":{}}"#
         );
+    }
+
+    #[test]
+    fn color_id_is_a_palette_index_or_a_colour() {
+        let indexed: AuthorRecord =
+            serde_json::from_str(r#"{"colorId":37,"name":"x","timestamp":1}"#).expect("index");
+        assert_eq!(indexed.color_id, ColorId::Palette(37));
+        let own: AuthorRecord =
+            serde_json::from_str(r##"{"colorId":"#ff8800","timestamp":1}"##).expect("colour");
+        assert_eq!(own.color_id, ColorId::Hex("#ff8800".into()));
+        assert_eq!(json(&own), r##"{"colorId":"#ff8800","timestamp":1}"##);
+        assert_eq!(own.color_id.css(), Some("#ff8800"));
+        assert_eq!(ColorId::Palette(0).css(), Some("#ffc7c7"));
+        assert_eq!(ColorId::Palette(64).css(), None);
     }
 
     #[test]

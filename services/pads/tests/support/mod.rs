@@ -1,74 +1,34 @@
-//! A pads server for tests: a fresh database, the pads router under `/pads`, the pads projector
-//! running, and an HTTP client that speaks Etherpad's API.
+//! A pads server for tests: the real app ([`TestApp`]: a fresh database, every projector, a random
+//! port) and an HTTP client that speaks Etherpad's API under `/pads`.
 
 #![allow(dead_code)]
 
-use palimpsest_testkit::TestDb;
+use palimpsest_testkit::TestApp;
 use palimpsest_web::AppState;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tokio_util::sync::CancellationToken;
 
 /// A running pads server owned by one test.
 pub struct Server {
-    pub db: TestDb,
+    app: TestApp,
     pub state: AppState,
     pub base: String,
     pub key: String,
     pub http: reqwest::Client,
-    shutdown: CancellationToken,
 }
 
 impl Server {
-    /// Starts the router and the projector on a fresh database.
+    /// The real app (the platform's one test harness), spoken to under `/pads` with its key.
     pub async fn start() -> Server {
-        let db = TestDb::create().await;
-        let state = AppState::for_tests(db.url()).await.expect("state");
-        let shutdown = CancellationToken::new();
-        palimpsest_projections::spawn_runner(
-            state.store.clone(),
-            palimpsest_pads::projection(),
-            shutdown.clone(),
-        );
-        let app = axum::Router::new().nest("/pads", palimpsest_pads::router(state.clone()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-        });
-        let key = std::fs::read_to_string(state.data_dir.join("APIKEY.txt")).expect("api key file");
-        let server = Server {
-            db,
-            state,
-            base: format!("http://{addr}/pads"),
+        let app = TestApp::start().await;
+        let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("api key file");
+        Server {
+            state: app.state.clone(),
+            base: app.url("/pads"),
             key: key.trim().to_owned(),
             http: reqwest::Client::new(),
-            shutdown,
-        };
-        server.wait_for_read_model().await;
-        server
-    }
-
-    /// Waits until the projector has created the `pads` schema.
-    async fn wait_for_read_model(&self) {
-        for _ in 0..200 {
-            let client = self.state.read.get().await.expect("client");
-            let ready: bool = client
-                .query_one("SELECT to_regclass('pads.store') IS NOT NULL", &[])
-                .await
-                .expect("query")
-                .get(0);
-            if ready {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            app,
         }
-        panic!("pads read model never appeared");
     }
 
     /// `GET /pads/api/1.3.0/<function>?apikey=…&<params>`, the answer's status and body.
@@ -205,9 +165,7 @@ impl Server {
 
     /// Stops the server and drops its database.
     pub async fn stop(self) {
-        self.shutdown.cancel();
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        self.db.drop().await;
+        self.app.stop().await;
     }
 }
 

@@ -31,6 +31,11 @@ pub enum Command {
         /// Serve /healthz, /readyz and /metrics here.
         #[arg(long = "http")]
         health: Option<std::net::SocketAddr>,
+        /// First delete the JetStream stream and create it empty for this log: the deliberate
+        /// recovery when the relay is blocked by a stream of another log or one ahead of the log
+        /// (its consumers must start over). The stream name is `PALIMPSEST_NATS_STREAM`.
+        #[arg(long)]
+        reset_stream: bool,
     },
     /// Run the projectors that keep the read models.
     Project {
@@ -65,7 +70,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(http) => serve(&settings, http, false).await,
         Command::Run(http) => serve(&settings, http, true).await,
-        Command::Relay { health } => {
+        Command::Relay {
+            health,
+            reset_stream,
+        } => {
+            if reset_stream {
+                let store = palimpsest_log::EventStore::connect(&settings.database_url).await?;
+                let config = processes::relay_config(&settings);
+                palimpsest_log::relay::reset_stream(&store, &config).await?;
+                println!(
+                    "JetStream stream {} reset for log {}",
+                    config.stream_name,
+                    store.log_id()
+                );
+            }
             let roles = Roles {
                 http: bind(health).await?,
                 api: false,

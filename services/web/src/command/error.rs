@@ -46,6 +46,22 @@ impl<E> CommandError<E> {
         }
     }
 
+    /// The message of the platform's errors; `None` for the context's own refusals.
+    pub fn platform_message(&self) -> Option<String> {
+        match self {
+            CommandError::Rejected(_) => None,
+            CommandError::Conflict { stream } => Some(format!(
+                "{stream} kept changing while the command was decided; retry"
+            )),
+            CommandError::KeyReused => {
+                Some("this Idempotency-Key was already used for a different request".into())
+            }
+            CommandError::Refused(m) | CommandError::Unavailable(m) | CommandError::Internal(m) => {
+                Some(m.clone())
+            }
+        }
+    }
+
     /// The same platform error with another refusal type (the refusal itself converted by
     /// `f`).
     pub fn map_rejected<F>(self, f: impl FnOnce(E) -> F) -> CommandError<F> {
@@ -88,17 +104,15 @@ pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
 
 /// Contexts whose refusals are [`ApiError`]s (or convert to one) answer platform errors with
 /// the platform's statuses.
-impl<E: Into<ApiError> + std::fmt::Display> From<CommandError<E>> for ApiError {
+impl<E: Into<ApiError>> From<CommandError<E>> for ApiError {
     fn from(e: CommandError<E>) -> Self {
-        match e {
-            CommandError::Rejected(refusal) => refusal.into(),
-            CommandError::Internal(detail) => ApiError::internal(detail),
-            other => {
-                let status = other
-                    .platform_status()
-                    .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                ApiError::new(status, other.to_string())
-            }
+        let status = e.platform_status();
+        let message = e.platform_message();
+        match (e, status, message) {
+            (CommandError::Rejected(refusal), _, _) => refusal.into(),
+            (CommandError::Internal(detail), _, _) => ApiError::internal(detail),
+            (_, Some(status), Some(message)) => ApiError::new(status, message),
+            _ => ApiError::internal("a command error without status"),
         }
     }
 }

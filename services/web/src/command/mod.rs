@@ -20,11 +20,13 @@ mod attempt;
 mod cache;
 mod decision;
 mod error;
+mod openapi;
 mod request;
 mod runner;
 
 pub use attempt::{Attempt, LoadError, StreamState};
 pub use decision::{Decision, Reply};
 pub use error::CommandError;
+pub use openapi::document_commands;
 pub use request::{CommandRequest, IDEMPOTENCY_KEY, fingerprint_requests};
 pub use runner::{Command, CommandRunner};

@@ -6,10 +6,11 @@ use super::cache::StateCache;
 use super::decision::{Decision, Reply};
 use super::error::{CommandError, log_error};
 use super::request::CommandRequest;
+use crate::state::ReadModelStopped;
 use axum::http::StatusCode;
 use palimpsest_events::{ExpectedVersion, Metadata, StreamName};
 use palimpsest_log::{AppendError, AppendRequest, Appended, EventStore, StoredReply};
-use palimpsest_projections::ProjectionWatch;
+use palimpsest_projections::{ProjectionWatch, WaitError};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
@@ -108,6 +109,9 @@ impl CommandRunner {
                     moved = Some(stream);
                 }
                 Err(AppendError::Invalid(message)) => return Err(CommandError::Refused(message)),
+                Err(AppendError::Refused(refusal)) => {
+                    return Err(CommandError::Refused(refusal.to_string()));
+                }
                 Err(AppendError::Log(e)) => return Err(log_error(e)),
             }
         }
@@ -129,7 +133,7 @@ impl CommandRunner {
         decision: Decision,
     ) -> Result<Reply, CommandError<E>> {
         self.wait_for_all(command.projections, appended.last_position)
-            .await;
+            .await?;
         if appended.replayed
             && let Some(k) = key
             && let Some(stored) = self.stored_reply(k, command.request).await?
@@ -181,23 +185,42 @@ impl CommandRunner {
     }
 
     /// Waits until each projection has applied `position` (bounded; a projection that does not
-    /// catch up in time is counted and logged, and the answer goes out anyway).
-    pub async fn wait_for_all(&self, projections: &[&'static str], position: i64) {
+    /// catch up in time is counted and logged, and the answer goes out anyway; one stopped on an
+    /// event fails at once).
+    pub async fn wait_for_all(
+        &self,
+        projections: &[&'static str],
+        position: i64,
+    ) -> Result<(), ReadModelStopped> {
         for projection in projections {
-            self.wait_for(projection, position).await;
+            self.wait_for(projection, position).await?;
         }
+        Ok(())
     }
 
     /// Read-your-writes for one projection (see [`CommandRunner::wait_for_all`]).
-    pub async fn wait_for(&self, projection: &str, position: i64) {
-        if !self
+    pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ReadModelStopped> {
+        match self
             .watch
-            .wait_for(projection, position, READ_YOUR_WRITES_TIMEOUT)
+            .wait_until_applied(projection, position, READ_YOUR_WRITES_TIMEOUT)
             .await
         {
-            metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
-                .increment(1);
-            tracing::warn!(projection, position, "read model did not catch up in time");
+            Ok(()) => Ok(()),
+            Err(WaitError::Stalled(stall)) => {
+                metrics::counter!("palimpsest_read_your_writes_stopped_total", "projection" => projection.to_owned())
+                    .increment(1);
+                Err(ReadModelStopped {
+                    projection: projection.to_owned(),
+                    position,
+                    stall,
+                })
+            }
+            Err(WaitError::TimedOut { .. }) => {
+                metrics::counter!("palimpsest_read_your_writes_timeouts_total", "projection" => projection.to_owned())
+                    .increment(1);
+                tracing::warn!(projection, position, "read model did not catch up in time");
+                Ok(())
+            }
         }
     }
 

@@ -1,0 +1,311 @@
+//! Planning a batch, in memory: each command checked against the stream heads as moved by the
+//! commands before it, its events given positions, versions and chained hashes, and the rows
+//! of the batch's statements built. No I/O: the appender reads or remembers the heads, then
+//! writes what this module builds.
+
+use crate::{AppendError, AppendRequest, LogError};
+use chrono::{DateTime, Utc};
+use palimpsest_events::canonical::chain_hash;
+use palimpsest_events::envelope::content_for_hash;
+use palimpsest_events::{RecordedEvent, StreamName};
+use std::collections::HashMap;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+/// A stream's head: its last version and hash.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Head {
+    pub(crate) version: i64,
+    pub(crate) hash: Option<[u8; 32]>,
+}
+
+impl Head {
+    /// The head of a stream with no event.
+    pub(crate) const EMPTY: Head = Head {
+        version: 0,
+        hash: None,
+    };
+}
+
+/// What the batch does with one command.
+pub(crate) enum Plan {
+    /// Accepted: these events are written.
+    Write(Vec<RecordedEvent>),
+    /// Seen before (idempotency key or event ids): the events at these positions are returned.
+    Replay(i64, i64),
+    /// Refused; nothing of it is written.
+    Refused(AppendError),
+}
+
+/// What the database already holds of the batch's keys and event ids (empty unless the batch
+/// runs carefully; otherwise their unique indexes catch a repeat and the batch is re-run).
+#[derive(Default)]
+pub(crate) struct Seen {
+    pub(crate) keys: HashMap<String, (i64, i64)>,
+    pub(crate) ids: HashMap<Uuid, i64>,
+}
+
+/// The state a batch is planned against, moved by each accepted command.
+pub(crate) struct Planner<'a> {
+    pub(crate) heads: &'a mut HashMap<StreamName, Head>,
+    pub(crate) seen: Seen,
+    pub(crate) position: i64,
+    pub(crate) recorded_at: DateTime<Utc>,
+}
+
+impl Planner<'_> {
+    /// Plans one command: a repeat, a refusal, or its events.
+    pub(crate) fn plan(&mut self, req: &AppendRequest) -> Plan {
+        if let Some(key) = &req.metadata.idempotency_key
+            && let Some((first, last)) = self.seen.keys.get(key)
+        {
+            return Plan::Replay(*first, *last);
+        }
+        if let Some(plan) = self.repeated_ids(req) {
+            return plan;
+        }
+        for s in &req.streams {
+            let actual = self.heads.get(&s.stream).map(|h| h.version).unwrap_or(0);
+            if !s.expected.accepts(actual) {
+                return Plan::Refused(AppendError::WrongExpectedVersion {
+                    stream: s.stream.clone(),
+                    expected: s.expected,
+                    actual,
+                });
+            }
+        }
+        let events = self.record(req);
+        if let (Some(key), Some(first), Some(last)) =
+            (&req.metadata.idempotency_key, events.first(), events.last())
+        {
+            self.seen
+                .keys
+                .insert(key.clone(), (first.position, last.position));
+        }
+        Plan::Write(events)
+    }
+
+    /// A command whose event ids are all stored is a repeat; some of them stored is an error.
+    fn repeated_ids(&self, req: &AppendRequest) -> Option<Plan> {
+        if self.seen.ids.is_empty() {
+            return None;
+        }
+        let ids: Vec<i64> = req
+            .streams
+            .iter()
+            .flat_map(|s| &s.events)
+            .filter_map(|e| self.seen.ids.get(&e.event_id).copied())
+            .collect();
+        let (first, last) = (*ids.iter().min()?, *ids.iter().max()?);
+        if ids.len() == req.event_count() && (last - first + 1) as usize == ids.len() {
+            return Some(Plan::Replay(first, last));
+        }
+        Some(Plan::Refused(AppendError::Invalid(
+            "some of the command's event ids are already stored".into(),
+        )))
+    }
+
+    /// Gives the command's events their positions, versions and chained hashes.
+    fn record(&mut self, req: &AppendRequest) -> Vec<RecordedEvent> {
+        let mut events = Vec::with_capacity(req.event_count());
+        for s in &req.streams {
+            let head = self
+                .heads
+                .entry(s.stream.clone())
+                .or_insert(Head::EMPTY.clone());
+            for e in &s.events {
+                self.position += 1;
+                head.version += 1;
+                let content = content_for_hash(
+                    e.event_id,
+                    &s.stream,
+                    head.version,
+                    &e.event_type,
+                    e.schema_version,
+                    &e.payload,
+                    &req.metadata,
+                    self.recorded_at,
+                );
+                let hash = chain_hash(head.hash.as_ref(), &content);
+                events.push(RecordedEvent {
+                    event_id: e.event_id,
+                    stream: s.stream.clone(),
+                    version: head.version,
+                    position: self.position,
+                    event_type: e.event_type.clone(),
+                    schema_version: e.schema_version,
+                    payload: e.payload.clone(),
+                    metadata: req.metadata.clone(),
+                    recorded_at: self.recorded_at,
+                    prev_hash: head.hash.map(hex::encode),
+                    hash: hex::encode(hash),
+                });
+                head.hash = Some(hash);
+            }
+        }
+        events
+    }
+}
+
+/// Column arrays of the batch's statements.
+#[derive(Default)]
+pub(crate) struct Rows {
+    pub(crate) position: Vec<i64>,
+    pub(crate) event_id: Vec<Uuid>,
+    pub(crate) context: Vec<String>,
+    pub(crate) category: Vec<String>,
+    pub(crate) stream_key: Vec<String>,
+    pub(crate) version: Vec<i64>,
+    pub(crate) event_type: Vec<String>,
+    pub(crate) schema_version: Vec<i32>,
+    pub(crate) payload: Vec<serde_json::Value>,
+    pub(crate) actor: Vec<Option<String>>,
+    pub(crate) correlation_id: Vec<Option<Uuid>>,
+    pub(crate) causation_id: Vec<Option<Uuid>>,
+    pub(crate) idempotency_key: Vec<Option<String>>,
+    pub(crate) recorded_at: Vec<DateTime<Utc>>,
+    pub(crate) prev_hash: Vec<Option<Vec<u8>>>,
+    pub(crate) hash: Vec<Vec<u8>>,
+    /// Idempotency rows of the accepted commands that carry a key.
+    pub(crate) keys: RememberedKeys,
+}
+
+/// Column arrays for the idempotency rows of a batch: each key with its positions and, when the
+/// command gave one, the answer to repeat.
+#[derive(Default)]
+pub(crate) struct RememberedKeys {
+    pub(crate) key: Vec<String>,
+    pub(crate) first: Vec<i64>,
+    pub(crate) last: Vec<i64>,
+    pub(crate) request_hash: Vec<Option<Vec<u8>>>,
+    pub(crate) status: Vec<Option<i16>>,
+    pub(crate) content_type: Vec<Option<String>>,
+    pub(crate) body: Vec<Option<Vec<u8>>>,
+}
+
+impl RememberedKeys {
+    fn push(&mut self, key: &str, first: i64, last: i64, reply: Option<&crate::StoredReply>) {
+        self.key.push(key.to_owned());
+        self.first.push(first);
+        self.last.push(last);
+        self.request_hash
+            .push(reply.map(|r| r.request_hash.clone()));
+        self.status
+            .push(reply.and_then(|r| i16::try_from(r.status).ok()));
+        self.content_type
+            .push(reply.map(|r| r.content_type.clone()));
+        self.body.push(reply.map(|r| r.body.clone()));
+    }
+}
+
+impl Rows {
+    /// The rows of every accepted command.
+    pub(crate) fn of(requests: &[AppendRequest], plans: &[Plan]) -> Result<Rows, AppendError> {
+        let mut rows = Rows::default();
+        for (req, p) in requests.iter().zip(plans) {
+            let Plan::Write(events) = p else { continue };
+            for e in events {
+                rows.push(e)?;
+            }
+            if let (Some(key), Some(first), Some(last)) =
+                (&req.metadata.idempotency_key, events.first(), events.last())
+            {
+                rows.keys
+                    .push(key, first.position, last.position, req.reply.as_ref());
+            }
+        }
+        Ok(rows)
+    }
+
+    fn push(&mut self, e: &RecordedEvent) -> Result<(), AppendError> {
+        let decode = |h: &str| hex::decode(h).map_err(|e| LogError::Corrupt(e.to_string()));
+        self.position.push(e.position);
+        self.event_id.push(e.event_id);
+        self.context.push(e.stream.context.clone());
+        self.category.push(e.stream.category.clone());
+        self.stream_key.push(e.stream.key.clone());
+        self.version.push(e.version);
+        self.event_type.push(e.event_type.clone());
+        self.schema_version.push(e.schema_version);
+        self.payload.push(e.payload.clone());
+        self.actor.push(e.metadata.actor.clone());
+        self.correlation_id.push(e.metadata.correlation_id);
+        self.causation_id.push(e.metadata.causation_id);
+        self.idempotency_key
+            .push(e.metadata.idempotency_key.clone());
+        self.recorded_at.push(e.recorded_at);
+        self.prev_hash
+            .push(e.prev_hash.as_deref().map(decode).transpose()?);
+        self.hash.push(decode(&e.hash)?);
+        Ok(())
+    }
+
+    /// Each touched stream's last version and hash (the last row of each stream wins).
+    pub(crate) fn last_of_each_stream(&self) -> HeadColumns<'_> {
+        let mut last: HashMap<(&str, &str, &str), usize> = HashMap::new();
+        for i in 0..self.position.len() {
+            last.insert(
+                (
+                    self.context[i].as_str(),
+                    self.category[i].as_str(),
+                    self.stream_key[i].as_str(),
+                ),
+                i,
+            );
+        }
+        let mut cols: HeadColumns<'_> = Default::default();
+        for ((ctx, cat, key), i) in last {
+            cols.0.push(ctx);
+            cols.1.push(cat);
+            cols.2.push(key);
+            cols.3.push(self.version[i]);
+            cols.4.push(self.hash[i].as_slice());
+        }
+        cols
+    }
+}
+
+/// Stream head columns: context, category, key, version, last hash.
+pub(crate) type HeadColumns<'a> = (
+    Vec<&'a str>,
+    Vec<&'a str>,
+    Vec<&'a str>,
+    Vec<i64>,
+    Vec<&'a [u8]>,
+);
+
+/// The batch's streams as three columns, for the heads lookup.
+pub(crate) fn stream_columns(requests: &[AppendRequest]) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
+    let (mut ctx, mut cat, mut key) = (Vec::new(), Vec::new(), Vec::new());
+    for s in requests.iter().flat_map(|r| &r.streams) {
+        ctx.push(s.stream.context.as_str());
+        cat.push(s.stream.category.as_str());
+        key.push(s.stream.key.as_str());
+    }
+    (ctx, cat, key)
+}
+
+/// Decodes rows of (context, category, key, version, last hash).
+pub(crate) fn decode_heads(rows: &[Row]) -> Result<Vec<(StreamName, Head)>, AppendError> {
+    let mut heads = Vec::with_capacity(rows.len());
+    for r in rows {
+        let name = StreamName::new(
+            r.get::<_, String>(0),
+            r.get::<_, String>(1),
+            r.get::<_, String>(2),
+        )
+        .map_err(|e| LogError::Corrupt(e.to_string()))?;
+        let hash: Vec<u8> = r.get(4);
+        let hash: [u8; 32] = hash
+            .try_into()
+            .map_err(|_| LogError::Corrupt(format!("stream {name} has a malformed head hash")))?;
+        heads.push((
+            name,
+            Head {
+                version: r.get(3),
+                hash: Some(hash),
+            },
+        ));
+    }
+    Ok(heads)
+}

@@ -1,0 +1,136 @@
+//! A projection stopped on an event it cannot apply: recorded, announced and shown, never
+//! skipped.
+//!
+//! When a projector fails on one event for a reason that is not a lost connection (a decode
+//! error, a value its tables refuse), it cannot go past it without leaving the read model wrong.
+//! It records the [`Stall`] beside its checkpoint (column `stalled` of its
+//! `projection_checkpoint` row), announces it on [`STALL_CHANNEL`] so that every process's
+//! [`crate::ProjectionWatch`] fails the writes waiting for it at once, and keeps retrying slowly,
+//! so a fixed binary (or a fixed database) resumes from that event. The next checkpoint it
+//! writes clears the record.
+
+use crate::ProjectionError;
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use palimpsest_events::RecordedEvent;
+use serde::{Deserialize, Serialize};
+
+/// The Postgres channel on which a runner announces a stall (the payload is the [`Stall`] as
+/// JSON).
+pub const STALL_CHANNEL: &str = "palimpsest_projection_stalled";
+
+/// A projection stopped on an event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stall {
+    /// The projection (its schema).
+    pub projection: String,
+    /// The position of the event it cannot apply (its checkpoint is just before it).
+    pub position: i64,
+    /// The event's id.
+    pub event_id: String,
+    /// The event's type.
+    pub event_type: String,
+    /// The event's stream, `context/category/key` (escaped as in the NATS header).
+    pub stream: String,
+    /// Why it could not apply it.
+    pub error: String,
+    /// When the runner stopped on it.
+    pub since: DateTime<Utc>,
+}
+
+impl Stall {
+    /// The stall of `projection` on `event` for `error`.
+    pub fn at(projection: &str, event: &RecordedEvent, error: &ProjectionError) -> Stall {
+        Stall {
+            projection: projection.to_owned(),
+            position: event.position,
+            event_id: event.event_id.to_string(),
+            event_type: event.event_type.clone(),
+            stream: palimpsest_events::subject::stream_header(&event.stream),
+            // Postgres jsonb holds no U+0000; an error text quoting one is shown escaped.
+            error: error.to_string().replace('\0', "\\u0000"),
+            since: Utc::now(),
+        }
+    }
+}
+
+impl std::fmt::Display for Stall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "projection {} stopped at position {} (event {} {} of {}): {}",
+            self.projection, self.position, self.event_id, self.event_type, self.stream, self.error
+        )
+    }
+}
+
+/// Records the stall beside the projection's checkpoint and announces it.
+pub async fn record(client: &impl GenericClient, stall: &Stall) -> Result<(), ProjectionError> {
+    let name = &stall.projection;
+    let json = serde_json::to_value(stall)
+        .map_err(|e| ProjectionError::Invalid(format!("stall record: {e}")))?;
+    let mut note = serde_json::to_string(stall)
+        .map_err(|e| ProjectionError::Invalid(format!("stall record: {e}")))?;
+    if note.len() > 7000 {
+        // NOTIFY payloads are limited to 8000 bytes; the full record is in the table.
+        let mut short = stall.clone();
+        short.error = short.error.chars().take(2000).collect();
+        note = serde_json::to_string(&short)
+            .map_err(|e| ProjectionError::Invalid(format!("stall record: {e}")))?;
+    }
+    client
+        .execute(
+            &format!("UPDATE {name}.projection_checkpoint SET stalled = $2 WHERE name = $1"),
+            &[name, &json],
+        )
+        .await?;
+    client
+        .execute("SELECT pg_notify($1, $2)", &[&STALL_CHANNEL, &note])
+        .await?;
+    Ok(())
+}
+
+/// Every recorded stall of every live read model in the database (schemas holding a
+/// `projection_checkpoint` table, rebuilds in progress left out), for readiness.
+pub async fn all(client: &impl GenericClient) -> Result<Vec<Stall>, ProjectionError> {
+    let schemas: Vec<String> = client
+        .query(
+            "SELECT table_schema::text FROM information_schema.tables \
+             WHERE table_name = 'projection_checkpoint' AND table_schema::text NOT LIKE '%\\_rebuild' \
+             AND table_schema::text NOT LIKE '%\\_retired' ORDER BY 1",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut stalls = Vec::new();
+    for schema in schemas {
+        stalls.extend(of_schema(client, &schema).await?);
+    }
+    Ok(stalls)
+}
+
+/// The recorded stall of the projection whose checkpoint is in `schema`, if any. Reads the
+/// column through `to_jsonb` so that a checkpoint table from before the column reads as none.
+pub async fn of_schema(
+    client: &impl GenericClient,
+    schema: &str,
+) -> Result<Option<Stall>, ProjectionError> {
+    let row = client
+        .query_opt(
+            &format!(
+                "SELECT to_jsonb(c) -> 'stalled' FROM {schema}.projection_checkpoint c \
+                 WHERE to_jsonb(c) -> 'stalled' <> 'null'::jsonb LIMIT 1"
+            ),
+            &[],
+        )
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    match serde_json::from_value(row.get::<_, serde_json::Value>(0)) {
+        Ok(stall) => Ok(Some(stall)),
+        Err(e) => Err(ProjectionError::Invalid(format!(
+            "unreadable stall record in {schema}.projection_checkpoint: {e}"
+        ))),
+    }
+}

@@ -1,0 +1,74 @@
+//! Every refusal of the context as an HTTP status and a JSON body, decided here and only here.
+
+use crate::content::ContentError;
+use crate::operation::{Failure, OperationError};
+use crate::read::ReadError;
+use crate::resource::ResourceError;
+use axum::http::StatusCode;
+use palimpsest_web::ApiError;
+use palimpsest_web::command::CommandError;
+
+/// The status of an operation's refusal.
+fn status(e: &OperationError) -> StatusCode {
+    match e {
+        OperationError::Resource(resource) => match resource {
+            ResourceError::NotFound(_) | ResourceError::Deleted(_) => StatusCode::NOT_FOUND,
+            ResourceError::StaleEtag { .. } => StatusCode::PRECONDITION_FAILED,
+            ResourceError::NoSuchRevision { .. } | ResourceError::HeadHidden(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            ResourceError::NotDeleted(_)
+            | ResourceError::StaleRevision { .. }
+            | ResourceError::NotArchived(_)
+            | ResourceError::AlreadyExists(_) => StatusCode::CONFLICT,
+        },
+        OperationError::NoSuchName { .. } | OperationError::WrongType(..) => StatusCode::NOT_FOUND,
+        OperationError::InvalidName(_) => StatusCode::BAD_REQUEST,
+        OperationError::NameTaken { .. }
+        | OperationError::PropertyExists(_)
+        | OperationError::EtagRequired(_)
+        | OperationError::NoFreeName(_) => StatusCode::CONFLICT,
+    }
+}
+
+impl From<OperationError> for ApiError {
+    fn from(e: OperationError) -> Self {
+        ApiError::new(status(&e), e.to_string())
+    }
+}
+
+/// A command's failure as an HTTP error.
+pub fn answer(e: Failure) -> ApiError {
+    match e {
+        CommandError::Rejected(refusal) => refusal.into(),
+        CommandError::Conflict { .. } => ApiError::conflict(e.to_string()),
+        CommandError::KeyReused => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+        CommandError::Refused(message) => ApiError::bad_request(message),
+        CommandError::Unavailable(message) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+        }
+        CommandError::Internal(detail) => ApiError::internal(detail),
+    }
+}
+
+/// A read failure: the database is unavailable (503) or failed (500, logged).
+pub fn read(e: ReadError) -> ApiError {
+    match e {
+        ReadError::Pool(pool) => {
+            tracing::warn!(error = %pool, "read model unavailable");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the read model is unavailable",
+            )
+        }
+        ReadError::Db(db) => ApiError::internal(db),
+    }
+}
+
+/// An upload that could not be received.
+pub fn content(e: ContentError) -> ApiError {
+    match e {
+        ContentError::Body(message) => ApiError::bad_request(message),
+        ContentError::Io(io) => ApiError::internal(format!("content store: {io}")),
+    }
+}

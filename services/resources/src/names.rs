@@ -1,0 +1,91 @@
+//! The name index: one stream per (resource type, parent, name), `resources/name/<key>`, saying
+//! which live resource holds the name.
+//!
+//! A command that creates, renames, moves, deletes or restores a resource reads the name's
+//! stream and appends to it in the same append, so "is this name taken?" is decided from the
+//! log, never from a read model, and two writers racing for a name conflict on its version.
+
+use palimpsest_events::resources::{NameEvent, Parent, ResourceType};
+
+/// Who holds a name now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NameState {
+    /// The live resource holding it, if any.
+    pub holder: Option<i64>,
+}
+
+/// The name's state after `event`.
+pub fn evolve(mut state: NameState, event: &NameEvent) -> NameState {
+    match event {
+        NameEvent::NameClaimed { res_id } => state.holder = Some(*res_id),
+        NameEvent::NameReleased { res_id } if state.holder == Some(*res_id) => state.holder = None,
+        NameEvent::NameReleased { .. } => {}
+    }
+    state
+}
+
+/// The stream key of a name: `<type>@<parent>/<name>`, e.g. `file@page:12/photo.png`.
+pub fn key(res_type: ResourceType, parent: Parent, name: &str) -> String {
+    format!("{}@{parent}/{name}", res_type.word())
+}
+
+/// Takes a free name for `res_id` (a name it already holds is no change).
+pub fn claim(state: &NameState, res_id: i64) -> Result<Option<NameEvent>, i64> {
+    match state.holder {
+        None => Ok(Some(NameEvent::NameClaimed { res_id })),
+        Some(holder) if holder == res_id => Ok(None),
+        Some(holder) => Err(holder),
+    }
+}
+
+/// Gives a name back (nothing if `res_id` does not hold it).
+pub fn release(state: &NameState, res_id: i64) -> Option<NameEvent> {
+    (state.holder == Some(res_id)).then_some(NameEvent::NameReleased { res_id })
+}
+
+/// The `n`-th alternative of `name` tried when a restore finds its name taken:
+/// `photo.png` → `photo(2).png`, `notes` → `notes(2)`.
+/// The stem is shortened so the result stays within [`MAX_NAME`] characters.
+pub fn alternative(name: &str, n: u32) -> String {
+    let (stem, extension) = match name.rfind('.') {
+        Some(dot) if dot > 0 => (&name[..dot], &name[dot..]),
+        _ => (name, ""),
+    };
+    let suffix = format!("({n}){extension}");
+    let room = MAX_NAME.saturating_sub(suffix.chars().count());
+    let stem: String = stem.chars().take(room).collect();
+    format!("{stem}{suffix}").chars().take(MAX_NAME).collect()
+}
+
+/// Longest name Deki stores (`resrev_name varchar(255)`), in characters.
+pub const MAX_NAME: usize = 255;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_held_by_one_live_resource_until_released() {
+        let free = NameState::default();
+        let claimed = claim(&free, 3).expect("free").expect("event");
+        let held = evolve(free, &claimed);
+        assert_eq!(claim(&held, 4), Err(3));
+        assert_eq!(claim(&held, 3), Ok(None));
+        assert_eq!(release(&held, 4), None);
+        let released = release(&held, 3).expect("held");
+        assert_eq!(evolve(held, &released).holder, None);
+    }
+
+    #[test]
+    fn alternatives_keep_the_extension() {
+        assert_eq!(alternative("photo.png", 2), "photo(2).png");
+        assert_eq!(alternative("notes", 3), "notes(3)");
+        assert_eq!(alternative(".hidden", 2), ".hidden(2)");
+        let long = format!("{}.png", "x".repeat(251));
+        assert_eq!(alternative(&long, 12).chars().count(), MAX_NAME);
+        assert_eq!(
+            key(ResourceType::File, Parent::Page(12), "a/b"),
+            "file@page:12/a/b"
+        );
+    }
+}

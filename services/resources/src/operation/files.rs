@@ -1,0 +1,169 @@
+//! File operations: upload (create or new content), move/rename, delete, restore.
+
+use super::properties::{Abort, DESCRIPTION_KEY, PropertyWrite};
+use super::{Changeset, Failure, OperationError, refuse};
+use crate::content::Upload;
+use crate::names;
+use crate::resource::{Expect, ResourceError};
+use palimpsest_events::resources::{Parent, ResourceType, Revision};
+
+/// How many alternative names a restore tries before giving up.
+const RESTORE_NAME_TRIES: u32 = 100;
+
+/// An upload to `PUT /pages/{pageid}/files/{filename}`.
+#[derive(Debug, Clone)]
+pub struct FileWrite {
+    /// The page.
+    pub parent: Parent,
+    /// The file name.
+    pub name: String,
+    /// The received content.
+    pub upload: Upload,
+    /// Its MIME type.
+    pub mimetype: String,
+    /// A description to set on the file (Deki's description property), in the same changeset.
+    pub description: Option<String>,
+    /// The head the client saw, if it said.
+    pub expect: Expect,
+}
+
+/// A restore from the archive.
+#[derive(Debug, Clone, Copy)]
+pub struct Restore {
+    /// The deleted file.
+    pub res_id: i64,
+    /// Where it comes back (default: where it was).
+    pub to: Option<Parent>,
+}
+
+impl Changeset {
+    /// Uploads a file: a new resource if no live file holds the name (a deleted file's name
+    /// makes a NEW resource), else a new content revision of that file. Returns the file's head.
+    pub async fn put_file(
+        &mut self,
+        write: FileWrite,
+        description_upload: Option<Upload>,
+    ) -> Result<Revision, Failure> {
+        self.preload(ResourceType::File, write.parent, &write.name, &write.upload)
+            .await?;
+        let holder = self
+            .holder(ResourceType::File, write.parent, &write.name)
+            .await?;
+        let head = match holder {
+            Some(res_id) => {
+                let head = self.live(res_id, ResourceType::File).await?;
+                let revision = self
+                    .edit(
+                        &head,
+                        Some((&write.upload, &write.mimetype)),
+                        (None, None),
+                        write.expect.clone(),
+                        Some(format!("File content updated: {}", write.name)),
+                    )
+                    .await?;
+                revision.unwrap_or(head)
+            }
+            None => {
+                self.create(
+                    ResourceType::File,
+                    write.parent,
+                    &write.name,
+                    &write.upload,
+                    &write.mimetype,
+                    Some(format!("File created: {}", write.name)),
+                )
+                .await?
+            }
+        };
+        if let (Some(_), Some(upload)) = (&write.description, description_upload) {
+            self.put_property(PropertyWrite {
+                parent: Parent::File(head.res_id),
+                name: DESCRIPTION_KEY.to_owned(),
+                upload,
+                mimetype: "text/plain; charset=utf-8".into(),
+                abort: Abort::Never,
+                expect: Expect::default(),
+            })
+            .await?;
+        }
+        Ok(head)
+    }
+
+    /// Moves and/or renames a live file; the head after (unchanged if nothing differed).
+    pub async fn move_file(
+        &mut self,
+        res_id: i64,
+        to: Option<Parent>,
+        name: Option<String>,
+        expect: Expect,
+    ) -> Result<Revision, Failure> {
+        let head = self.live(res_id, ResourceType::File).await?;
+        let description = Some(format!(
+            "File moved: {} to {}",
+            head.name,
+            name.as_deref().unwrap_or(&head.name)
+        ));
+        let revision = self
+            .edit(&head, None, (to, name), expect, description)
+            .await?;
+        Ok(revision.unwrap_or(head))
+    }
+
+    /// Deletes a live file (a deleted one is not found).
+    pub async fn delete_file(&mut self, res_id: i64, expect: Expect) -> Result<Revision, Failure> {
+        let head = self.live(res_id, ResourceType::File).await?;
+        self.delete(res_id, expect, Some(format!("File deleted: {}", head.name)))
+            .await
+    }
+
+    /// Restores a deleted file, to `to` or where it was; on a name clash it takes the first
+    /// free `name(2).ext`, `name(3).ext`, ...
+    pub async fn restore_file(&mut self, restore: Restore) -> Result<Revision, Failure> {
+        let state = self.resource(restore.res_id).await?;
+        let head = state
+            .existing()
+            .ok_or(ResourceError::NotFound(restore.res_id))
+            .map_err(refuse)?
+            .clone();
+        if head.res_type != ResourceType::File {
+            return Err(refuse(OperationError::WrongType(head.res_id, "file")));
+        }
+        if !head.deleted {
+            return Err(refuse(ResourceError::NotDeleted(head.res_id)));
+        }
+        let parent = restore.to.unwrap_or(head.parent);
+        let name = self.free_name(parent, &head.name).await?;
+        self.claim(ResourceType::File, parent, &name, head.res_id)
+            .await?;
+        let stamp = self.stamp(Some(format!("File restored: {name}"))).await?;
+        let command = crate::resource::ResourceCommand::Restore {
+            parent,
+            name,
+            stamp,
+        };
+        self.decide(head.res_id, command).await?.ok_or_else(|| {
+            palimpsest_web::command::CommandError::Internal("restore decided no revision".into())
+        })
+    }
+
+    async fn free_name(&mut self, parent: Parent, name: &str) -> Result<String, Failure> {
+        if self
+            .holder(ResourceType::File, parent, name)
+            .await?
+            .is_none()
+        {
+            return Ok(name.to_owned());
+        }
+        for n in 2..RESTORE_NAME_TRIES + 2 {
+            let candidate = names::alternative(name, n);
+            if self
+                .holder(ResourceType::File, parent, &candidate)
+                .await?
+                .is_none()
+            {
+                return Ok(candidate);
+            }
+        }
+        Err(refuse(OperationError::NoFreeName(name.to_owned())))
+    }
+}

@@ -1,0 +1,46 @@
+//! A resource's write-side state, folded from its events.
+
+use palimpsest_events::resources::{ResourceEvent, Revision};
+use std::collections::BTreeSet;
+
+/// What a command needs to know of a resource: its head revision (a full copy, so the next
+/// revision can start from it), which revisions are hidden, and whether it was wiped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceState {
+    /// The head revision; `None` before the first.
+    pub head: Option<Revision>,
+    /// Hidden revision numbers.
+    pub hidden: BTreeSet<i64>,
+    /// Removed from the archive for good: the id names nothing any more.
+    pub wiped: bool,
+}
+
+impl ResourceState {
+    /// The head of a resource that exists (not wiped, has a revision).
+    pub fn existing(&self) -> Option<&Revision> {
+        if self.wiped { None } else { self.head.as_ref() }
+    }
+
+    /// The head of a resource that exists and is not deleted.
+    pub fn live(&self) -> Option<&Revision> {
+        self.existing().filter(|head| !head.deleted)
+    }
+}
+
+/// The state after `event`.
+pub fn evolve(mut state: ResourceState, event: &ResourceEvent) -> ResourceState {
+    match event {
+        ResourceEvent::RevisionAdded(revision) => state.head = Some(revision.clone()),
+        ResourceEvent::RevisionsHidden { revs, hidden, .. } => {
+            for rev in revs {
+                if *hidden {
+                    state.hidden.insert(*rev);
+                } else {
+                    state.hidden.remove(rev);
+                }
+            }
+        }
+        ResourceEvent::ResourceWiped { .. } => state.wiped = true,
+    }
+    state
+}

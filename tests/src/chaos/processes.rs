@@ -1,0 +1,182 @@
+//! The real `palimpsest` binary, run as child processes the harness can kill -9 and restart.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the binary is: `PALIMPSEST_BIN`, else `palimpsest` beside the running executable's
+/// target directory (built with `cargo build -p palimpsest` first if it is missing).
+pub fn binary() -> PathBuf {
+    if let Ok(bin) = std::env::var("PALIMPSEST_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current exe: {e}"));
+    // target/<profile>/deps/<test> or target/<profile>/<bin>
+    let mut profile = exe
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| panic!("no directory above {exe:?}"));
+    if profile.ends_with("deps") {
+        profile.pop();
+    }
+    let bin = profile.join("palimpsest");
+    if !bin.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "palimpsest", "--bin", "palimpsest"])
+            .status()
+            .unwrap_or_else(|e| panic!("cargo build: {e}"));
+        assert!(status.success(), "cargo build -p palimpsest failed");
+    }
+    bin
+}
+
+/// The environment every process of a case shares.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// The case's database.
+    pub database_url: String,
+    /// NATS server(s), comma separated.
+    pub nats_url: String,
+    /// Replicas of the JetStream stream.
+    pub replicas: usize,
+    /// Secrets (admin token, pads API key) and process logs.
+    pub data_dir: PathBuf,
+}
+
+/// One running role (`run`, `serve`, `relay`, `project`), restartable with the same arguments.
+pub struct Proc {
+    /// The subcommand.
+    pub role: &'static str,
+    /// Its HTTP port (API for `run`/`serve`, health for `relay`/`project`).
+    pub port: u16,
+    env: Env,
+    child: Option<Child>,
+    starts: usize,
+}
+
+impl Proc {
+    /// Starts `palimpsest <role> --http 127.0.0.1:<port>` and waits for `/healthz`.
+    pub async fn start(role: &'static str, port: u16, env: &Env) -> Proc {
+        let mut proc = Proc {
+            role,
+            port,
+            env: env.clone(),
+            child: None,
+            starts: 0,
+        };
+        proc.spawn().await;
+        proc
+    }
+
+    async fn spawn(&mut self) {
+        self.starts += 1;
+        let log = |kind: &str| {
+            std::fs::File::create(
+                self.env
+                    .data_dir
+                    .join(format!("{}-{}.{kind}", self.role, self.starts)),
+            )
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null())
+        };
+        let child = Command::new(binary())
+            .arg(self.role)
+            .args(["--http", &format!("127.0.0.1:{}", self.port)])
+            .env("DATABASE_URL", &self.env.database_url)
+            .env("NATS_URL", &self.env.nats_url)
+            .env("PALIMPSEST_NATS_REPLICAS", self.env.replicas.to_string())
+            .env("PALIMPSEST_DATA_DIR", &self.env.data_dir)
+            .env("RUST_LOG", "warn")
+            .stdout(log("out"))
+            .stderr(log("err"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start palimpsest {}: {e}", self.role));
+        self.child = Some(child);
+        self.wait_healthy().await;
+    }
+
+    async fn wait_healthy(&self) {
+        let url = format!("http://127.0.0.1:{}/healthz", self.port);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            if reqwest::get(&url)
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("palimpsest {} did not answer /healthz", self.role);
+    }
+
+    /// kill -9.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if let Err(e) = child.kill() {
+                eprintln!("kill {}: {e}", self.role);
+            }
+            if let Err(e) = child.wait() {
+                eprintln!("wait {}: {e}", self.role);
+            }
+        }
+    }
+
+    /// Starts it again after a kill.
+    pub async fn restart(&mut self) {
+        self.kill();
+        self.spawn().await;
+    }
+
+    /// Stops it with SIGTERM (kill -9 after 10 s).
+    pub async fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Err(e) = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+        {
+            eprintln!("kill -TERM {}: {e}", self.role);
+        }
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.child = Some(child);
+        self.kill();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs a one-shot subcommand (`audit verify`, `replay --projection X`) and returns whether it
+/// succeeded and its output.
+pub fn one_shot(env: &Env, args: &[&str]) -> (bool, String) {
+    match Command::new(binary())
+        .args(args)
+        .env("DATABASE_URL", &env.database_url)
+        .env("NATS_URL", &env.nats_url)
+        .env("PALIMPSEST_DATA_DIR", &env.data_dir)
+        .env("RUST_LOG", "warn")
+        .output()
+    {
+        Ok(out) => (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Err(e) => (false, e.to_string()),
+    }
+}
