@@ -12,6 +12,7 @@ pub mod stream;
 pub mod subject;
 
 pub mod atlas;
+pub mod docs;
 pub mod pads;
 pub mod records;
 pub mod resources;

@@ -39,6 +39,15 @@ pub fn all() -> Vec<Context> {
             upload_routes: &[],
         },
         Context {
+            name: "docs",
+            router: palimpsest_docs::router,
+            projection: palimpsest_docs::projection,
+            state_at: palimpsest_docs::state_at,
+            // Replication batches and inline attachments outgrow the ordinary body limit;
+            // the log's per-event and per-append limits still bound what is accepted.
+            upload_routes: &["/{db}/_bulk_docs", "/{db}/{doc}", "/{db}/{doc}/{*name}"],
+        },
+        Context {
             name: "resources",
             router: palimpsest_resources::router,
             projection: palimpsest_resources::projection,

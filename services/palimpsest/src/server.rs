@@ -24,11 +24,30 @@ pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router 
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)));
     for c in contexts {
-        let context = (c.router)(state.clone())
+        let routes = (c.router)(state.clone())
             .layer(axum::middleware::from_fn(command::fingerprint_requests));
-        router = router.nest(&format!("/{}", c.name), context);
+        // `nest` answers `/ctx` but not `/ctx/`, which CouchDB clients ask for the server root.
+        let root = Router::new()
+            .fallback_service(routes.clone())
+            .layer(axum::middleware::map_request(to_context_root));
+        router = router
+            .nest(&format!("/{}", c.name), routes)
+            .route_service(&format!("/{}/", c.name), root.into_service());
     }
     guarded(router, limits)
+}
+
+/// Rewrites `/ctx/` (with its query) to the context router's own `/`.
+async fn to_context_root(mut request: Request<axum::body::Body>) -> Request<axum::body::Body> {
+    let path_and_query = match request.uri().query() {
+        Some(query) => format!("/?{query}"),
+        None => "/".to_owned(),
+    };
+    match path_and_query.parse() {
+        Ok(uri) => *request.uri_mut() = uri,
+        Err(e) => tracing::warn!(error = %e, "context root query did not parse"),
+    }
+    request
 }
 
 /// Only `/healthz`, `/readyz` and `/metrics`: what a relay or projector process serves.

@@ -1,0 +1,230 @@
+//! Payloads of the `docs` context (Couchbase Sync Gateway's document model behind CouchDB's
+//! replication API).
+//!
+//! Six kinds of stream carry them (context `docs`):
+//!
+//! | stream | payload enum | what it holds |
+//! |---|---|---|
+//! | `docs/database/<db>` | [`DatabaseEvent`] | a database's creations (each a fresh *incarnation*) and deletions |
+//! | `docs/document/<incarnation>/<doc id>` | [`DocumentEvent`] | every revision of one document, in the order they were stored |
+//! | `docs/local/<incarnation>/<doc id>` | [`LocalEvent`] | one `_local/` document: saves and deletions, no revision tree |
+//! | `docs/attachment/<sha1 hex>` | [`AttachmentEvent`] | one attachment's bytes, content-addressed |
+//! | `docs/user/<incarnation>/<name>` | [`UserEvent`] | one user: password hash, admin channels and roles, email, disabled |
+//! | `docs/role/<incarnation>/<name>` | [`RoleEvent`] | one role: its admin channels |
+//!
+//! A database that is deleted and created again gets a new incarnation (a uuid chosen by the
+//! creating request), so its documents start in new streams and the old ones stay in the log.
+//! In stream keys the document id is escaped: `%` and control characters become `%XX`
+//! (the relay builds NATS subjects and headers from keys); the payload carries the id as sent.
+//!
+//! Bodies are JSON text (an object without the `_id`, `_rev`, `_revisions`, `_deleted` members),
+//! kept as a string so that member order, numbers and `\u0000` escapes round-trip byte for byte.
+
+use crate::DomainEvent;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Events of a database stream `docs/database/<db>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum DatabaseEvent {
+    /// `PUT /docs/{db}`: the database exists from now on, as a fresh incarnation.
+    DatabaseCreated {
+        /// The database's name as the client spelt it.
+        name: String,
+        /// Names the streams of this incarnation's documents.
+        incarnation: Uuid,
+        /// How many ancestors of each leaf the read model keeps (Sync Gateway's default 1000).
+        revs_limit: u32,
+        /// The sync function's JavaScript source; `None`: Sync Gateway's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sync: Option<String>,
+        /// The channels an anonymous client may read (`["*"]`: all, CouchDB's admin party);
+        /// `None`: the guest is disabled and every request must log in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guest: Option<Vec<String>>,
+    },
+    /// `PUT /docs/_admin/{db}/_config/sync`: the sync function changes for later writes.
+    SyncFunctionSet {
+        /// The incarnation it applies to.
+        incarnation: Uuid,
+        /// The JavaScript source; `None`: back to the default.
+        sync: Option<String>,
+    },
+    /// `POST /docs/_admin/{db}/_compact`: tombstones whose last change is at or before
+    /// `up_to_seq` leave the read model (the log keeps them); a `_changes` checkpoint older than
+    /// the newest purged one must start over.
+    TombstonesPurged {
+        /// The incarnation.
+        incarnation: Uuid,
+        /// The horizon: a log position.
+        up_to_seq: i64,
+    },
+    /// `DELETE /docs/{db}`: the database and every document of this incarnation are gone.
+    DatabaseDeleted {
+        /// The incarnation that ends.
+        incarnation: Uuid,
+    },
+}
+
+impl DomainEvent for DatabaseEvent {}
+
+/// Events of a document stream `docs/document/<incarnation>/<doc id>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum DocumentEvent {
+    /// One revision joined the document's revision tree, with the ancestors it brought.
+    RevisionStored {
+        /// The database the document belongs to.
+        db: String,
+        /// The document id as the client sent it.
+        doc_id: String,
+        /// The new revision, `generation-digest`.
+        rev: String,
+        /// Its ancestry, parent first, down to the first revision the tree already held (which
+        /// is included) or to the root of what the client sent. Revisions not yet in the tree are
+        /// grafted in this order; empty for a new root.
+        ancestry: Vec<String>,
+        /// The revision's body as JSON text.
+        body: String,
+        /// Whether the revision is a deletion (a tombstone).
+        deleted: bool,
+        /// The channels the sync function routed the revision to.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        channels: Vec<String>,
+        /// The access the sync function granted: user (or `role:` name) → channels.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        access: BTreeMap<String, Vec<String>>,
+    },
+}
+
+impl DomainEvent for DocumentEvent {}
+
+/// Events of a local document stream `docs/local/<incarnation>/<doc id>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum LocalEvent {
+    /// The local document was written; its `_rev` is now `0-<number>`.
+    LocalSaved {
+        /// The database it belongs to.
+        db: String,
+        /// The id without the `_local/` prefix.
+        doc_id: String,
+        /// The revision number (the `N` of `0-N`).
+        number: u64,
+        /// The body as JSON text.
+        body: String,
+    },
+    /// The local document was deleted.
+    LocalDeleted {
+        /// The database it belongs to.
+        db: String,
+        /// The id without the `_local/` prefix.
+        doc_id: String,
+    },
+}
+
+impl DomainEvent for LocalEvent {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revision_round_trips_through_its_envelope() {
+        let event = DocumentEvent::RevisionStored {
+            db: "db".into(),
+            doc_id: "a b".into(),
+            rev: "2-abc".into(),
+            ancestry: vec!["1-def".into()],
+            body: r#"{"k\u0000":"v"}"#.into(),
+            deleted: false,
+            channels: vec![],
+            access: BTreeMap::new(),
+        };
+        let encoded = event.encode().expect("encode");
+        assert_eq!(encoded.event_type, "RevisionStored");
+        let back: DocumentEvent =
+            crate::domain::decode_parts("RevisionStored", 1, &encoded.payload).expect("decode");
+        assert_eq!(back, event);
+    }
+}
+
+/// Events of an attachment stream `docs/attachment/<sha1 hex>`: content-addressed, so one
+/// attachment is stored once however many documents and revisions refer to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum AttachmentEvent {
+    /// The attachment's bytes, stored under Sync Gateway's key `_sync:att:<sha1>`.
+    AttachmentStored {
+        /// `sha1-` + base64 of the SHA-1 of the bytes: the storage key.
+        sha1: String,
+        /// `md5-` + base64 of the MD5 of the bytes: the digest clients see, as CouchDB's.
+        md5: String,
+        /// The length in bytes.
+        length: u64,
+        /// The bytes, base64.
+        data: String,
+    },
+}
+
+impl DomainEvent for AttachmentEvent {}
+
+/// Events of a user stream `docs/user/<incarnation>/<name>` (Sync Gateway's `user:` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum UserEvent {
+    /// The user was created or changed through the admin API.
+    UserSaved {
+        /// The database.
+        db: String,
+        /// The user's name.
+        name: String,
+        /// The bcrypt hash of the password (never the password); `None`: no password login.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password_hash: Option<String>,
+        /// Channels granted by an administrator.
+        admin_channels: Vec<String>,
+        /// Roles granted by an administrator.
+        admin_roles: Vec<String>,
+        /// The user's email.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        email: Option<String>,
+        /// A disabled user cannot log in.
+        disabled: bool,
+    },
+    /// The user was deleted.
+    UserDeleted {
+        /// The database.
+        db: String,
+        /// The user's name.
+        name: String,
+    },
+}
+
+impl DomainEvent for UserEvent {}
+
+/// Events of a role stream `docs/role/<incarnation>/<name>` (Sync Gateway's `role:` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum RoleEvent {
+    /// The role was created or changed.
+    RoleSaved {
+        /// The database.
+        db: String,
+        /// The role's name.
+        name: String,
+        /// Channels granted by an administrator to every user with the role.
+        admin_channels: Vec<String>,
+    },
+    /// The role was deleted.
+    RoleDeleted {
+        /// The database.
+        db: String,
+        /// The role's name.
+        name: String,
+    },
+}
+
+impl DomainEvent for RoleEvent {}

@@ -1,0 +1,106 @@
+//! The document decider: CouchDB's rules for new edits and replicated revisions.
+
+use super::{DocCommand, DocError, DocState};
+use crate::rev::RevId;
+use palimpsest_events::docs::DocumentEvent;
+
+/// Decides the events of `command` against the document's tree.
+///
+/// - A new edit must start from a leaf (`base`), or, without `base`, from nothing or from a
+///   deleted winner (re-creating a deleted document); anything else is a conflict.
+/// - A replicated revision is never a conflict: a revision already held changes nothing, any
+///   other is stored with its ancestry cut after the first ancestor the tree holds.
+pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent>, DocError> {
+    match command {
+        DocCommand::Edit {
+            db,
+            doc_id,
+            base,
+            body,
+            deleted,
+        } => {
+            let parent = edit_parent(state, base.as_ref(), deleted)?;
+            let rev = RevId::next(parent.as_ref(), &body, deleted);
+            Ok(vec![DocumentEvent::RevisionStored {
+                db,
+                doc_id,
+                rev: rev.to_string(),
+                ancestry: parent.iter().map(ToString::to_string).collect(),
+                body,
+                deleted,
+                channels: Vec::new(),
+                access: Default::default(),
+            }])
+        }
+        DocCommand::Replicate {
+            db,
+            doc_id,
+            rev,
+            ancestry,
+            body,
+            deleted,
+        } => {
+            if state.tree.contains(&rev) {
+                return Ok(Vec::new());
+            }
+            let cut = ancestry
+                .iter()
+                .position(|a| state.tree.contains(a))
+                .map_or(ancestry.len(), |k| k + 1);
+            Ok(vec![DocumentEvent::RevisionStored {
+                db,
+                doc_id,
+                rev: rev.to_string(),
+                ancestry: ancestry[..cut].iter().map(ToString::to_string).collect(),
+                body,
+                deleted,
+                channels: Vec::new(),
+                access: Default::default(),
+            }])
+        }
+    }
+}
+
+/// The revision a new edit extends, `None` for a new root.
+fn edit_parent(
+    state: &DocState,
+    base: Option<&RevId>,
+    deleting: bool,
+) -> Result<Option<RevId>, DocError> {
+    let winner = state.tree.winner();
+    match base {
+        Some(base) if state.tree.is_leaf(base) => Ok(Some(base.clone())),
+        Some(_) => Err(DocError::Conflict),
+        None => match winner {
+            None if deleting => Err(DocError::NotFound),
+            None => Ok(None),
+            Some(w) if w.deleted && deleting => Err(DocError::NotFound),
+            Some(w) if w.deleted => Ok(Some(w.rev.clone())),
+            Some(_) => Err(DocError::Conflict),
+        },
+    }
+}
+
+/// Folds one event into the state. Rev ids in the log were checked before the append; one that
+/// does not parse is skipped with an error log rather than breaking the stream's fold.
+pub fn evolve(mut state: DocState, event: &DocumentEvent) -> DocState {
+    let DocumentEvent::RevisionStored {
+        rev,
+        ancestry,
+        body,
+        deleted,
+        ..
+    } = event;
+    let parsed = RevId::parse(rev).and_then(|rev| {
+        let ancestry = ancestry
+            .iter()
+            .map(|a| RevId::parse(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((rev, ancestry))
+    });
+    match parsed {
+        Ok((rev, ancestry)) => state.tree.insert(rev, &ancestry, body.clone(), *deleted),
+        Err(e) => tracing::error!(error = %e, "stored revision does not parse; skipped"),
+    }
+    state
+}

@@ -1,0 +1,439 @@
+//! `_changes`: every document whose last change is after `since`, in sequence order; normal,
+//! longpoll and continuous feeds, with whitespace heartbeats while a feed waits.
+//!
+//! A document's sequence is the log position of its last event, so sequences are integers that
+//! only grow and a client's `since` is exact.
+
+use super::auth;
+use super::error::CouchError;
+use super::params::{Params, flag, json, number};
+use super::read;
+use super::render::{Atts, Show, render};
+use crate::body::push_string;
+use crate::projection::NAME;
+use crate::stored::StoredDoc;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use deadpool_postgres::Object;
+use palimpsest_web::AppState;
+use serde::Deserialize;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// What a `_changes` request asks.
+#[derive(Debug, Clone)]
+struct Ask {
+    db: String,
+    since: i64,
+    limit: Option<i64>,
+    descending: bool,
+    all_docs: bool,
+    include_docs: bool,
+    conflicts: bool,
+    doc_ids: Option<Vec<String>>,
+    /// `filter=sync_gateway/bychannel&channels=a,b`.
+    channels: Option<Vec<String>>,
+}
+
+/// One page of changes.
+struct Page {
+    rows: Vec<(i64, String)>,
+    last_seq: i64,
+    pending: i64,
+}
+
+fn parse_since(text: &str) -> Option<i64> {
+    let text = text.trim_matches('"');
+    let head = text.split('-').next().unwrap_or(text);
+    head.parse().ok()
+}
+
+fn row_json(
+    key: &str,
+    seq: i64,
+    stored: &StoredDoc,
+    ask: &Ask,
+    removed: Option<&[String]>,
+) -> Result<String, CouchError> {
+    let tree = stored.tree()?;
+    let mut revs: Vec<String> = vec![stored.sync.rev.clone()];
+    if ask.all_docs {
+        let mut others: Vec<_> = tree
+            .leaves()
+            .filter(|n| n.rev.to_string() != stored.sync.rev)
+            .collect();
+        others.sort_by(|a, b| b.rev.cmp(&a.rev));
+        revs.extend(others.iter().map(|n| n.rev.to_string()));
+    }
+    let changes: Vec<_> = revs.iter().map(|r| serde_json::json!({"rev": r})).collect();
+    let mut out = format!("{{\"seq\":{seq},\"id\":");
+    push_string(&mut out, key);
+    out.push_str(",\"changes\":");
+    out.push_str(&serde_json::to_string(&changes).map_err(CouchError::internal)?);
+    if stored.sync.deleted {
+        out.push_str(",\"deleted\":true");
+    }
+    if let Some(gone) = removed {
+        out.push_str(",\"removed\":");
+        out.push_str(&serde_json::to_string(gone).map_err(CouchError::internal)?);
+        if ask.include_docs {
+            let mut doc = crate::body::Outgoing::new(key, &stored.sync.rev, "{}");
+            doc = doc.member("_removed", "true");
+            out.push_str(",\"doc\":");
+            out.push_str(&doc.finish());
+        }
+        out.push('}');
+        return Ok(out);
+    }
+    if ask.include_docs {
+        let show = Show {
+            conflicts: ask.conflicts,
+            ..Show::default()
+        };
+        let doc = tree
+            .winner()
+            .map(|w| render(key, &tree, w, show, &Atts::new()))
+            .unwrap_or_else(|| "null".into());
+        out.push_str(",\"doc\":");
+        out.push_str(&doc);
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// A page of changes in the asked channels (a document removed from all of them appears once
+/// as `removed`).
+async fn fetch_channels(
+    client: &Object,
+    ask: &Ask,
+    channels: &[String],
+) -> Result<Page, CouchError> {
+    let limit = ask.limit.unwrap_or(i64::MAX);
+    let rows = client
+        .query(
+            "SELECT k.key, k.value, c.seq, c.gone, c.all_removed FROM ( \
+               SELECT key, max(seq) AS seq, bool_and(removed) AS all_removed, \
+                      array_agg(channel ORDER BY channel) FILTER (WHERE removed) AS gone \
+               FROM docs.channels WHERE db = $1 AND channel = ANY($5) AND seq > $2 GROUP BY key) c \
+             JOIN docs.kv k ON k.db = $1 AND k.key = c.key \
+             WHERE ($4::text[] IS NULL OR k.key = ANY($4)) ORDER BY c.seq LIMIT $3",
+            &[&ask.db, &ask.since, &limit, &ask.doc_ids, &channels],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: String = row.get(0);
+        let seq: i64 = row.get(2);
+        let gone: Option<Vec<String>> = row.get(3);
+        let all_removed: bool = row.get(4);
+        let stored = StoredDoc::parse(row.get(1))?;
+        let removed = all_removed.then(|| gone.unwrap_or_default());
+        out.push((seq, row_json(&key, seq, &stored, ask, removed.as_deref())?));
+    }
+    let last_seq = out.last().map(|(s, _)| *s).unwrap_or(ask.since);
+    Ok(Page {
+        rows: out,
+        last_seq,
+        pending: 0,
+    })
+}
+
+async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
+    if let Some(channels) = &ask.channels {
+        return fetch_channels(client, ask, channels).await;
+    }
+    let limit = ask.limit.unwrap_or(i64::MAX);
+    let order = if ask.descending { "DESC" } else { "ASC" };
+    let since_clause = if ask.descending { "" } else { "AND seq > $2" };
+    let ids_clause = if ask.doc_ids.is_some() {
+        "AND key = ANY($4)"
+    } else {
+        "AND $4::text[] IS NULL"
+    };
+    let sql = format!(
+        "SELECT key, value, seq FROM docs.kv WHERE db = $1 AND seq IS NOT NULL {since_clause} \
+         AND $2::bigint IS NOT NULL {ids_clause} ORDER BY seq {order} LIMIT $3"
+    );
+    let rows = client
+        .query(&sql, &[&ask.db, &ask.since, &limit, &ask.doc_ids])
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key: String = row.get(0);
+        let seq: i64 = row.get(2);
+        let stored = StoredDoc::parse(row.get(1))?;
+        out.push((seq, row_json(&key, seq, &stored, ask, None)?));
+    }
+    let last_seq = if ask.descending {
+        out.last().map(|(s, _)| *s).unwrap_or(0)
+    } else {
+        out.last().map(|(s, _)| *s).unwrap_or(ask.since)
+    };
+    let pending = if ask.descending || ask.limit.is_none() {
+        0
+    } else {
+        client
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM docs.kv WHERE db = $1 AND seq > $2 AND seq IS NOT NULL {}",
+                    if ask.doc_ids.is_some() { "AND key = ANY($3)" } else { "AND $3::text[] IS NULL" }
+                ),
+                &[&ask.db, &last_seq, &ask.doc_ids],
+            )
+            .await?
+            .get(0)
+    };
+    Ok(Page {
+        rows: out,
+        last_seq,
+        pending,
+    })
+}
+
+fn normal_body(page: &Page) -> String {
+    let rows: Vec<&str> = page.rows.iter().map(|(_, r)| r.as_str()).collect();
+    format!(
+        "{{\"results\":[{}],\"last_seq\":{},\"pending\":{}}}",
+        rows.join(","),
+        page.last_seq,
+        page.pending
+    )
+}
+
+/// The body of a POST `_changes` (`doc_ids` for `filter=_doc_ids`).
+#[derive(Deserialize, Default)]
+struct ChangesBody {
+    #[serde(default)]
+    doc_ids: Option<Vec<String>>,
+}
+
+async fn ask_of(
+    client: &Object,
+    db: String,
+    params: &Params,
+    body: Option<ChangesBody>,
+    caller: &auth::Caller,
+) -> Result<Ask, CouchError> {
+    let since = match params.get("since").map(String::as_str) {
+        None => 0,
+        Some("now") => read::update_seq(client, &db).await?,
+        Some(text) => parse_since(text).ok_or_else(|| {
+            CouchError::bad_request(format!(
+                "Malformed sequence supplied in 'since' parameter: {text}"
+            ))
+        })?,
+    };
+    let mut channels: Option<Vec<String>> = None;
+    let doc_ids = match params.get("filter").map(String::as_str) {
+        None => None,
+        Some("sync_gateway/bychannel") => {
+            let list = params
+                .get("channels")
+                .ok_or_else(|| CouchError::bad_request("bychannel filter needs channels"))?;
+            channels = Some(list.split(',').map(str::to_owned).collect());
+            None
+        }
+        Some("_doc_ids") => match body.and_then(|b| b.doc_ids) {
+            Some(ids) => Some(ids),
+            None => Some(
+                json::<Vec<String>>(params, "doc_ids")?
+                    .ok_or_else(|| CouchError::bad_request("filter=_doc_ids needs doc_ids"))?,
+            ),
+        },
+        Some(other) => {
+            return Err(CouchError::bad_request(format!(
+                "unsupported filter `{other}`"
+            )));
+        }
+    };
+    if let Some(allowed) = caller.filter() {
+        channels = Some(match channels {
+            Some(asked) => asked.into_iter().filter(|c| allowed.contains(c)).collect(),
+            None => allowed,
+        });
+    }
+    Ok(Ask {
+        db,
+        since,
+        limit: number(params, "limit")?.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+        descending: flag(params, "descending"),
+        all_docs: params.get("style").is_some_and(|s| s == "all_docs"),
+        include_docs: flag(params, "include_docs"),
+        conflicts: flag(params, "conflicts"),
+        doc_ids,
+        channels,
+    })
+}
+
+/// `GET /{db}/_changes`.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+) -> Result<Response, CouchError> {
+    changes(state, db, params, None, headers).await
+}
+
+/// `POST /{db}/_changes` (`{"doc_ids": [...]}` with `filter=_doc_ids`).
+pub async fn post(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, CouchError> {
+    let body: ChangesBody = if body.is_empty() {
+        ChangesBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
+    };
+    changes(state, db, params, Some(body), headers).await
+}
+
+fn duration(params: &Params, name: &str, default: u64) -> Result<Option<Duration>, CouchError> {
+    match params.get(name).map(String::as_str) {
+        None => Ok(None),
+        Some("true") => Ok(Some(Duration::from_millis(default))),
+        Some(_) => {
+            Ok(number(params, name)?.map(|ms| Duration::from_millis(ms.clamp(100, 600_000))))
+        }
+    }
+}
+
+async fn changes(
+    state: AppState,
+    db: String,
+    params: Params,
+    body: Option<ChangesBody>,
+    headers: HeaderMap,
+) -> Result<Response, CouchError> {
+    let client = read::client(&state).await?;
+    read::database(&client, &db).await?;
+    let caller = auth::caller(&state, &client, &db, &headers).await?;
+    let ask = ask_of(&client, db, &params, body, &caller).await?;
+    let purged: i64 = client
+        .query_one(
+            "SELECT purged_seq FROM docs.databases WHERE name = $1",
+            &[&ask.db],
+        )
+        .await?
+        .get(0);
+    if ask.since > 0 && ask.since < purged {
+        return Err(CouchError::new(
+            StatusCode::GONE,
+            "checkpoint_expired",
+            format!(
+                "deletions after sequence {} were purged (tombstone retention); replicate again from scratch",
+                ask.since
+            ),
+        ));
+    }
+    let feed = params.get("feed").map(String::as_str).unwrap_or("normal");
+    if feed == "normal" {
+        let page = fetch(&client, &ask).await?;
+        return Ok(json_response(normal_body(&page)));
+    }
+    if feed != "longpoll" && feed != "continuous" {
+        return Err(CouchError::bad_request(format!(
+            "unsupported feed `{feed}`"
+        )));
+    }
+    drop(client);
+    let timeout = duration(&params, "timeout", 60_000)?.unwrap_or(Duration::from_secs(60));
+    let heartbeat = duration(&params, "heartbeat", 60_000)?;
+    let continuous = feed == "continuous";
+    let (sender, receiver) = mpsc::channel::<Bytes>(16);
+    tokio::spawn(async move {
+        if let Err(e) = follow(&state, ask, timeout, heartbeat, continuous, &sender).await {
+            tracing::warn!(error = ?e, "changes feed ended early");
+        }
+    });
+    let stream = futures::stream::unfold(receiver, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
+    });
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+fn json_response(text: String) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        text,
+    )
+        .into_response()
+}
+
+/// Feeds a longpoll or continuous response until it has rows (longpoll) or times out.
+async fn follow(
+    state: &AppState,
+    mut ask: Ask,
+    timeout: Duration,
+    heartbeat: Option<Duration>,
+    continuous: bool,
+    sender: &mpsc::Sender<Bytes>,
+) -> Result<(), CouchError> {
+    let deadline = Instant::now() + timeout;
+    let mut next_beat = heartbeat.map(|h| Instant::now() + h);
+    let mut sent = 0i64;
+    let asked = ask.limit;
+    loop {
+        let client = read::client(state).await?;
+        let page = fetch(&client, &ask).await?;
+        drop(client);
+        if !page.rows.is_empty() {
+            if !continuous {
+                return send(sender, normal_body(&page)).await;
+            }
+            for (_, row) in &page.rows {
+                send(sender, format!("{row}\n")).await?;
+            }
+            sent += page.rows.len() as i64;
+            ask.since = page.last_seq;
+            if asked.is_some_and(|l| sent >= l) {
+                return send(sender, format!("{{\"last_seq\":{}}}\n", ask.since)).await;
+            }
+            ask.limit = asked.map(|l| l - sent);
+            continue;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return if continuous {
+                send(sender, format!("{{\"last_seq\":{}}}\n", ask.since)).await
+            } else {
+                send(sender, normal_body(&page)).await
+            };
+        }
+        if let Some(beat) = next_beat
+            && now >= beat
+        {
+            send(sender, "\n".into()).await?;
+            next_beat = heartbeat.map(|h| now + h);
+        }
+        let head = state.store.head_position().await?;
+        let wake = deadline
+            .min(next_beat.unwrap_or(deadline))
+            .min(now + Duration::from_millis(500));
+        state
+            .watch
+            .wait_for(NAME, head + 1, wake.saturating_duration_since(now))
+            .await;
+    }
+}
+
+async fn send(sender: &mpsc::Sender<Bytes>, text: String) -> Result<(), CouchError> {
+    sender
+        .send(Bytes::from(text))
+        .await
+        .map_err(|_| CouchError::bad_request("the client went away"))
+}

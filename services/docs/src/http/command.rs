@@ -1,0 +1,95 @@
+//! The docs context on the platform's command runner: each write is a [`DocsCommand`] that
+//! loads the streams it reads through the runner's attempt and decides; the runner appends,
+//! retries, keeps Idempotency-Key replies and waits for the `docs` read model. Platform errors
+//! become CouchDB errors here, in one place.
+
+use super::error::CouchError;
+use crate::projection::NAME;
+use crate::streams::CONTEXT;
+use axum::http::StatusCode;
+use palimpsest_events::{Metadata, NewEvent};
+use palimpsest_web::AppState;
+pub use palimpsest_web::command::{Attempt, Decision};
+use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError};
+use std::future::Future;
+use std::pin::Pin;
+
+pub use palimpsest_web::command::Reply;
+
+/// What one try of a command returns.
+pub type Decided<'a> = Pin<Box<dyn Future<Output = Result<Decision, CouchError>> + Send + 'a>>;
+
+/// A write of the docs context: loads what it reads through the attempt and decides.
+pub trait DocsCommand: Send + Sync {
+    /// One try: load, decide, say what to write and what to answer.
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a>;
+}
+
+/// A JSON answer whose text is already made.
+pub fn text_reply(status: StatusCode, body: String) -> Reply {
+    Reply::new(status, "application/json", body)
+}
+
+/// Runs `command` through the platform's runner.
+pub async fn run(
+    state: &AppState,
+    request: &CommandRequest,
+    command: &impl DocsCommand,
+) -> Result<Reply, CouchError> {
+    let facts = Command {
+        request,
+        context: CONTEXT,
+        projections: &[NAME],
+        metadata: Metadata {
+            correlation_id: Some(uuid::Uuid::now_v7()),
+            ..Metadata::default()
+        },
+    };
+    state
+        .commands
+        .run(facts, |attempt| async move {
+            command
+                .decide(&attempt)
+                .await
+                .map_err(CommandError::Rejected)
+        })
+        .await
+        .map_err(from_command)
+}
+
+/// A platform error as CouchDB answers it.
+fn from_command(e: CommandError<CouchError>) -> CouchError {
+    match e {
+        CommandError::Rejected(refusal) => refusal,
+        CommandError::Conflict { .. } => CouchError::conflict(),
+        CommandError::KeyReused => CouchError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            "this Idempotency-Key was already used for a different request",
+        ),
+        CommandError::Refused(m) => CouchError::bad_request(m),
+        CommandError::Unavailable(m) => {
+            CouchError::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", m)
+        }
+        CommandError::Internal(m) => CouchError::internal(m),
+    }
+}
+
+impl From<LoadError> for CouchError {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::Log(log) => log.into(),
+            decode @ LoadError::Decode { .. } => CouchError::internal(decode),
+        }
+    }
+}
+
+/// Encodes typed events for the log.
+pub fn encode<E: palimpsest_events::DomainEvent>(
+    events: &[E],
+) -> Result<Vec<NewEvent>, CouchError> {
+    events
+        .iter()
+        .map(|e| e.encode().map_err(CouchError::internal))
+        .collect()
+}

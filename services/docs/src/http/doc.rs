@@ -1,0 +1,310 @@
+//! One document: `GET|PUT|DELETE /{db}/{doc}` and `POST /{db}`.
+
+use super::auth::{self, Visibility};
+use super::command::{Reply, text_reply};
+use super::error::CouchError;
+use super::params::{Params, flag, json};
+use super::read;
+use super::render::{Atts, Show, render};
+use super::write::{Item, Shape, write};
+use crate::body::Incoming;
+use crate::rev::RevId;
+use crate::tree::RevTree;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
+
+/// The specials a read asked for.
+pub fn show(params: &Params) -> Show {
+    Show {
+        revs: flag(params, "revs"),
+        revs_info: flag(params, "revs_info"),
+        conflicts: flag(params, "conflicts") || flag(params, "meta"),
+        deleted_conflicts: flag(params, "deleted_conflicts") || flag(params, "meta"),
+        attachments: flag(params, "attachments"),
+    }
+}
+
+/// The revisions `open_revs` names: `all` (every leaf) or a JSON list.
+fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, CouchError> {
+    match params.get("open_revs").map(String::as_str) {
+        None => Ok(None),
+        Some("all") => Ok(Some(tree.leaves().map(|n| n.rev.to_string()).collect())),
+        Some(_) => json::<Vec<String>>(params, "open_revs"),
+    }
+}
+
+/// The `{"ok": doc}` / `{"missing": rev}` items of `open_revs` (with `latest`, a superseded
+/// revision answers with the leaves that descend from it).
+pub fn open_items(
+    doc_id: &str,
+    tree: &RevTree,
+    revs: &[String],
+    latest: bool,
+    show: Show,
+    atts: &Atts,
+) -> Vec<Result<String, String>> {
+    let mut out = Vec::new();
+    for rev in revs {
+        let Ok(parsed) = RevId::parse(rev) else {
+            out.push(Err(rev.clone()));
+            continue;
+        };
+        let nodes = match tree.get(&parsed) {
+            Some(node) if latest && node.children > 0 => tree.leaves_under(&parsed),
+            Some(node) => vec![node],
+            None => Vec::new(),
+        };
+        let found: Vec<_> = nodes.into_iter().filter(|n| n.body.is_some()).collect();
+        if found.is_empty() {
+            out.push(Err(rev.clone()));
+        }
+        for node in found {
+            out.push(Ok(render(doc_id, tree, node, show, atts)));
+        }
+    }
+    out
+}
+
+/// Reads document `doc_id` of `db` as `GET` answers it.
+pub async fn read_doc(
+    state: &AppState,
+    db: &str,
+    doc_id: &str,
+    params: &Params,
+    headers: &HeaderMap,
+) -> Result<Reply, CouchError> {
+    let client = read::client(state).await?;
+    read::database(&client, db).await?;
+    let caller = auth::caller(state, &client, db, headers).await?;
+    let stored = read::document(&client, db, doc_id)
+        .await?
+        .ok_or_else(|| CouchError::not_found("missing"))?;
+    match caller.sees(&stored.sync) {
+        Visibility::Visible => {}
+        Visibility::Removed => {
+            return Ok(text_reply(
+                StatusCode::OK,
+                auth::removed_doc(doc_id, &stored.sync.rev),
+            ));
+        }
+        Visibility::Hidden => return Err(auth::forbidden()),
+    }
+    let tree = stored.tree()?;
+    let atts = if flag(params, "attachments") {
+        read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
+    } else {
+        Atts::new()
+    };
+    if let Some(revs) = open_revs(params, &tree)? {
+        let items: Vec<String> = open_items(
+            doc_id,
+            &tree,
+            &revs,
+            flag(params, "latest"),
+            show(params),
+            &atts,
+        )
+        .into_iter()
+        .map(|item| match item {
+            Ok(doc) => format!("{{\"ok\":{doc}}}"),
+            Err(rev) => serde_json::json!({"missing": rev}).to_string(),
+        })
+        .collect();
+        return Ok(text_reply(StatusCode::OK, format!("[{}]", items.join(","))));
+    }
+    let node = match params.get("rev") {
+        Some(rev) => {
+            let rev = RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()))?;
+            tree.get(&rev)
+                .filter(|n| n.body.is_some())
+                .ok_or_else(|| CouchError::not_found("missing"))?
+        }
+        None => {
+            let winner = tree
+                .winner()
+                .ok_or_else(|| CouchError::not_found("missing"))?;
+            if winner.deleted {
+                return Err(CouchError::not_found("deleted"));
+            }
+            winner
+        }
+    };
+    Ok(text_reply(
+        StatusCode::OK,
+        render(doc_id, &tree, node, show(params), &atts),
+    ))
+}
+
+/// `GET /{db}/{doc}` with `rev`, `revs`, `revs_info`, `open_revs`, `latest`, `conflicts`.
+pub async fn get(
+    State(state): State<AppState>,
+    Path((db, doc_id)): Path<(String, String)>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+) -> Result<Reply, CouchError> {
+    read_doc(&state, &db, &doc_id, &params, &headers).await
+}
+
+/// `PUT /{db}/{doc}`: a new revision (`_rev` or `?rev=` names its parent), or with
+/// `?new_edits=false` a replicated one.
+pub async fn put(
+    State(state): State<AppState>,
+    Path((db, doc_id)): Path<(String, String)>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    let mut doc = Incoming::parse(&body)?;
+    if doc.rev.is_none() {
+        doc.rev = params.get("rev").cloned().or_else(|| if_match(&headers));
+    }
+    let new_edits = params.get("new_edits").is_none_or(|v| v != "false");
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
+    write(
+        &state,
+        &request,
+        &writer,
+        &db,
+        items,
+        new_edits,
+        Shape::Single(StatusCode::CREATED),
+    )
+    .await
+}
+
+fn if_match(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("if-match")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim_matches('"').to_owned())
+}
+
+/// `DELETE /{db}/{doc}?rev=`: a tombstone on that revision.
+pub async fn delete(
+    State(state): State<AppState>,
+    Path((db, doc_id)): Path<(String, String)>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    let doc = Incoming {
+        id: None,
+        rev: params.get("rev").cloned().or_else(|| if_match(&headers)),
+        revisions: None,
+        deleted: true,
+        body: "{}".into(),
+    };
+    if doc.rev.is_none() {
+        return Err(CouchError::conflict());
+    }
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
+    write(
+        &state,
+        &request,
+        &writer,
+        &db,
+        items,
+        true,
+        Shape::Single(StatusCode::OK),
+    )
+    .await
+}
+
+/// `POST /{db}`: a new document, its id from `_id` or a fresh uuid.
+pub async fn post(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
+    let doc = Incoming::parse(&body)?;
+    let doc_id = doc
+        .id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let items = vec![Item {
+        doc_id,
+        doc,
+        attachment: None,
+    }];
+    write(
+        &state,
+        &request,
+        &writer,
+        &db,
+        items,
+        true,
+        Shape::Single(StatusCode::CREATED),
+    )
+    .await
+}
+
+/// `GET /{db}/_design/{name}`: a design document (id `_design/{name}`), stored as any other.
+pub async fn get_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+    headers: HeaderMap,
+) -> Result<Reply, CouchError> {
+    get(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+    )
+    .await
+}
+
+/// `PUT /{db}/_design/{name}`.
+pub async fn put_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    put(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+        request,
+        body,
+    )
+    .await
+}
+
+/// `DELETE /{db}/_design/{name}?rev=`.
+pub async fn delete_design(
+    state: State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    params: Query<Params>,
+    headers: HeaderMap,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    delete(
+        state,
+        Path((db, format!("_design/{name}"))),
+        params,
+        headers,
+        request,
+    )
+    .await
+}

@@ -1,0 +1,175 @@
+//! Errors as CouchDB answers them: a status and `{"error": kind, "reason": words}`, mapped from
+//! the context's typed errors in one place.
+
+use crate::body::BodyError;
+use crate::database::DbError;
+use crate::document::DocError;
+use crate::local::LocalError;
+use crate::stored::StoredError;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use palimpsest_log::{AppendError, LogError};
+use serde_json::json;
+
+/// An error answered to a CouchDB client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CouchError {
+    /// The status.
+    pub status: StatusCode,
+    /// CouchDB's error kind: `not_found`, `conflict`, `bad_request`, ...
+    pub error: &'static str,
+    /// What was wrong.
+    pub reason: String,
+}
+
+impl CouchError {
+    /// An error of `kind` with `status`.
+    pub fn new(status: StatusCode, error: &'static str, reason: impl Into<String>) -> CouchError {
+        CouchError {
+            status,
+            error,
+            reason: reason.into(),
+        }
+    }
+
+    /// 400 `bad_request`.
+    pub fn bad_request(reason: impl Into<String>) -> CouchError {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", reason)
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(reason: impl Into<String>) -> CouchError {
+        Self::new(StatusCode::NOT_FOUND, "not_found", reason)
+    }
+
+    /// 404 for a database that does not exist.
+    pub fn no_database() -> CouchError {
+        Self::not_found("Database does not exist.")
+    }
+
+    /// 409 `conflict`.
+    pub fn conflict() -> CouchError {
+        Self::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            "Document update conflict.",
+        )
+    }
+
+    /// 500: the detail goes to the log, not to the client.
+    pub fn internal(detail: impl std::fmt::Display) -> CouchError {
+        tracing::error!(error = %detail, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_server_error",
+            "internal error",
+        )
+    }
+
+    /// The `{"error", "reason"}` object (also used inside `_bulk_docs` and `_bulk_get` answers).
+    pub fn body(&self) -> serde_json::Value {
+        json!({ "error": self.error, "reason": self.reason })
+    }
+}
+
+impl IntoResponse for CouchError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body())).into_response()
+    }
+}
+
+impl From<DocError> for CouchError {
+    fn from(e: DocError) -> Self {
+        match e {
+            DocError::Conflict => CouchError::conflict(),
+            DocError::NotFound => CouchError::not_found("missing"),
+        }
+    }
+}
+
+impl From<LocalError> for CouchError {
+    fn from(e: LocalError) -> Self {
+        match e {
+            LocalError::Conflict => CouchError::conflict(),
+            LocalError::NotFound => CouchError::not_found("missing"),
+        }
+    }
+}
+
+impl From<DbError> for CouchError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Exists => CouchError::new(
+                StatusCode::PRECONDITION_FAILED,
+                "file_exists",
+                e.to_string(),
+            ),
+            DbError::Missing => CouchError::no_database(),
+        }
+    }
+}
+
+impl From<BodyError> for CouchError {
+    fn from(e: BodyError) -> Self {
+        match e {
+            BodyError::BadSpecial(_) => {
+                CouchError::new(StatusCode::BAD_REQUEST, "doc_validation", e.to_string())
+            }
+            BodyError::NotObject(_) | BodyError::BadType(_) => {
+                CouchError::bad_request(e.to_string())
+            }
+        }
+    }
+}
+
+impl From<StoredError> for CouchError {
+    fn from(e: StoredError) -> Self {
+        CouchError::internal(e)
+    }
+}
+
+impl From<AppendError> for CouchError {
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::WrongExpectedVersion { .. } => CouchError::conflict(),
+            AppendError::Invalid(m) => CouchError::bad_request(m),
+            AppendError::Refused(r) if r.is_too_large() => {
+                CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", r.to_string())
+            }
+            AppendError::Refused(r) => CouchError::bad_request(r.to_string()),
+            AppendError::Log(e) => e.into(),
+        }
+    }
+}
+
+impl From<LogError> for CouchError {
+    fn from(e: LogError) -> Self {
+        match e {
+            LogError::Pool(_) | LogError::WriterStopped => CouchError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                "the event log is unavailable",
+            ),
+            other => CouchError::internal(other),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for CouchError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        LogError::Pool(e).into()
+    }
+}
+
+impl From<tokio_postgres::Error> for CouchError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        CouchError::internal(e)
+    }
+}
+
+impl From<palimpsest_events::DecodeError> for CouchError {
+    fn from(e: palimpsest_events::DecodeError) -> Self {
+        CouchError::internal(e)
+    }
+}

@@ -1,0 +1,115 @@
+//! The CouchDB replication API under `/docs`: what PouchDB and other replicators use, answered
+//! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
+
+mod admin;
+mod all_docs;
+mod attachment;
+pub mod auth;
+mod bulk;
+mod changes;
+mod command;
+mod doc;
+pub mod error;
+pub(crate) mod load;
+mod local;
+pub mod openapi;
+mod params;
+mod principals;
+mod read;
+mod render;
+mod server;
+mod session;
+mod write;
+
+use axum::Router;
+use axum::routing::{get, post, put};
+use palimpsest_web::AppState;
+
+/// `/{db}` (with or without the trailing slash PouchDB sends).
+fn database() -> axum::routing::MethodRouter<AppState> {
+    put(server::create)
+        .get(server::info)
+        .delete(server::delete)
+        .post(doc::post)
+}
+
+/// Sync Gateway's admin API, behind the admin bearer token.
+fn admin_routes(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/_admin/{db}", put(admin::create))
+        .route("/_admin/{db}/_user/", get(principals::list_users))
+        .route(
+            "/_admin/{db}/_user/{name}",
+            get(principals::get_user)
+                .put(principals::put_user)
+                .delete(principals::delete_user),
+        )
+        .route("/_admin/{db}/_role/", get(principals::list_roles))
+        .route(
+            "/_admin/{db}/_role/{name}",
+            get(principals::get_role)
+                .put(principals::put_role)
+                .delete(principals::delete_role),
+        )
+        .route("/_admin/{db}/_compact", post(admin::compact))
+        .route("/_admin/{db}/_session", post(session::admin_post))
+        .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
+        .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
+        .route(
+            "/_admin/{db}/_config/sync",
+            get(admin::get_sync)
+                .put(admin::put_sync)
+                .delete(admin::delete_sync),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            palimpsest_web::admin::require_token,
+        ))
+}
+
+/// The context's routes, without prefix.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(admin_routes(state.clone()))
+        .route("/", get(server::welcome))
+        .route("/openapi.json", get(openapi::document))
+        .route("/_all_dbs", get(server::all_dbs))
+        .route("/{db}", database())
+        .route("/{db}/", database())
+        .route(
+            "/{db}/_session",
+            get(session::get)
+                .post(session::post)
+                .delete(session::delete),
+        )
+        .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
+        .route("/{db}/_bulk_get", post(bulk::bulk_get))
+        .route("/{db}/_revs_diff", post(bulk::revs_diff))
+        .route("/{db}/_all_docs", get(all_docs::get).post(all_docs::post))
+        .route("/{db}/_changes", get(changes::get).post(changes::post))
+        .route(
+            "/{db}/_ensure_full_commit",
+            post(server::ensure_full_commit),
+        )
+        .route(
+            "/{db}/_local/{*id}",
+            get(local::get).put(local::put).delete(local::delete),
+        )
+        .route(
+            "/{db}/{doc}",
+            get(doc::get).put(doc::put).delete(doc::delete),
+        )
+        .route(
+            "/{db}/_design/{ddoc}",
+            get(doc::get_design)
+                .put(doc::put_design)
+                .delete(doc::delete_design),
+        )
+        .route(
+            "/{db}/{doc}/{*name}",
+            get(attachment::get)
+                .put(attachment::put)
+                .delete(attachment::delete),
+        )
+        .with_state(state)
+}

@@ -1,0 +1,270 @@
+//! Sync Gateway's user and role admin routes: `/_admin/{db}/_user/{name}` and
+//! `/_admin/{db}/_role/{name}` (PUT, GET, DELETE) and their lists.
+
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run, text_reply};
+use super::error::CouchError;
+use super::read;
+use crate::database::DbState;
+use crate::streams;
+use crate::users::{self, PrincipalError, PrincipalState, UserFields};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use palimpsest_events::docs::{RoleEvent, UserEvent};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::AppState;
+use palimpsest_web::command::{CommandRequest, StreamState};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A user's stream state.
+#[derive(Debug, Clone, Default)]
+pub struct UserStream(PrincipalState);
+
+impl StreamState for UserStream {
+    fn initial(_: &StreamName) -> Self {
+        UserStream::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        self.0 = users::evolve_user(std::mem::take(&mut self.0), &UserEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+/// A role's stream state.
+#[derive(Debug, Clone, Default)]
+pub struct RoleStream(PrincipalState);
+
+impl StreamState for RoleStream {
+    fn initial(_: &StreamName) -> Self {
+        RoleStream::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        self.0 = users::evolve_role(std::mem::take(&mut self.0), &RoleEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+impl From<PrincipalError> for CouchError {
+    fn from(e: PrincipalError) -> Self {
+        match e {
+            PrincipalError::NotFound => CouchError::not_found("missing"),
+        }
+    }
+}
+
+/// A user as the admin API takes it.
+#[derive(Debug, Default, Deserialize)]
+struct UserBody {
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    admin_channels: Vec<String>,
+    #[serde(default)]
+    admin_roles: Vec<String>,
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    disabled: bool,
+}
+
+/// A role as the admin API takes it.
+#[derive(Debug, Default, Deserialize)]
+struct RoleBody {
+    #[serde(default)]
+    admin_channels: Vec<String>,
+}
+
+enum Change {
+    SaveUser(UserFields),
+    DeleteUser,
+    SaveRole(Vec<String>),
+    DeleteRole,
+}
+
+struct PrincipalCommand {
+    db: String,
+    name: String,
+    change: Change,
+}
+
+impl DocsCommand for PrincipalCommand {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
+        Box::pin(async move {
+            let db_stream =
+                streams::database(&self.db).map_err(|e| CouchError::bad_request(e.to_string()))?;
+            let db: DbState = attempt.load(&db_stream).await?;
+            let (incarnation, _) = db.live.ok_or_else(CouchError::no_database)?;
+            let bad =
+                |e: palimpsest_events::StreamNameError| CouchError::bad_request(e.to_string());
+            let (stream, events) = match &self.change {
+                Change::SaveUser(fields) => {
+                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
+                    let UserStream(state) = attempt.load(&stream).await?;
+                    (stream, encode(&users::save_user(fields.clone(), &state))?)
+                }
+                Change::DeleteUser => {
+                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
+                    let UserStream(state) = attempt.load(&stream).await?;
+                    let events = users::delete_user(self.db.clone(), self.name.clone(), &state)?;
+                    (stream, encode(&events)?)
+                }
+                Change::SaveRole(channels) => {
+                    let stream = streams::role(incarnation, &self.name).map_err(bad)?;
+                    let event = RoleEvent::RoleSaved {
+                        db: self.db.clone(),
+                        name: self.name.clone(),
+                        admin_channels: channels.clone(),
+                    };
+                    (stream, encode(&[event])?)
+                }
+                Change::DeleteRole => {
+                    let stream = streams::role(incarnation, &self.name).map_err(bad)?;
+                    let RoleStream(state) = attempt.load(&stream).await?;
+                    let events = users::delete_role(self.db.clone(), self.name.clone(), &state)?;
+                    (stream, encode(&events)?)
+                }
+            };
+            let reply = text_reply(StatusCode::OK, "{\"ok\":true}".into());
+            Ok(Decision::new(reply).check(db_stream).write(stream, events))
+        })
+    }
+}
+
+fn check_principal(name: &str) -> Result<(), CouchError> {
+    if name.is_empty() || name.len() > 200 || name.chars().any(|c| c.is_control() || c == ':') {
+        return Err(CouchError::bad_request("invalid user or role name"));
+    }
+    Ok(())
+}
+
+fn parse<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, CouchError> {
+    if body.is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| CouchError::bad_request(e.to_string()))
+}
+
+/// `PUT /_admin/{db}/_user/{name}` `{password?, admin_channels, admin_roles, email, disabled}`.
+pub async fn put_user(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    check_principal(&name)?;
+    let body: UserBody = parse(&body)?;
+    let password_hash = match body.password {
+        Some(password) => Some(super::auth::hash_password(password).await?),
+        None => None,
+    };
+    let change = Change::SaveUser(UserFields {
+        db: db.clone(),
+        name: name.clone(),
+        password_hash,
+        admin_channels: body.admin_channels,
+        admin_roles: body.admin_roles,
+        email: body.email,
+        disabled: body.disabled,
+    });
+    run(&state, &request, &PrincipalCommand { db, name, change }).await
+}
+
+/// `DELETE /_admin/{db}/_user/{name}`.
+pub async fn delete_user(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    let change = Change::DeleteUser;
+    run(&state, &request, &PrincipalCommand { db, name, change }).await
+}
+
+/// `PUT /_admin/{db}/_role/{name}` `{admin_channels}`.
+pub async fn put_role(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    request: CommandRequest,
+    body: Bytes,
+) -> Result<Reply, CouchError> {
+    check_principal(&name)?;
+    let body: RoleBody = parse(&body)?;
+    let change = Change::SaveRole(body.admin_channels);
+    run(&state, &request, &PrincipalCommand { db, name, change }).await
+}
+
+/// `DELETE /_admin/{db}/_role/{name}`.
+pub async fn delete_role(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    let change = Change::DeleteRole;
+    run(&state, &request, &PrincipalCommand { db, name, change }).await
+}
+
+async fn get_principal(state: &AppState, db: &str, key: &str) -> Result<Value, CouchError> {
+    let client = read::client(state).await?;
+    read::database(&client, db).await?;
+    let row = client
+        .query_opt(
+            "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
+            &[&db, &key],
+        )
+        .await?
+        .ok_or_else(|| CouchError::not_found("missing"))?;
+    let mut value: Value =
+        serde_json::from_str(row.get::<_, &str>(0)).map_err(CouchError::internal)?;
+    if let Some(object) = value.as_object_mut() {
+        object.remove("passwordhash_bcrypt");
+    }
+    Ok(value)
+}
+
+/// `GET /_admin/{db}/_user/{name}` (the password hash is never shown).
+pub async fn get_user(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+) -> Result<Reply, CouchError> {
+    let value = get_principal(&state, &db, &format!("user:{name}")).await?;
+    Ok(Reply::json(StatusCode::OK, &value))
+}
+
+/// `GET /_admin/{db}/_role/{name}`.
+pub async fn get_role(
+    State(state): State<AppState>,
+    Path((db, name)): Path<(String, String)>,
+) -> Result<Reply, CouchError> {
+    let value = get_principal(&state, &db, &format!("role:{name}")).await?;
+    Ok(Reply::json(StatusCode::OK, &value))
+}
+
+async fn list(state: &AppState, db: &str, prefix: &str) -> Result<Reply, CouchError> {
+    let client = read::client(state).await?;
+    read::database(&client, db).await?;
+    let rows = client
+        .query(
+            "SELECT substr(key, $3) FROM docs.kv WHERE db = $1 AND seq IS NULL AND starts_with(key, $2) \
+             ORDER BY key COLLATE \"C\"",
+            &[&db, &prefix, &(prefix.len() as i32 + 1)],
+        )
+        .await?;
+    let names: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    Ok(Reply::json(StatusCode::OK, &json!(names)))
+}
+
+/// `GET /_admin/{db}/_user/`: every user's name.
+pub async fn list_users(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> Result<Reply, CouchError> {
+    list(&state, &db, "user:").await
+}
+
+/// `GET /_admin/{db}/_role/`: every role's name.
+pub async fn list_roles(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> Result<Reply, CouchError> {
+    list(&state, &db, "role:").await
+}

@@ -1,0 +1,97 @@
+//! Queries on the read model that several routes share.
+
+use super::error::CouchError;
+use crate::stored::StoredDoc;
+use deadpool_postgres::Object;
+use palimpsest_web::AppState;
+
+/// A live database as the read model knows it.
+pub struct DbRow {
+    /// Its name.
+    pub name: String,
+    /// How many ancestors per leaf the read model keeps.
+    pub revs_limit: i32,
+}
+
+/// A pooled read-model connection.
+pub async fn client(state: &AppState) -> Result<Object, CouchError> {
+    Ok(state.read.get().await?)
+}
+
+/// The database `name`, or CouchDB's 404.
+pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> {
+    let row = client
+        .query_opt(
+            "SELECT name, revs_limit FROM docs.databases WHERE name = $1",
+            &[&name],
+        )
+        .await?
+        .ok_or_else(CouchError::no_database)?;
+    Ok(DbRow {
+        name: row.get(0),
+        revs_limit: row.get(1),
+    })
+}
+
+/// A stored document, if the database has it.
+pub async fn document(
+    client: &Object,
+    db: &str,
+    doc_id: &str,
+) -> Result<Option<StoredDoc>, CouchError> {
+    let row = client
+        .query_opt(
+            "SELECT value FROM docs.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL",
+            &[&db, &doc_id],
+        )
+        .await?;
+    Ok(row.map(|r| StoredDoc::parse(r.get(0))).transpose()?)
+}
+
+/// The database's last sequence (0 when it has no document).
+pub async fn update_seq(client: &Object, db: &str) -> Result<i64, CouchError> {
+    let row = client
+        .query_one(
+            "SELECT coalesce(max(seq), 0) FROM docs.kv WHERE db = $1 AND seq IS NOT NULL",
+            &[&db],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
+/// The bytes of the attachments with these `md5-` digests.
+pub async fn attachment_data(
+    client: &Object,
+    digests: &[String],
+) -> Result<super::render::Atts, CouchError> {
+    let mut out = super::render::Atts::new();
+    if digests.is_empty() {
+        return Ok(out);
+    }
+    let rows = client
+        .query(
+            "SELECT DISTINCT ON (md5) md5, data FROM docs.attachments WHERE md5 = ANY($1)",
+            &[&digests],
+        )
+        .await?;
+    for row in rows {
+        out.insert(row.get(0), row.get(1));
+    }
+    Ok(out)
+}
+
+/// The `md5-` digests of every attachment of the trees' leaves.
+pub fn digests<'a>(trees: impl Iterator<Item = &'a crate::tree::RevTree>) -> Vec<String> {
+    let mut out: Vec<String> = trees
+        .flat_map(|tree| tree.leaves().filter_map(|n| n.body.as_deref()))
+        .filter(|body| body.contains("\"_attachments\""))
+        .flat_map(|body| {
+            crate::attachments::stubs(body)
+                .into_values()
+                .map(|s| s.digest)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,171 @@
+//! The server and its databases: `GET /`, `GET /_all_dbs`, `PUT|GET|DELETE /{db}`.
+
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
+use super::error::CouchError;
+use super::read;
+use crate::database::{self, DEFAULT_REVS_LIMIT, DbCommand, DbState};
+use crate::streams;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use md5::{Digest, Md5};
+use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
+use serde_json::{Value, json};
+
+/// `GET /`: the welcome CouchDB clients check, with a uuid stable for this server's data.
+pub async fn welcome(State(state): State<AppState>) -> Json<Value> {
+    let digest = Md5::digest(format!("palimpsest-docs:{}", state.data_dir.display()).as_bytes());
+    Json(json!({
+        "couchdb": "Welcome",
+        "version": "3.3.3",
+        "uuid": hex::encode(digest),
+        "vendor": {"name": "Palimpsest"},
+        "features": []
+    }))
+}
+
+/// `GET /_all_dbs`: the names of the live databases, sorted.
+pub async fn all_dbs(State(state): State<AppState>) -> Result<Json<Vec<String>>, CouchError> {
+    let client = read::client(&state).await?;
+    let rows = client
+        .query(
+            "SELECT name FROM docs.databases ORDER BY name COLLATE \"C\"",
+            &[],
+        )
+        .await?;
+    Ok(Json(rows.iter().map(|r| r.get(0)).collect()))
+}
+
+/// CouchDB's database names: `^[a-z][a-z0-9_$()+/-]*$`, at most 238 characters.
+pub fn check_name(name: &str) -> Result<(), CouchError> {
+    let ok = name.len() <= 238
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+/-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(CouchError::new(
+            StatusCode::BAD_REQUEST,
+            "illegal_database_name",
+            format!(
+                "Name: '{name}'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
+            ),
+        ))
+    }
+}
+
+/// Runs a database command (create, delete, set the sync function).
+pub async fn database_command(
+    state: &AppState,
+    request: &CommandRequest,
+    name: &str,
+    command: DbCommand,
+    status: StatusCode,
+) -> Result<Reply, CouchError> {
+    check_name(name)?;
+    let stream = streams::database(name).map_err(|e| CouchError::bad_request(e.to_string()))?;
+    let command = DatabaseCommand {
+        stream,
+        command,
+        status,
+    };
+    run(state, request, &command).await
+}
+
+struct DatabaseCommand {
+    stream: palimpsest_events::StreamName,
+    command: DbCommand,
+    status: StatusCode,
+}
+
+impl DocsCommand for DatabaseCommand {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
+        Box::pin(async move {
+            let current: DbState = attempt.load(&self.stream).await?;
+            let events = database::decide(self.command.clone(), &current)?;
+            Ok(
+                Decision::new(Reply::json(self.status, &json!({"ok": true})))
+                    .write(self.stream.clone(), encode(&events)?),
+            )
+        })
+    }
+}
+
+/// `PUT /{db}`: creates the database (412 if it exists). `?revs_limit=` sets how many
+/// ancestors per leaf the read model keeps (Sync Gateway's `revs_limit`, default 1000).
+pub async fn create(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    axum::extract::Query(params): axum::extract::Query<super::params::Params>,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    let revs_limit = super::params::number(&params, "revs_limit")?
+        .map(|n| u32::try_from(n.clamp(1, 100_000)).unwrap_or(DEFAULT_REVS_LIMIT))
+        .unwrap_or(DEFAULT_REVS_LIMIT);
+    let command = DbCommand::Create {
+        name: name.clone(),
+        incarnation: uuid::Uuid::now_v7(),
+        revs_limit,
+        sync: None,
+        // A database made through CouchDB's API is CouchDB's "admin party": readable by anyone.
+        guest: Some(vec!["*".into()]),
+    };
+    database_command(&state, &request, &name, command, StatusCode::CREATED).await
+}
+
+/// `DELETE /{db}`: deletes the database and its documents.
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
+}
+
+/// `GET /{db}`: the database's info.
+pub async fn info(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, CouchError> {
+    let client = read::client(&state).await?;
+    let db = read::database(&client, &name).await?;
+    super::auth::caller(&state, &client, &name, &headers).await?;
+    let counts = client
+        .query_one(
+            "SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted), \
+             coalesce(max(seq), 0) FROM docs.kv WHERE db = $1 AND seq IS NOT NULL",
+            &[&db.name],
+        )
+        .await?;
+    let (live, deleted, seq): (i64, i64, i64) = (counts.get(0), counts.get(1), counts.get(2));
+    Ok(Json(json!({
+        "db_name": db.name,
+        "update_seq": seq,
+        "doc_count": live,
+        "doc_del_count": deleted,
+        "purge_seq": 0,
+        "compact_running": false,
+        "disk_format_version": 8,
+        "instance_start_time": "0",
+        "revs_limit": db.revs_limit,
+        "sizes": {"active": 0, "external": 0, "file": 0},
+        "props": {}
+    })))
+}
+
+/// `POST /{db}/_ensure_full_commit`: every write is already durable when answered.
+pub async fn ensure_full_commit(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Reply, CouchError> {
+    let client = read::client(&state).await?;
+    read::database(&client, &name).await?;
+    Ok(Reply::json(
+        StatusCode::CREATED,
+        &json!({"ok": true, "instance_start_time": "0"}),
+    ))
+}

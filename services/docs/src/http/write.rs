@@ -1,0 +1,486 @@
+//! Writing documents: one command for `PUT`, `DELETE`, `POST /{db}` and `_bulk_docs`, deciding
+//! each document against its stream in turn (several edits of one document in one batch see
+//! each other) and appending every stream in one request.
+
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
+use super::error::CouchError;
+use crate::attachments::{self, AttachmentError, NewAttachment};
+use crate::body::{Incoming, Outgoing};
+use crate::database::DbState;
+use crate::document::{DocCommand, DocState, decide, evolve};
+use crate::http::load::AttachmentState;
+use crate::rev::RevId;
+use crate::streams;
+use crate::sync::{self, SyncError, Writer};
+use axum::http::StatusCode;
+use palimpsest_events::NewEvent;
+use palimpsest_events::StreamName;
+use palimpsest_events::docs::AttachmentEvent;
+use palimpsest_events::docs::DocumentEvent;
+use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
+use std::collections::{HashMap, HashSet};
+
+/// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
+pub const MAX_BODY: usize = 900_000;
+
+/// One document to write.
+pub struct Item {
+    /// Its id (`None`: a `_bulk_docs` entry without `_id`; a uuid is made for it).
+    pub doc_id: String,
+    /// What the client sent.
+    pub doc: Incoming,
+    /// A standalone attachment upload or deletion, applied to the parent's body.
+    pub attachment: Option<AttachmentEdit>,
+}
+
+/// `PUT` or `DELETE /{db}/{doc}/{attachment}`: the new revision is the parent's body with one
+/// attachment set or removed.
+pub enum AttachmentEdit {
+    /// Upload `data` as `name`.
+    Put {
+        /// The attachment's name.
+        name: String,
+        /// Its media type.
+        content_type: String,
+        /// Its bytes.
+        data: Vec<u8>,
+    },
+    /// Remove `name`.
+    Delete {
+        /// The attachment's name.
+        name: String,
+    },
+}
+
+/// The outcome for one document: its new rev, or why not.
+pub type Outcome = (String, Result<String, CouchError>);
+
+/// Checks a document id: not empty, no NUL, underscore only for `_design/`, short enough for a
+/// stream key.
+pub fn check_id(doc_id: &str) -> Result<(), CouchError> {
+    if doc_id.is_empty() {
+        return Err(CouchError::bad_request("Document id must not be empty"));
+    }
+    if doc_id.starts_with('_') && !doc_id.starts_with("_design/") {
+        return Err(CouchError::bad_request(
+            "Only reserved document ids may start with underscore.",
+        ));
+    }
+    if doc_id.starts_with("user:") || doc_id.starts_with("role:") {
+        return Err(CouchError::bad_request(
+            "Document ids starting with user: or role: are reserved for users and roles",
+        ));
+    }
+    if doc_id.contains('\0') {
+        return Err(CouchError::bad_request(
+            "Document id must not contain U+0000",
+        ));
+    }
+    if streams::escape(doc_id).len() > 900 {
+        return Err(CouchError::bad_request("Document id is too long"));
+    }
+    Ok(())
+}
+
+fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchError> {
+    check_id(&item.doc_id)?;
+    if item.doc.body.len() > MAX_BODY {
+        return Err(CouchError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            "Document exceeds the maximum size",
+        ));
+    }
+    let parse = |rev: &str| RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()));
+    if new_edits {
+        return Ok(DocCommand::Edit {
+            db: db.to_owned(),
+            doc_id: item.doc_id.clone(),
+            base: item.doc.rev.as_deref().map(parse).transpose()?,
+            body: item.doc.body.clone(),
+            deleted: item.doc.deleted,
+        });
+    }
+    let rev = parse(
+        item.doc
+            .rev
+            .as_deref()
+            .ok_or_else(|| CouchError::bad_request("_rev is required with new_edits=false"))?,
+    )?;
+    let ancestry = match &item.doc.revisions {
+        None => Vec::new(),
+        Some(revisions) => {
+            let first = revisions
+                .ids
+                .first()
+                .map(|d| format!("{}-{d}", revisions.start));
+            if first.as_deref() != Some(rev.to_string().as_str())
+                || revisions.ids.len() as u64 > revisions.start
+            {
+                return Err(CouchError::bad_request("_revisions does not match _rev"));
+            }
+            revisions.ids[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, digest)| parse(&format!("{}-{digest}", revisions.start - 1 - i as u64)))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    Ok(DocCommand::Replicate {
+        db: db.to_owned(),
+        doc_id: item.doc_id.clone(),
+        rev,
+        ancestry,
+        body: item.doc.body.clone(),
+        deleted: item.doc.deleted,
+    })
+}
+
+/// What a batch decided: each item's outcome and the events per stream.
+struct Batch {
+    outcomes: Vec<Outcome>,
+    writes: Vec<(StreamName, Vec<NewEvent>)>,
+    stored: HashSet<StreamName>,
+    states: HashMap<StreamName, DocState>,
+}
+
+impl Batch {
+    fn push(&mut self, stream: StreamName, events: Vec<NewEvent>) {
+        match self.writes.iter_mut().find(|(s, _)| *s == stream) {
+            Some((_, pending)) => pending.extend(events),
+            None => self.writes.push((stream, events)),
+        }
+    }
+}
+
+/// The body a command's revision descends from, and the new revision's generation.
+fn parent_of(command: &DocCommand, state: &DocState) -> (Option<String>, u64) {
+    let tree = &state.tree;
+    match command {
+        DocCommand::Edit { base, .. } => {
+            let parent = match base {
+                Some(base) => tree.get(base),
+                None => tree.winner().filter(|w| w.deleted),
+            };
+            (
+                parent.and_then(|p| p.body.clone()),
+                parent.map_or(1, |p| p.rev.generation + 1),
+            )
+        }
+        DocCommand::Replicate { rev, ancestry, .. } => (
+            ancestry
+                .iter()
+                .find_map(|a| tree.get(a).and_then(|n| n.body.clone())),
+            rev.generation,
+        ),
+    }
+}
+
+fn with_body(command: DocCommand, new_body: String) -> DocCommand {
+    match command {
+        DocCommand::Edit {
+            db,
+            doc_id,
+            base,
+            deleted,
+            ..
+        } => DocCommand::Edit {
+            db,
+            doc_id,
+            base,
+            body: new_body,
+            deleted,
+        },
+        DocCommand::Replicate {
+            db,
+            doc_id,
+            rev,
+            ancestry,
+            deleted,
+            ..
+        } => DocCommand::Replicate {
+            db,
+            doc_id,
+            rev,
+            ancestry,
+            body: new_body,
+            deleted,
+        },
+    }
+}
+
+fn sync_error(e: SyncError) -> CouchError {
+    match e {
+        SyncError::Forbidden(reason) => CouchError::new(StatusCode::FORBIDDEN, "forbidden", reason),
+        SyncError::Failed(_) => CouchError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_server_error",
+            e.to_string(),
+        ),
+    }
+}
+
+fn attachment_error(e: AttachmentError) -> CouchError {
+    match e {
+        AttachmentError::MissingStub(_) => CouchError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "missing_stub",
+            e.to_string(),
+        ),
+        AttachmentError::TooLarge(_) => {
+            CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string())
+        }
+        AttachmentError::Invalid(..) => CouchError::bad_request(e.to_string()),
+    }
+}
+
+/// Decides one item: its attachments stored once, its revision against its stream.
+/// What every item of a batch is decided in.
+struct Scope<'a> {
+    incarnation: uuid::Uuid,
+    db: &'a str,
+    new_edits: bool,
+    sync_source: Option<&'a str>,
+    writer: &'a Writer,
+}
+
+async fn decide_one(
+    attempt: &Attempt,
+    batch: &mut Batch,
+    scope: &Scope<'_>,
+    item: &Item,
+) -> Result<String, CouchError> {
+    let command = command(scope.db, item, scope.new_edits)?;
+    let stream = streams::document(scope.incarnation, &item.doc_id)
+        .map_err(|e| CouchError::bad_request(e.to_string()))?;
+    if !batch.states.contains_key(&stream) {
+        let loaded: DocState = attempt.load(&stream).await?;
+        batch.states.insert(stream.clone(), loaded);
+    }
+    let state = batch.states.get(&stream).cloned().unwrap_or_default();
+    let (parent, generation) = parent_of(&command, &state);
+    let body = match &command {
+        DocCommand::Edit { body, .. } | DocCommand::Replicate { body, .. } => body.clone(),
+    };
+    let body = match &item.attachment {
+        None => body,
+        Some(edit) => {
+            let parent_body = parent.as_deref().unwrap_or("{}");
+            match edit {
+                AttachmentEdit::Put {
+                    name,
+                    content_type,
+                    data,
+                } => attachments::set(
+                    parent_body,
+                    name,
+                    Some(
+                        serde_json::json!({"content_type": content_type, "data": attachments::encode(data)}),
+                    ),
+                ),
+                AttachmentEdit::Delete { name } => {
+                    if !attachments::stubs(parent_body).contains_key(name) {
+                        return Err(CouchError::not_found("Document is missing attachment"));
+                    }
+                    attachments::set(parent_body, name, None)
+                }
+            }
+        }
+    };
+    let (body, attachments) =
+        attachments::prepare(&body, parent.as_deref(), generation).map_err(attachment_error)?;
+    let command = with_body(command, body);
+    let given_rev = match &command {
+        DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
+        DocCommand::Edit { .. } => None,
+    };
+    let mut events = decide(command, &state)?;
+    if let Some(DocumentEvent::RevisionStored {
+        doc_id,
+        rev,
+        body,
+        deleted,
+        channels,
+        access,
+        ..
+    }) = events.last_mut()
+    {
+        let mut doc = Outgoing::new(doc_id, rev, body);
+        if *deleted {
+            doc = doc.member("_deleted", "true");
+        }
+        let old = parent
+            .as_deref()
+            .map(|p| Outgoing::new(doc_id, "", p).finish());
+        let outcome = sync::run_or_default(
+            scope.sync_source,
+            &doc.finish(),
+            old.as_deref(),
+            scope.writer,
+        )
+        .map_err(sync_error)?;
+        *channels = outcome.channels;
+        *access = outcome.access;
+    }
+    let rev = events
+        .iter()
+        .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
+        .next_back()
+        .or(given_rev)
+        .unwrap_or_default();
+    if !events.is_empty() {
+        for attachment in attachments {
+            store_attachment(attempt, batch, attachment).await?;
+        }
+    }
+    batch.push(stream.clone(), encode(&events)?);
+    batch
+        .states
+        .insert(stream, events.iter().fold(state, evolve));
+    Ok(rev)
+}
+
+/// Appends an attachment's bytes unless its content-addressed stream already holds them.
+async fn store_attachment(
+    attempt: &Attempt,
+    batch: &mut Batch,
+    attachment: NewAttachment,
+) -> Result<(), CouchError> {
+    let stream = streams::attachment(&attachment.stream_key())
+        .map_err(|e| CouchError::bad_request(e.to_string()))?;
+    if batch.stored.contains(&stream) {
+        return Ok(());
+    }
+    let held: AttachmentState = attempt.load(&stream).await?;
+    batch.stored.insert(stream.clone());
+    if held.stored {
+        return Ok(());
+    }
+    let event = AttachmentEvent::AttachmentStored {
+        sha1: attachment.sha1,
+        md5: attachment.md5,
+        length: attachment.data.len() as u64,
+        data: attachments::encode(&attachment.data),
+    };
+    batch.push(stream, encode(&[event])?);
+    Ok(())
+}
+
+/// Decides every item of a batch against its document's state.
+async fn decide_all(
+    attempt: &Attempt,
+    writer: &Writer,
+    db: &str,
+    items: &[Item],
+    new_edits: bool,
+) -> Result<(Batch, StreamName), CouchError> {
+    let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
+    let db_state: DbState = attempt.load(&db_stream).await?;
+    let (incarnation, _) = db_state.live.ok_or_else(CouchError::no_database)?;
+    let mut batch = Batch {
+        outcomes: Vec::new(),
+        writes: Vec::new(),
+        stored: HashSet::new(),
+        states: HashMap::new(),
+    };
+    for item in items {
+        let scope = Scope {
+            incarnation,
+            db,
+            new_edits,
+            sync_source: db_state.sync.as_deref(),
+            writer,
+        };
+        let outcome = decide_one(attempt, &mut batch, &scope, item).await;
+        batch.outcomes.push((item.doc_id.clone(), outcome));
+    }
+    Ok((batch, db_stream))
+}
+
+/// How a write answers: one document's outcome, or a `_bulk_docs` list.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    /// The single outcome with this status on success.
+    Single(StatusCode),
+    /// `_bulk_docs`: every outcome (`new_edits=false`: only failures).
+    Bulk {
+        /// Whether the revisions were new edits.
+        new_edits: bool,
+    },
+}
+
+impl Shape {
+    fn reply(self, outcomes: &[Outcome]) -> Reply {
+        match self {
+            Shape::Single(status) => match outcomes.first() {
+                Some((id, Ok(rev))) => Reply::json(
+                    status,
+                    &serde_json::json!({"ok": true, "id": id, "rev": rev}),
+                ),
+                Some((_, Err(e))) => Reply::json(e.status, &e.body()),
+                None => Reply::json(
+                    StatusCode::BAD_REQUEST,
+                    &CouchError::bad_request("no document").body(),
+                ),
+            },
+            Shape::Bulk { new_edits } => {
+                let items: Vec<serde_json::Value> = outcomes
+                    .iter()
+                    .filter_map(|(id, outcome)| match outcome {
+                        Ok(rev) if new_edits => {
+                            Some(serde_json::json!({"ok": true, "id": id, "rev": rev}))
+                        }
+                        Ok(_) => None,
+                        Err(e) => Some(
+                            serde_json::json!({"id": id, "error": e.error, "reason": e.reason}),
+                        ),
+                    })
+                    .collect();
+                Reply::json(StatusCode::CREATED, &items)
+            }
+        }
+    }
+}
+
+struct WriteDocs<'r> {
+    writer: &'r Writer,
+    db: &'r str,
+    items: Vec<Item>,
+    new_edits: bool,
+    shape: Shape,
+}
+
+impl DocsCommand for WriteDocs<'_> {
+    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
+        Box::pin(async move {
+            let (batch, db_stream) =
+                decide_all(attempt, self.writer, self.db, &self.items, self.new_edits).await?;
+            let mut decision = Decision::new(self.shape.reply(&batch.outcomes)).check(db_stream);
+            for (stream, events) in batch.writes {
+                decision = decision.write(stream, events);
+            }
+            Ok(decision)
+        })
+    }
+}
+
+/// Writes `items` into `db` and answers in `shape`.
+pub async fn write(
+    state: &AppState,
+    request: &CommandRequest,
+    writer: &Writer,
+    db: &str,
+    items: Vec<Item>,
+    new_edits: bool,
+    shape: Shape,
+) -> Result<Reply, CouchError> {
+    let command = WriteDocs {
+        writer,
+        db,
+        items,
+        new_edits,
+        shape,
+    };
+    run(state, request, &command).await
+}

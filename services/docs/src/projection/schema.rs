@@ -1,0 +1,69 @@
+//! The read model's tables in schema `docs`.
+//!
+//! - `databases`: one row per live database (its incarnation and `revs_limit`).
+//! - `kv`: Sync Gateway's key-value form, one bucket per database: a document under its id
+//!   (its JSON with `_sync`), a local document under `_sync:local:<id>`. Document rows carry
+//!   beside the value what `_changes` and `_all_docs` read without parsing it: `seq` (the log
+//!   position of the document's last event, the database's change order), the winning `rev`
+//!   and whether it is `deleted`.
+//! - `channels`: per database and channel, each document in it (or removed from it) with the
+//!   sequence at which that last changed: `_changes?filter=sync_gateway/bychannel` reads it.
+//! - `access`: the grants of every document's access map (user or `role:` name → channel),
+//!   from which a user's `all_channels` is derived when it logs in.
+//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
+//!   and the `md5-` digest clients know them by. Shared by every database and document.
+
+/// The DDL creating every table and index in `schema`.
+pub fn ddl(schema: &str) -> String {
+    format!(
+        r#"
+CREATE TABLE {schema}.databases (
+    name TEXT PRIMARY KEY,
+    incarnation UUID NOT NULL,
+    revs_limit INTEGER NOT NULL,
+    created_seq BIGINT NOT NULL,
+    sync TEXT,
+    guest TEXT,
+    purged_seq BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE TABLE {schema}.kv (
+    db TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    seq BIGINT,
+    rev TEXT,
+    deleted BOOLEAN,
+    PRIMARY KEY (db, key)
+);
+CREATE INDEX kv_changes ON {schema}.kv (db, seq) WHERE seq IS NOT NULL;
+
+CREATE TABLE {schema}.channels (
+    db TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    removed BOOLEAN NOT NULL,
+    PRIMARY KEY (db, channel, key)
+);
+CREATE INDEX channels_changes ON {schema}.channels (db, channel, seq);
+
+CREATE TABLE {schema}.access (
+    db TEXT NOT NULL,
+    grantee TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (db, grantee, channel, key)
+);
+CREATE INDEX access_by_key ON {schema}.access (db, key);
+
+CREATE TABLE {schema}.attachments (
+    key TEXT PRIMARY KEY,
+    md5 TEXT NOT NULL,
+    length BIGINT NOT NULL,
+    data BYTEA NOT NULL
+);
+CREATE INDEX attachments_md5 ON {schema}.attachments (md5);
+"#
+    )
+}

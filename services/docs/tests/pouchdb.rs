@@ -1,0 +1,98 @@
+//! Real PouchDB 9 (Node) replicates a database with edits, deletions, conflicts and `_local`
+//! checkpoints through `/docs`, one-shot both ways and live; a second replication moves
+//! nothing. The Node side is `tests/pouchdb/replicate.js`; its packages are pinned by
+//! `package-lock.json` and installed with `npm ci` on first run.
+
+mod common;
+
+use common::Docs;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+fn pouchdb_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pouchdb")
+}
+
+fn install() {
+    let dir = pouchdb_dir();
+    if dir.join("node_modules/pouchdb/package.json").exists() {
+        return;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dir)
+        .status()
+        .expect("npm must be installed (Node 20 and npm)");
+    assert!(status.success(), "npm ci failed in {}", dir.display());
+}
+
+#[tokio::test]
+async fn real_pouchdb_replicates_both_ways_one_shot_and_live() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "warn,palimpsest_docs=debug",
+        ))
+        .with_test_writer()
+        .try_init();
+    tokio::task::spawn_blocking(install).await.expect("install");
+    let docs = Docs::start().await;
+    let base = docs.url("");
+    let run = tokio::process::Command::new("node")
+        .arg("replicate.js")
+        .arg(&base)
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("PouchDB finished within two minutes")
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
+    );
+    eprintln!("pouchdb: {stdout}");
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn real_pouchdb_as_a_user_replicates_only_its_channels() {
+    tokio::task::spawn_blocking(install).await.expect("install");
+    let docs = Docs::start().await;
+    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
+    let ann = serde_json::json!({"password": "pw", "admin_channels": ["a"]}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/chan/_user/ann", &ann).await.0,
+        200
+    );
+    for (id, channel) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        let body = serde_json::json!({"channels": [channel]}).to_string();
+        assert_eq!(
+            docs.admin("PUT", &format!("/chan/{id}"), &body).await.0,
+            201
+        );
+    }
+    let url = docs.url("/chan").replacen("http://", "http://ann:pw@", 1);
+    let run = tokio::process::Command::new("node")
+        .arg("channels.js")
+        .arg(&url)
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("PouchDB finished within a minute")
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
+    );
+    let (status, _) = docs.admin("GET", "/chan/from-ann", "").await;
+    assert_eq!(status, 200, "ann's push landed");
+    docs.stop().await;
+}
