@@ -14,7 +14,14 @@ fn pouchdb_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pouchdb")
 }
 
+/// One `npm ci` at a time: the tests of this file run in parallel in one process, and two
+/// installs into one `node_modules` break each other.
+static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn install() {
+    let _one_at_a_time = INSTALL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = pouchdb_dir();
     if dir.join("node_modules/pouchdb/package.json").exists() {
         return;
