@@ -41,6 +41,23 @@ impl Call {
     }
 }
 
+impl Call {
+    /// The same route with another request: another body, or (for a route without a body)
+    /// another query.
+    fn another(&self) -> Call {
+        let mut other = self.clone();
+        if self.body.is_empty() {
+            let joiner = if self.path.contains('?') { '&' } else { '?' };
+            other.path = format!("{}{joiner}another=1", self.path);
+        } else if self.content_type == "application/json" {
+            other.body.push(' ');
+        } else {
+            other.body.push_str("&x=1");
+        }
+        other
+    }
+}
+
 fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
@@ -104,14 +121,7 @@ impl Client<'_> {
             "{}: the repeat appended",
             call.path
         );
-        let mut other = call.clone();
-        other
-            .body
-            .push_str(if call.content_type == "application/json" {
-                " "
-            } else {
-                "&x=1"
-            });
+        let other = call.another();
         let reused = self.send(&other, Some(&key)).await;
         assert_eq!(reused.0, 422, "{}: key reused for another body", call.path);
         assert_eq!(self.head().await, after_first);
@@ -451,5 +461,54 @@ async fn a_write_right_after_a_create_never_fails_because_the_projector_lags() {
         )
         .await;
     assert_eq!(status, 200);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn docs_write_routes_answer_a_repeated_key_once() {
+    let app = TestApp::start().await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let with = |method: reqwest::Method, path: &str, body: Value| Call {
+        method,
+        ..Call::json(path, body)
+    };
+    let bodiless = |method: reqwest::Method, path: &str| Call {
+        body: String::new(),
+        ..with(method, path, json!({}))
+    };
+    c.twice(&bodiless(reqwest::Method::PUT, "/docs/keyed"))
+        .await;
+    let created = c
+        .twice(&with(
+            reqwest::Method::PUT,
+            "/docs/keyed/d1",
+            json!({"a": 1}),
+        ))
+        .await;
+    let rev = created["rev"].as_str().expect("rev").to_owned();
+    c.twice(&Call::json(
+        "/docs/keyed/_bulk_docs",
+        json!({"docs": [{"_id": "d2", "b": 2}, {"_id": "d3", "c": 3}]}),
+    ))
+    .await;
+    c.twice(&Call::json(
+        "/docs/keyed",
+        json!({"_id": "d4", "posted": true}),
+    ))
+    .await;
+    c.twice(&with(
+        reqwest::Method::PUT,
+        "/docs/keyed/_local/checkpoint",
+        json!({"seq": 1}),
+    ))
+    .await;
+    c.twice(&bodiless(
+        reqwest::Method::DELETE,
+        &format!("/docs/keyed/d1?rev={rev}"),
+    ))
+    .await;
     app.stop().await;
 }
