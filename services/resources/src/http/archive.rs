@@ -60,10 +60,7 @@ pub async fn restore(
         let restored = changeset.restore_file(Restore { res_id, to }).await?;
         Ok((
             changeset,
-            format.reply(
-                StatusCode::OK,
-                &views::file(&restored, Shown::head(&restored)),
-            ),
+            format.reply(StatusCode::OK, &views::file_head(&restored)),
         ))
     })
     .await

@@ -170,7 +170,7 @@ pub async fn put(
             .await?;
         Ok((
             changeset,
-            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+            format.reply(StatusCode::OK, &views::file_head(&head)),
         ))
     })
     .await
@@ -202,10 +202,7 @@ pub async fn delete_by_name(
         let deleted = changeset.delete_file(res_id, expect.clone()).await?;
         Ok((
             changeset,
-            format.reply(
-                StatusCode::OK,
-                &views::file(&deleted, Shown::head(&deleted)),
-            ),
+            format.reply(StatusCode::OK, &views::file_head(&deleted)),
         ))
     })
     .await
@@ -229,10 +226,7 @@ pub async fn delete_by_id(
         let deleted = changeset.delete_file(id, expect.clone()).await?;
         Ok((
             changeset,
-            format.reply(
-                StatusCode::OK,
-                &views::file(&deleted, Shown::head(&deleted)),
-            ),
+            format.reply(StatusCode::OK, &views::file_head(&deleted)),
         ))
     })
     .await
@@ -258,7 +252,7 @@ pub async fn hide(
         changeset.hide(id, revs.clone(), hidden).await?;
         Ok((
             changeset,
-            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+            format.reply(StatusCode::OK, &views::file_head(&head)),
         ))
     })
     .await
@@ -296,7 +290,7 @@ pub async fn move_file(
             .await?;
         Ok((
             changeset,
-            format.reply(StatusCode::OK, &views::file(&head, Shown::head(&head))),
+            format.reply(StatusCode::OK, &views::file_head(&head)),
         ))
     })
     .await
@@ -340,10 +334,7 @@ pub async fn put_description(
             .await?;
         Ok((
             changeset,
-            format.reply(
-                StatusCode::OK,
-                &views::property(&property, Shown::head(&property)),
-            ),
+            format.reply(StatusCode::OK, &views::property_head(&property)),
         ))
     })
     .await
@@ -372,10 +363,7 @@ pub async fn delete_description(
             .await?;
         Ok((
             changeset,
-            format.reply(
-                StatusCode::OK,
-                &views::property(&deleted, Shown::head(&deleted)),
-            ),
+            format.reply(StatusCode::OK, &views::property_head(&deleted)),
         ))
     })
     .await

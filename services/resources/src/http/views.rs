@@ -83,6 +83,11 @@ pub fn file(revision: &Revision, shown: Shown) -> Element {
     file_named("file", revision, shown)
 }
 
+/// A file as a write answers it: its head revision, shown as the head.
+pub fn file_head(head: &Revision) -> Element {
+    file(head, Shown::head(head))
+}
+
 /// A file element under another name (`file.archive`).
 pub fn file_named(name: &str, revision: &Revision, shown: Shown) -> Element {
     let id = revision.res_id;
@@ -118,6 +123,11 @@ pub fn file_named(name: &str, revision: &Revision, shown: Shown) -> Element {
         element = element.leaf("change-description", description.clone());
     }
     element
+}
+
+/// A property as a write answers it: its head revision, shown as the head.
+pub fn property_head(head: &Revision) -> Element {
+    property(head, Shown::head(head))
 }
 
 /// `<property>`: a property revision; `href` is its path under the parent.
