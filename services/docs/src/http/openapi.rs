@@ -7,10 +7,10 @@ use serde_json::Value;
 /// The document's text.
 const TEXT: &str = include_str!("openapi.json");
 
-/// The document.
+/// The document, every write operation documented with the platform's `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
     match serde_json::from_str(TEXT) {
-        Ok(value) => Json(value),
+        Ok(value) => Json(palimpsest_web::command::document_commands(value)),
         Err(e) => {
             tracing::error!(error = %e, "openapi.json does not parse");
             Json(Value::Null)
@@ -52,5 +52,19 @@ mod tests {
         ] {
             assert!(paths.contains_key(route), "{route} is not documented");
         }
+    }
+
+    #[tokio::test]
+    async fn writes_are_documented_with_the_idempotency_key() {
+        let Json(doc) = document().await;
+        let put = &doc["paths"]["/{db}/{doc}"]["put"];
+        let names: Vec<&str> = put["parameters"]
+            .as_array()
+            .expect("parameters")
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert!(names.contains(&"Idempotency-Key"), "{names:?}");
+        assert!(put["responses"]["422"].is_object());
     }
 }
