@@ -9,13 +9,15 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
-/// One write request: method, path, body and its media type.
+/// One write request: method, path, body and its media type, and other headers (credentials,
+/// a property's `Slug`).
 #[derive(Clone, Debug)]
 struct Call {
     method: reqwest::Method,
     path: String,
     body: String,
     content_type: &'static str,
+    headers: Vec<(&'static str, String)>,
 }
 
 impl Call {
@@ -25,7 +27,31 @@ impl Call {
             path: path.to_owned(),
             body: body.to_string(),
             content_type: "application/json",
+            headers: Vec::new(),
         }
+    }
+
+    /// A request with a raw body of `content_type`.
+    fn raw(method: reqwest::Method, path: &str, body: &str, content_type: &'static str) -> Call {
+        Call {
+            method,
+            path: path.to_owned(),
+            body: body.to_owned(),
+            content_type,
+            headers: Vec::new(),
+        }
+    }
+
+    /// The same request with `name: value` (in place of any earlier value of `name`).
+    fn header(mut self, name: &'static str, value: &str) -> Call {
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// The same request sent with a bearer token.
+    fn bearer(self, token: &str) -> Call {
+        self.header("authorization", &format!("Bearer {token}"))
     }
 
     /// An Etherpad API call: `POST /pads/api/1.3.0/<function>` with a form body.
@@ -37,6 +63,7 @@ impl Call {
             path: format!("/pads/api/1.3.0/{function}"),
             body: form.join("&"),
             content_type: "application/x-www-form-urlencoded",
+            headers: Vec::new(),
         }
     }
 }
@@ -81,6 +108,9 @@ impl Client<'_> {
             .request(call.method.clone(), self.app.url(&call.path))
             .header("content-type", call.content_type)
             .body(call.body.clone());
+        for (name, value) in &call.headers {
+            req = req.header(*name, value);
+        }
         if let Some(key) = key {
             req = req.header("idempotency-key", key);
         }
@@ -125,7 +155,8 @@ impl Client<'_> {
         let reused = self.send(&other, Some(&key)).await;
         assert_eq!(reused.0, 422, "{}: key reused for another body", call.path);
         assert_eq!(self.head().await, after_first);
-        serde_json::from_slice(&first.1).expect("json answer")
+        // A write that answers no JSON (an empty 200) gives `null`.
+        serde_json::from_slice(&first.1).unwrap_or(Value::Null)
     }
 }
 
@@ -510,5 +541,249 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
         &format!("/docs/keyed/d1?rev={rev}"),
     ))
     .await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn records_write_routes_answer_a_repeated_key_once() {
+    let app = TestApp::start().await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let admin = app.admin_token();
+    let api = |function: &str, body: Value| {
+        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
+    };
+    c.twice(&api(
+        "declareClass",
+        json!({"clazz": "Book", "sync": true, "pk": ["p1"], "collections": [],
+               "indexes": [{"name": "code", "type": "uniq"}]}),
+    ))
+    .await;
+    let token = c.twice(&api("issueOrgToken", json!({"org": "o1"}))).await["result"]["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let book = c
+        .twice(&api(
+            "insertDoc",
+            json!({"org": "o1", "data": {"clazz": "Book", "p1": "b1", "code": "X"}}),
+        ))
+        .await["result"]
+        .clone();
+    let updated = c
+        .twice(&api(
+            "updateDoc",
+            json!({"org": "o1", "v": book["v"], "data": {"clazz": "Book", "p1": "b1", "code": "Y"}}),
+        ))
+        .await["result"]
+        .clone();
+    assert!(updated["v"].as_i64() > book["v"].as_i64(), "{updated}");
+    c.twice(&api(
+        "operation",
+        json!({"org": "o1", "writes": [
+            {"op": "insert", "data": {"clazz": "Book", "p1": "b2"}},
+            {"op": "insert", "data": {"clazz": "Book", "p1": "b3"}}]}),
+    ))
+    .await;
+    c.twice(&api(
+        "deleteDoc",
+        json!({"org": "o1", "cl": "Book", "pk": book["pk"]}),
+    ))
+    .await;
+    let hdr = c
+        .twice(&api("insertHdr", json!({"data": {"etat": "ouvert"}})))
+        .await["result"]
+        .clone();
+    c.twice(&api(
+        "updateHdr",
+        json!({"data": {"etat": "ferme"}, "v": hdr["v"]}),
+    ))
+    .await;
+    let org = c
+        .twice(&api(
+            "insertOrg",
+            json!({"data": {"org": "o1", "statut": "actif"}}),
+        ))
+        .await["result"]
+        .clone();
+    c.twice(&api(
+        "updateOrg",
+        json!({"data": {"org": "o1", "statut": "clos"}, "v": org["v"]}),
+    ))
+    .await;
+    c.twice(&api(
+        "setFTP",
+        json!({"org": "o1", "path": "a/b.pdf", "dp": 1}),
+    ))
+    .await;
+    c.twice(&api("purgeFTP", json!({"org": "o1", "path": "a/b.pdf"})))
+        .await;
+    c.twice(&api(
+        "setTask",
+        json!({"org": "o1", "data": {"process": "P", "pk": ["t1"], "startTime": "20300101000000000"}}),
+    ))
+    .await;
+    // An org's own token goes the same way.
+    let mine = |function: &str, body: Value| {
+        Call::json(&format!("/records/api/{function}"), body).bearer(&token)
+    };
+    c.twice(&mine(
+        "insertDoc",
+        json!({"data": {"clazz": "Book", "p1": "own"}}),
+    ))
+    .await;
+    app.stop().await;
+}
+
+/// Keys are scoped by context, not by caller: the reply stored under a key names the caller it
+/// was for, so another caller reusing the key, even with the very same request, is refused
+/// (422) rather than handed someone else's answer or silently not served.
+#[tokio::test]
+async fn records_refuses_a_key_another_caller_already_used() {
+    let app = TestApp::start().await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let admin = app.admin_token();
+    let api = |function: &str, body: Value| {
+        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
+    };
+    let mut tokens = Vec::new();
+    for org in ["o1", "o2"] {
+        let (status, body) = c
+            .send(&api("issueOrgToken", json!({"org": org})), None)
+            .await;
+        assert_eq!(status, 200);
+        let body: Value = serde_json::from_slice(&body).expect("json");
+        tokens.push(body["result"]["token"].as_str().expect("token").to_owned());
+    }
+    let same = json!({"data": {"clazz": "Item", "p1": "i1"}});
+    c.send(
+        &api(
+            "declareClass",
+            json!({"clazz": "Item", "sync": true, "pk": ["p1"], "collections": [], "indexes": []}),
+        ),
+        None,
+    )
+    .await;
+    for (function, body) in [
+        ("insertDoc", same.clone()),
+        ("setFTP", json!({"path": "x.pdf", "dp": 1})),
+        (
+            "setTask",
+            json!({"data": {"process": "P", "pk": ["k"], "startTime": "20300101000000000"}}),
+        ),
+    ] {
+        let key = uuid::Uuid::new_v4().to_string();
+        let call = |token: &str| {
+            Call::json(&format!("/records/api/{function}"), body.clone()).bearer(token)
+        };
+        let (first, _) = c.send(&call(&tokens[0]), Some(&key)).await;
+        assert_eq!(first, 200, "{function}");
+        let head = c.head().await;
+        let (status, answer) = c.send(&call(&tokens[1]), Some(&key)).await;
+        assert_eq!(
+            status,
+            422,
+            "{function}: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        assert_eq!(c.head().await, head, "{function}: nothing appended");
+        let (again, _) = c.send(&call(&tokens[1]), None).await;
+        assert_eq!(
+            again, 200,
+            "{function}: o2's own request, without the key, is served"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn resources_write_routes_answer_a_repeated_key_once() {
+    let keys = r#"{"ann-key": {"user_id": 10}}"#;
+    let app = TestApp::builder()
+        .data_file("resources-keys.json", keys)
+        .start()
+        .await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let admin = app.admin_token();
+    let deki = |method: reqwest::Method, path: &str, body: &str| {
+        Call::raw(
+            method,
+            &format!("/resources/@api/deki{path}"),
+            body,
+            "text/plain",
+        )
+        .bearer("ann-key")
+    };
+    use reqwest::Method as M;
+    let file = c.twice(&deki(M::PUT, "/pages/1/files/a.txt", "one")).await;
+    let id = file["@id"].as_str().expect("file id").to_owned();
+    c.twice(&deki(M::PUT, "/pages/1/files/a.txt", "two")).await;
+    c.twice(&deki(
+        M::PUT,
+        &format!("/files/{id}/description"),
+        "about a",
+    ))
+    .await;
+    c.twice(&deki(M::DELETE, &format!("/files/{id}/description"), ""))
+        .await;
+    c.twice(
+        &deki(
+            M::POST,
+            &format!("/files/{id}/revisions?hide=true&revisionids=1"),
+            "",
+        )
+        .bearer(&admin),
+    )
+    .await;
+    c.twice(&deki(
+        M::POST,
+        &format!("/files/{id}/move?to=2&name=b.txt"),
+        "",
+    ))
+    .await;
+    c.twice(&deki(M::PUT, "/pages/3/files/c.txt", "three"))
+        .await;
+    c.twice(&deki(M::DELETE, "/pages/3/files/c.txt", "")).await;
+    c.twice(&deki(M::DELETE, &format!("/files/{id}"), "")).await;
+    c.twice(&deki(M::POST, &format!("/archive/files/restore/{id}"), "").bearer(&admin))
+        .await;
+    let gone = c
+        .twice(&deki(M::PUT, "/pages/4/files/gone.txt", "bye"))
+        .await["@id"]
+        .as_str()
+        .expect("file id")
+        .to_owned();
+    c.twice(&deki(M::DELETE, &format!("/files/{gone}"), ""))
+        .await;
+    c.twice(&deki(M::DELETE, &format!("/archive/files/{gone}"), "").bearer(&admin))
+        .await;
+    for parent in ["/pages/1", &format!("/files/{id}"), "/users/10", "/site"] {
+        let who = if parent == "/site" {
+            admin.as_str()
+        } else {
+            "ann-key"
+        };
+        let p = |method: reqwest::Method, tail: &str, body: &str| {
+            deki(method, &format!("{parent}/properties{tail}"), body).bearer(who)
+        };
+        c.twice(&p(M::POST, "", "created").header("slug", "made"))
+            .await;
+        c.twice(&p(M::PUT, "/k", "v")).await;
+        c.twice(&p(M::DELETE, "/k", "")).await;
+        let batch = json!({"property": [{"@name": "b", "contents": {"@type": "text/plain", "#text": "x"}}]});
+        c.twice(&Call {
+            content_type: "application/json",
+            ..p(M::PUT, "", &batch.to_string())
+        })
+        .await;
+    }
     app.stop().await;
 }

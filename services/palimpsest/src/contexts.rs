@@ -2,15 +2,19 @@
 
 use palimpsest_events::{RecordedEvent, StreamName};
 use palimpsest_projections::Projection;
+use palimpsest_resources::content::ContentConfig;
 use palimpsest_web::AppState;
 use std::sync::Arc;
+
+/// Builds a context's routes (without prefix) over the platform's state.
+pub type RouterFn = Arc<dyn Fn(AppState) -> axum::Router + Send + Sync>;
 
 /// One bounded context: its URL prefix, its routes and its read model.
 pub struct Context {
     /// The name, also the URL prefix (`/pads`) and the read model's schema.
     pub name: &'static str,
-    /// Builds the context's routes (without prefix).
-    pub router: fn(AppState) -> axum::Router,
+    /// Builds the context's routes (without prefix), configured by [`ContextSettings`].
+    pub router: RouterFn,
     /// The context's projection.
     pub projection: fn() -> Arc<dyn Projection>,
     /// Folds a stream's events into its state as JSON, for `audit stream --at`; `None` when
@@ -21,26 +25,48 @@ pub struct Context {
     pub upload_routes: &'static [&'static str],
 }
 
-/// Every context the binary knows.
+/// How contexts are configured beyond the platform's settings. The binary fills it from its
+/// flags and environment (`serve`, `run`); tests give theirs (`TestApp::builder`), so each app
+/// of a process has its own, and a context never reads a process-wide global to find it.
+#[derive(Clone, Default, Debug)]
+pub struct ContextSettings {
+    /// records: the schema file's classes, the clock, DELTA, task handlers, the site key.
+    pub records: palimpsest_records::http::context::Settings,
+    /// resources: the content folder and the inline size; `None` reads them from the
+    /// environment ([`ContentConfig::from_env`]), as the binary does.
+    pub resources_content: Option<ContentConfig>,
+}
+
+/// Every context the binary knows, configured by default (what commands that serve no routes
+/// need: projections, `state_at`).
 pub fn all() -> Vec<Context> {
+    configured(ContextSettings::default())
+}
+
+/// Every context the binary knows, configured by `settings`.
+pub fn configured(settings: ContextSettings) -> Vec<Context> {
+    let ContextSettings {
+        records,
+        resources_content,
+    } = settings;
     vec![
         Context {
             name: "pads",
-            router: palimpsest_pads::router,
+            router: Arc::new(palimpsest_pads::router),
             projection: palimpsest_pads::projection,
             state_at: palimpsest_pads::state_at,
             upload_routes: &[],
         },
         Context {
             name: "atlas",
-            router: palimpsest_atlas::router,
+            router: Arc::new(palimpsest_atlas::router),
             projection: palimpsest_atlas::projection,
             state_at: palimpsest_atlas::state_at,
             upload_routes: &[],
         },
         Context {
             name: "docs",
-            router: palimpsest_docs::router,
+            router: Arc::new(palimpsest_docs::router),
             projection: palimpsest_docs::projection,
             state_at: palimpsest_docs::state_at,
             // Replication batches and inline attachments outgrow the ordinary body limit;
@@ -49,7 +75,12 @@ pub fn all() -> Vec<Context> {
         },
         Context {
             name: "resources",
-            router: palimpsest_resources::router,
+            router: Arc::new(move |state| match &resources_content {
+                Some(content) => palimpsest_resources::http::routes(
+                    palimpsest_resources::http::Resources::with_content(state, content.clone()),
+                ),
+                None => palimpsest_resources::router(state),
+            }),
             projection: palimpsest_resources::projection,
             state_at: palimpsest_resources::state_at,
             upload_routes: &[
@@ -66,7 +97,9 @@ pub fn all() -> Vec<Context> {
         },
         Context {
             name: "records",
-            router: palimpsest_records::router,
+            router: Arc::new(move |state| {
+                palimpsest_records::http::router_with(state, records.clone())
+            }),
             projection: palimpsest_records::projection,
             state_at: palimpsest_records::state_at,
             upload_routes: &[],
@@ -74,9 +107,10 @@ pub fn all() -> Vec<Context> {
     ]
 }
 
-/// The contexts named in `only` (all when empty); an unknown name is an error.
-pub fn select(only: &[String]) -> Result<Vec<Context>, String> {
-    let all = all();
+/// The contexts named in `only` (all when empty), configured by `settings`; an unknown name is
+/// an error.
+pub fn select(only: &[String], settings: ContextSettings) -> Result<Vec<Context>, String> {
+    let all = configured(settings);
     if only.is_empty() {
         return Ok(all);
     }

@@ -6,6 +6,7 @@ mod common;
 use common::Records;
 use palimpsest_records::http::context::Settings;
 use palimpsest_records::seal::SiteKey;
+use palimpsest_testkit::TestApp;
 use serde_json::json;
 
 #[tokio::test]
@@ -31,35 +32,26 @@ async fn rotate_key_reseals_rows_and_tasks_so_the_new_key_alone_opens_them() {
     .await;
     r.ok("setTask", json!({"org": "demo", "data": {"process": "P", "pk": ["a1"], "startTime": "20300101000000000"}})).await;
 
-    // The same store served with the new key, the old one kept as previous.
+    // The same store served by a second process with the new key, the old one kept as
+    // previous.
     let rotated = SiteKey::from_hex(&new)
         .and_then(|k| k.with_previous([old.as_str()]))
         .expect("keys");
-    let app = axum::Router::new()
-        .nest(
-            "/records",
-            palimpsest_records::http::router_with(
-                r.state.clone(),
-                Settings {
-                    site_key: Some(rotated),
-                    ..Settings::default()
-                },
-            ),
-        )
-        .layer(axum::middleware::from_fn(
-            palimpsest_web::command::fingerprint_requests,
-        ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}/records", listener.local_addr().expect("addr"));
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let second = TestApp::builder()
+        .database_of(&r.app)
+        .without_projectors()
+        .records(Settings {
+            site_key: Some(rotated),
+            ..Settings::default()
+        })
+        .start()
+        .await;
+    let base = second.url("/records");
+    let admin = second.admin_token();
     let call = |function: &str, body: serde_json::Value| {
         r.http
             .post(format!("{base}/api/{function}"))
-            .bearer_auth(&r.admin)
+            .bearer_auth(&admin)
             .json(&body)
             .send()
     };
@@ -117,6 +109,6 @@ async fn rotate_key_reseals_rows_and_tasks_so_the_new_key_alone_opens_them() {
         .await
         .expect("json");
     assert_eq!(again["result"]["resealed"], 0);
-    server.abort();
+    second.stop().await;
     r.stop().await;
 }

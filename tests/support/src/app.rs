@@ -6,10 +6,16 @@
 
 use crate::TestDb;
 use palimpsest::config::{LimitSettings, Settings};
-use palimpsest::contexts;
+use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
+use palimpsest_records::http::context::Settings as RecordsSettings;
+use palimpsest_resources::content::{ContentConfig, DEFAULT_INLINE_MAX};
 use palimpsest_web::AppState;
 use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The folder inside the data folder where a test app's resources content goes.
+const RESOURCES_CONTENT: &str = "resources-content";
 
 /// A running app owned by one test.
 pub struct TestApp {
@@ -18,64 +24,117 @@ pub struct TestApp {
     /// Its state (the log, the read pool, the command runner), for assertions beneath HTTP.
     pub state: AppState,
     db: Option<TestDb>,
+    database_url: String,
     data_dir: Option<tempfile::TempDir>,
     running: Option<Running>,
+    contexts: ContextSettings,
 }
 
-impl TestApp {
-    /// Starts HTTP and every projector (no relay).
-    pub async fn start() -> TestApp {
-        Self::launch(None, true).await
+/// How a [`TestApp`] is started: which roles run, the HTTP limits, files put in its data folder
+/// before it starts (what an operator puts in `PALIMPSEST_DATA_DIR`: resources' API keys, a
+/// records site key) and the contexts' settings (what the binary reads from its flags and
+/// environment). Everything goes through the binary's own `processes::start`.
+pub struct TestAppBuilder {
+    nats_url: Option<String>,
+    project: bool,
+    limits: LimitSettings,
+    files: Vec<(String, Vec<u8>)>,
+    records: RecordsSettings,
+    inline_max: u64,
+    database_url: Option<String>,
+}
+
+impl TestAppBuilder {
+    /// Also runs the relay to the NATS server at `url`.
+    pub fn nats(mut self, url: &str) -> Self {
+        self.nats_url = Some(url.to_owned());
+        self
     }
 
-    /// Starts HTTP and every projector (no relay), held to `limits` (short timeouts in tests).
-    pub async fn start_with_limits(limits: LimitSettings) -> TestApp {
-        Self::launch_with(None, true, limits).await
+    /// Runs no projector, so a test can show what holds while read models lag (start them
+    /// later with [`TestApp::start_projectors`]).
+    pub fn without_projectors(mut self) -> Self {
+        self.project = false;
+        self
     }
 
-    /// Starts HTTP, every projector, and the relay to the NATS server at `nats_url`.
-    pub async fn start_with_nats(nats_url: &str) -> TestApp {
-        Self::launch(Some(nats_url.to_owned()), true).await
+    /// Holds HTTP to `limits` (short timeouts in tests).
+    pub fn limits(mut self, limits: LimitSettings) -> Self {
+        self.limits = limits;
+        self
     }
 
-    /// Starts HTTP only: no projector runs, so a test can show what holds while read models
-    /// lag (start one later with [`TestApp::start_projectors`]).
-    pub async fn start_without_projectors() -> TestApp {
-        Self::launch(None, false).await
+    /// Writes `bytes` to the file `name` of the data folder before the app starts (e.g.
+    /// `resources-keys.json`, `records-key`).
+    pub fn data_file(mut self, name: &str, bytes: impl Into<Vec<u8>>) -> Self {
+        self.files.push((name.to_owned(), bytes.into()));
+        self
     }
 
-    async fn launch(nats_url: Option<String>, project: bool) -> TestApp {
-        Self::launch_with(nats_url, project, LimitSettings::default()).await
+    /// The records context's settings (clock, DELTA, task handlers, site key, schema), as the
+    /// binary gives them from `--records-schema`.
+    pub fn records(mut self, settings: RecordsSettings) -> Self {
+        self.records = settings;
+        self
     }
 
-    async fn launch_with(
-        nats_url: Option<String>,
-        project: bool,
-        limits: LimitSettings,
-    ) -> TestApp {
-        let db = TestDb::create().await;
+    /// Resources content up to `bytes` is stored inline (`PALIMPSEST_RESOURCES_INLINE_MAX`);
+    /// the rest goes to `resources-content` inside the data folder.
+    pub fn resources_inline_max(mut self, bytes: u64) -> Self {
+        self.inline_max = bytes;
+        self
+    }
+
+    /// Serves the log and read models of `other` (a second process against the same
+    /// database). This app does not drop that database: `other` does.
+    pub fn database_of(mut self, other: &TestApp) -> Self {
+        self.database_url = Some(other.database_url());
+        self
+    }
+
+    /// Starts the app.
+    pub async fn start(self) -> TestApp {
+        let db = match &self.database_url {
+            Some(_) => None,
+            None => Some(TestDb::create().await),
+        };
+        let database_url = match (&db, &self.database_url) {
+            (Some(db), _) => db.url().to_owned(),
+            (None, url) => url.clone().unwrap_or_default(),
+        };
         let data_dir = tempfile::Builder::new()
             .prefix("palimpsest-app-")
             .tempdir()
             .unwrap_or_else(|e| panic!("temp dir: {e}"));
+        for (name, bytes) in &self.files {
+            std::fs::write(data_dir.path().join(name), bytes)
+                .unwrap_or_else(|e| panic!("data file {name}: {e}"));
+        }
         let settings = Settings {
-            database_url: db.url().to_owned(),
-            nats_url: nats_url.clone().unwrap_or_default(),
+            database_url,
+            nats_url: self.nats_url.clone().unwrap_or_default(),
             nats_replicas: 1,
             data_dir: data_dir.path().to_path_buf(),
-            limits,
+            limits: self.limits,
+        };
+        let contexts = ContextSettings {
+            records: self.records,
+            resources_content: Some(ContentConfig::new(
+                data_dir.path().join(RESOURCES_CONTENT),
+                self.inline_max,
+            )),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .unwrap_or_else(|e| panic!("bind: {e}"));
         let running = processes::start(
             &settings,
-            contexts::all(),
+            contexts::configured(contexts.clone()),
             Roles {
                 http: Some(listener),
                 api: true,
-                relay: nats_url.is_some(),
-                project,
+                relay: self.nats_url.is_some(),
+                project: self.project,
             },
         )
         .await
@@ -83,10 +142,48 @@ impl TestApp {
         TestApp {
             addr: running.addr.unwrap_or_else(|| panic!("no http address")),
             state: running.state.clone(),
-            db: Some(db),
+            db,
+            database_url: settings.database_url,
             data_dir: Some(data_dir),
             running: Some(running),
+            contexts,
         }
+    }
+}
+
+impl TestApp {
+    /// How to start an app other than the default one.
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder {
+            nats_url: None,
+            project: true,
+            limits: LimitSettings::default(),
+            files: Vec::new(),
+            records: RecordsSettings::default(),
+            inline_max: DEFAULT_INLINE_MAX,
+            database_url: None,
+        }
+    }
+
+    /// Starts HTTP and every projector (no relay).
+    pub async fn start() -> TestApp {
+        Self::builder().start().await
+    }
+
+    /// Starts HTTP and every projector (no relay), held to `limits` (short timeouts in tests).
+    pub async fn start_with_limits(limits: LimitSettings) -> TestApp {
+        Self::builder().limits(limits).start().await
+    }
+
+    /// Starts HTTP, every projector, and the relay to the NATS server at `nats_url`.
+    pub async fn start_with_nats(nats_url: &str) -> TestApp {
+        Self::builder().nats(nats_url).start().await
+    }
+
+    /// Starts HTTP only: no projector runs, so a test can show what holds while read models
+    /// lag (start one later with [`TestApp::start_projectors`]).
+    pub async fn start_without_projectors() -> TestApp {
+        Self::builder().without_projectors().start().await
     }
 
     /// Starts every projector of every context beside a running app (after
@@ -95,7 +192,8 @@ impl TestApp {
         let Some(running) = &mut self.running else {
             return;
         };
-        for projection in contexts::projections(&contexts::all()) {
+        let configured = contexts::configured(self.contexts.clone());
+        for projection in contexts::projections(&configured) {
             running.spawn(palimpsest_projections::spawn_runner(
                 self.state.store.clone(),
                 projection,
@@ -115,19 +213,22 @@ impl TestApp {
     }
 
     /// The folder of the app's generated secrets (e.g. pads' `APIKEY.txt`).
-    pub fn data_dir(&self) -> std::path::PathBuf {
+    pub fn data_dir(&self) -> PathBuf {
         self.data_dir
             .as_ref()
             .map(|d| d.path().to_path_buf())
             .unwrap_or_default()
     }
 
+    /// Where the resources context stores content it does not keep inline (inside
+    /// [`TestApp::data_dir`], removed with it).
+    pub fn resources_content_dir(&self) -> PathBuf {
+        self.data_dir().join(RESOURCES_CONTENT)
+    }
+
     /// The app's database URL (for a second process against the same log).
     pub fn database_url(&self) -> String {
-        self.db
-            .as_ref()
-            .map(|d| d.url().to_owned())
-            .unwrap_or_default()
+        self.database_url.clone()
     }
 
     /// Stops the app, waits for every task, drops its database and removes its folder.

@@ -96,7 +96,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             contexts: only,
             health,
         } => {
-            let selected = contexts::select(&only).map_err(anyhow::Error::msg)?;
+            let selected = contexts::select(&only, contexts::ContextSettings::default())
+                .map_err(anyhow::Error::msg)?;
             let roles = Roles {
                 http: bind(health).await?,
                 api: false,
@@ -112,14 +113,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
-    let selected = contexts::select(&http.contexts).map_err(anyhow::Error::msg)?;
+    let mut configured = contexts::ContextSettings::default();
     if let Some(path) = &http.records_schema {
-        let schema = palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;
-        palimpsest_records::http::configure(palimpsest_records::http::context::Settings {
-            schema,
-            ..Default::default()
-        });
+        configured.records.schema =
+            palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;
     }
+    let selected = contexts::select(&http.contexts, configured).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr).await?;
     let running = processes::start(
         settings,

@@ -6,8 +6,7 @@ use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::run::{command, encode, failure, opened, rejected, sealed_reply};
-use crate::seal::Nonces;
+use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
 use crate::streams;
 use palimpsest_events::records::{ClassDeclaration, ClassEvent, TokenEvent};
 use palimpsest_web::command::{CommandError, CommandRequest, Decision};
@@ -79,12 +78,9 @@ pub async fn declare(
         .run(command(request, caller), |attempt| async move {
             let state: ClassState = attempt.load(stream).await?;
             let events = decide_declaration(declaration, &state).map_err(rejected)?;
-            let iv = Nonces::fresh(1)
-                .take()
-                .map_err(|e| rejected(Failure::internal(e)))?;
             let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
             Ok(
-                Decision::new(sealed_reply(&records.key, caller, json!(declaration), iv)?)
+                Decision::new(sealed_for(records, caller, json!(declaration))?)
                     .write(stream.clone(), events),
             )
         })
@@ -127,17 +123,9 @@ pub async fn issue_org_token(
                 org: org.clone(),
                 hash: sha32(token),
             })?;
-            let iv = Nonces::fresh(1)
-                .take()
-                .map_err(|e| rejected(Failure::internal(e)))?;
             Ok::<_, CommandError<Failure>>(
-                Decision::new(sealed_reply(
-                    &records.key,
-                    caller,
-                    json!({"token": token}),
-                    iv,
-                )?)
-                .write(stream.clone(), vec![event]),
+                Decision::new(sealed_for(records, caller, json!({"token": token}))?)
+                    .write(stream.clone(), vec![event]),
             )
         })
         .await

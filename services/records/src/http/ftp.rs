@@ -5,12 +5,11 @@ use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::run::{command, encode, failure, rejected};
+use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
 use crate::streams;
-use axum::http::StatusCode;
 use palimpsest_events::records::FtpEvent;
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
-use palimpsest_web::command::{CommandRequest, Decision, Reply, StreamState};
+use palimpsest_web::command::{CommandRequest, Decision, StreamState};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -41,16 +40,14 @@ async fn change(
             let events = decide(&state).map_err(rejected)?;
             let count = events.len();
             let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-            Ok(Decision::new(Reply::json(
-                StatusCode::OK,
-                &json!({"result": {"changed": count}}),
-            ))
-            .write(stream.clone(), events))
+            Ok(
+                Decision::new(sealed_for(records, caller, json!({"changed": count}))?)
+                    .write(stream.clone(), events),
+            )
         })
         .await
         .map_err(failure)?;
-    let body: Value = reply.json_body().map_err(Failure::internal)?;
-    Ok(body["result"].clone())
+    opened(&records.key, caller, reply)
 }
 
 /// `setFTP {org?, path, dp}`.

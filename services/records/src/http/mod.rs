@@ -27,23 +27,13 @@ use context::{Records, Settings};
 use failure::Failure;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
-use std::sync::OnceLock;
-
-static CONFIGURED: OnceLock<Settings> = OnceLock::new();
-
-/// Sets the settings [`router`] uses (the binary calls it once, from `--records-schema`).
-pub fn configure(settings: Settings) {
-    if CONFIGURED.set(settings).is_err() {
-        tracing::warn!("records: settings were already configured; keeping the first");
-    }
-}
-
-/// The context's routes, without prefix, with the configured settings.
+/// The context's routes, without prefix, with the default settings.
 pub fn router(state: AppState) -> Router {
-    router_with(state, CONFIGURED.get().cloned().unwrap_or_default())
+    router_with(state, Settings::default())
 }
 
-/// The context's routes with explicit settings (tests give their clock and DELTA).
+/// The context's routes with explicit settings: the binary gives the schema file's classes
+/// (`--records-schema`), tests their clock, DELTA and task handlers.
 pub fn router_with(state: AppState, settings: Settings) -> Router {
     let loaded = match settings.site_key.clone() {
         Some(key) => Ok(key),

@@ -117,6 +117,18 @@ pub fn sealed_reply(
     Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
 }
 
+/// `result` sealed for `caller` under a fresh IV: the reply every records command stores.
+pub fn sealed_for(
+    records: &Records,
+    caller: &Caller,
+    result: Value,
+) -> Result<Reply, CommandError<Failure>> {
+    let iv = Nonces::fresh(1)
+        .take()
+        .map_err(|e| rejected(Failure::internal(e)))?;
+    sealed_reply(&records.key, caller, result, iv)
+}
+
 /// The reply as the client gets it: a sealed one opened back into JSON; a reply stored for
 /// another caller is refused like a reused key.
 pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, Failure> {

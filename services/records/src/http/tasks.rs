@@ -10,14 +10,13 @@ use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::{Records, Settings};
 use crate::http::failure::Failure;
-use crate::http::run::{command, encode, failure, rejected};
+use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
 use crate::seal::Nonces;
 use crate::streams;
 use crate::task::{self, TaskState};
-use axum::http::StatusCode;
 use palimpsest_events::records::TaskEvent;
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
-use palimpsest_web::command::{CommandRequest, Decision, Reply, StreamState};
+use palimpsest_web::command::{CommandRequest, Decision, StreamState};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -64,7 +63,7 @@ async fn write(
 ) -> Result<(), Failure> {
     let stream = &streams::task(org, k0);
     let due = &due;
-    records
+    let reply = records
         .app
         .commands
         .run(command(request, caller), |attempt| async move {
@@ -86,19 +85,19 @@ async fn write(
                     }
                 }
                 None if state.0.is_none() => {
-                    return Ok(Decision::new(Reply::json(StatusCode::OK, &json!({}))));
+                    return Ok(Decision::new(sealed_for(records, caller, json!({}))?));
                 }
                 None => TaskEvent::TaskDone {
                     org: org.to_owned(),
                     k0: k0.to_owned(),
                 },
             };
-            Ok(Decision::new(Reply::json(StatusCode::OK, &json!({})))
+            Ok(Decision::new(sealed_for(records, caller, json!({}))?)
                 .write(stream.clone(), vec![encode(&event)?]))
         })
         .await
         .map_err(failure)?;
-    Ok(())
+    opened(&records.key, caller, reply).map(|_| ())
 }
 
 /// `setTask {org?, data}`.

@@ -1,26 +1,29 @@
-//! A running records context for one test: a fresh database, the projector, the router under
-//! `/records` on a random port, and a client for the generic API.
+//! The records context of a [`TestApp`] (the real app: fresh database, projectors, random port)
+//! with the `Article` class declared, and a thin client for the generic API under `/records`.
 
 #![allow(dead_code)]
 
-use palimpsest_records::http::context::{Clock, Settings};
-use palimpsest_testkit::TestDb;
+use palimpsest_records::http::context::Settings;
+use palimpsest_testkit::TestApp;
 use palimpsest_web::AppState;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
+/// The app, and a client for `/records`.
 pub struct Records {
-    pub db: TestDb,
+    /// The running app.
+    pub app: TestApp,
+    /// The app's state (log, read pool), for assertions beneath HTTP.
     pub state: AppState,
+    /// `http://…/records`.
     pub base: String,
+    /// The client.
     pub http: reqwest::Client,
+    /// The admin bearer token.
     pub admin: String,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
 }
 
+/// The class every test declares first.
 pub fn article() -> Value {
     json!({"clazz": "Article", "sync": true, "pk": ["p1"],
         "collections": [{"name": "auteurs", "props": ["auteurs"], "list": true}, {"name": "auteur", "props": ["auteur"]}],
@@ -29,75 +32,36 @@ pub fn article() -> Value {
 }
 
 impl Records {
+    /// An app with the default settings.
     pub async fn start() -> Records {
         Self::start_with(Settings::default()).await
     }
 
-    pub async fn start_with_clock(clock: Clock) -> Records {
-        Self::start_with(Settings {
-            clock,
-            ..Settings::default()
-        })
-        .await
+    /// An app with the records `settings`, given as the binary gives them.
+    pub async fn start_with(settings: Settings) -> Records {
+        Self::over(TestApp::builder().records(settings).start().await).await
     }
 
-    pub async fn start_with(settings: Settings) -> Records {
-        let db = TestDb::create().await;
-        let state = AppState::connect(
-            db.url(),
-            std::env::temp_dir().join(format!("palimpsest-records-{}", uuid::Uuid::new_v4())),
-        )
-        .await
-        .expect("state");
-        let projection = palimpsest_records::projection();
-        palimpsest_projections::ensure(&state.store, projection.as_ref())
-            .await
-            .expect("read model");
-        let shutdown = CancellationToken::new();
-        let runner =
-            palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
-        let app = axum::Router::new()
-            .nest(
-                "/records",
-                palimpsest_records::http::router_with(state.clone(), settings),
-            )
-            .layer(axum::middleware::from_fn(
-                palimpsest_web::command::fingerprint_requests,
-            ));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let base = format!("http://{}/records", listener.local_addr().expect("addr"));
-        let stop = shutdown.clone();
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-        });
-        let admin = state.admin_token.as_ref().clone();
+    /// The client over a started app; declares `Article`.
+    pub async fn over(app: TestApp) -> Records {
         let records = Records {
-            db,
-            state,
-            base,
+            state: app.state.clone(),
+            base: app.url("/records"),
             http: reqwest::Client::new(),
-            admin,
-            shutdown,
-            tasks: vec![runner, server],
+            admin: app.admin_token(),
+            app,
         };
         let (status, body) = records.admin_call("declareClass", article()).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         records
     }
 
+    /// Stops the app and removes what it made.
     pub async fn stop(self) {
-        self.shutdown.cancel();
-        for t in self.tasks {
-            let _ = t.await;
-        }
-        let _ = std::fs::remove_dir_all(&self.state.data_dir);
-        self.db.drop().await;
+        self.app.stop().await;
     }
 
+    /// `POST /api/{function}` with `token`: the status and the JSON answer.
     pub async fn call_as(&self, token: &str, function: &str, body: Value) -> (StatusCode, Value) {
         let res = self
             .http
@@ -111,6 +75,7 @@ impl Records {
         (status, res.json().await.unwrap_or(Value::Null))
     }
 
+    /// An admin call: the status and the JSON answer.
     pub async fn admin_call(&self, function: &str, body: Value) -> (StatusCode, Value) {
         self.call_as(&self.admin.clone(), function, body).await
     }

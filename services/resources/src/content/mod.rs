@@ -33,13 +33,13 @@ pub struct ContentConfig {
 }
 
 impl ContentConfig {
-    /// The folder from `PALIMPSEST_RESOURCES_CONTENT_DIR`, else beside the data folder
-    /// (`<data_dir>-resources`); the inline size from `PALIMPSEST_RESOURCES_INLINE_MAX` (bytes,
+    /// The folder from `PALIMPSEST_RESOURCES_CONTENT_DIR`, else inside the data folder
+    /// (`<data_dir>/resources-content`: one folder holds all a process keeps); the inline size from `PALIMPSEST_RESOURCES_INLINE_MAX` (bytes,
     /// at most [`INLINE_CEILING`]), else [`DEFAULT_INLINE_MAX`].
     pub fn from_env(data_dir: &Path) -> Self {
         let dir = std::env::var_os("PALIMPSEST_RESOURCES_CONTENT_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| beside(data_dir));
+            .unwrap_or_else(|| default_dir(data_dir));
         let inline_max = std::env::var("PALIMPSEST_RESOURCES_INLINE_MAX")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
@@ -65,14 +65,10 @@ impl ContentConfig {
     }
 }
 
-/// `<data_dir>-resources`, next to the data folder.
-fn beside(data_dir: &Path) -> PathBuf {
-    let mut name = data_dir
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_else(|| ".data".into());
-    name.push("-resources");
-    data_dir.with_file_name(name)
+/// `<data_dir>/resources-content`: inside the data folder, so it is kept, moved and removed
+/// with it.
+fn default_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("resources-content")
 }
 
 /// The location of a digest in the folder.
@@ -85,10 +81,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_folder_defaults_beside_the_data_folder_and_locations_stay_inside_it() {
+    fn the_folder_defaults_inside_the_data_folder_and_locations_stay_inside_it() {
         assert_eq!(
-            beside(Path::new("/srv/.data")),
-            PathBuf::from("/srv/.data-resources")
+            default_dir(Path::new("/srv/.data")),
+            PathBuf::from("/srv/.data/resources-content")
         );
         let config = ContentConfig::new(PathBuf::from("/store"), 10 * INLINE_CEILING);
         assert_eq!(config.inline_max, INLINE_CEILING);

@@ -1,33 +1,34 @@
-//! A running resources context for one test: a fresh database, the projector, Deki's API under
-//! `/resources` on a random port (behind the platform's Idempotency-Key middleware), API keys
-//! for two users, a content store in a temporary folder, and a small HTTP client.
+//! The resources context of a [`TestApp`] (the real app: fresh database, projectors, random
+//! port), with API keys for two users in its data folder as an operator puts them, and a thin
+//! client for Deki's API under `/resources`.
 
 #![allow(dead_code)]
 
-use palimpsest_resources::content::ContentConfig;
-use palimpsest_resources::http::{Resources, routes};
-use palimpsest_testkit::TestDb;
+use palimpsest_testkit::TestApp;
 use palimpsest_web::AppState;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::path::PathBuf;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 /// Ann's API key (user 10).
 pub const ANN: &str = "ann-key";
 /// Bob's API key (user 11).
 pub const BOB: &str = "bob-key";
 
+/// The app, and a client for `/resources`.
 pub struct Deki {
-    pub db: TestDb,
+    /// The running app.
+    pub app: TestApp,
+    /// The app's state (log, read pool), for assertions beneath HTTP.
     pub state: AppState,
+    /// `http://…/resources`.
     pub base: String,
+    /// The client.
     pub http: reqwest::Client,
+    /// Where content not kept inline is stored.
     pub content_dir: PathBuf,
+    /// The admin bearer token.
     pub admin: String,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
 }
 
 /// An answer: status, headers, body bytes.
@@ -61,65 +62,27 @@ impl Deki {
         Self::start_with_inline(1024).await
     }
 
+    /// Starts with content up to `inline_max` bytes inline.
     pub async fn start_with_inline(inline_max: u64) -> Deki {
-        let db = TestDb::create().await;
-        let data_dir =
-            std::env::temp_dir().join(format!("palimpsest-test-{}", uuid::Uuid::new_v4()));
-        let state = AppState::connect(db.url(), data_dir).await.expect("state");
-        std::fs::create_dir_all(&state.data_dir).expect("data dir");
-        std::fs::write(
-            state.data_dir.join("resources-keys.json"),
-            format!(r#"{{"{ANN}": {{"user_id": 10}}, "{BOB}": {{"user_id": 11}}}}"#),
-        )
-        .expect("keys");
-        let content_dir =
-            std::env::temp_dir().join(format!("resources-store-{}", uuid::Uuid::new_v4()));
-        let projection = palimpsest_resources::projection();
-        palimpsest_projections::ensure(&state.store, projection.as_ref())
-            .await
-            .expect("read model");
-        let shutdown = CancellationToken::new();
-        let runner =
-            palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
-        let resources = Resources::with_content(
-            state.clone(),
-            ContentConfig::new(content_dir.clone(), inline_max),
-        );
-        let app = axum::Router::new()
-            .nest("/resources", routes(resources))
-            .layer(axum::middleware::from_fn(
-                palimpsest_web::command::fingerprint_requests,
-            ));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let base = format!("http://{}/resources", listener.local_addr().expect("addr"));
-        let stop = shutdown.clone();
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-        });
+        let keys = format!(r#"{{"{ANN}": {{"user_id": 10}}, "{BOB}": {{"user_id": 11}}}}"#);
+        let app = TestApp::builder()
+            .data_file("resources-keys.json", keys)
+            .resources_inline_max(inline_max)
+            .start()
+            .await;
         Deki {
-            admin: state.admin_token.as_ref().clone(),
-            db,
-            state,
-            base,
+            state: app.state.clone(),
+            base: app.url("/resources"),
             http: reqwest::Client::new(),
-            content_dir,
-            shutdown,
-            tasks: vec![runner, server],
+            content_dir: app.resources_content_dir(),
+            admin: app.admin_token(),
+            app,
         }
     }
 
+    /// Stops the app and removes what it made (database, data folder and content with it).
     pub async fn stop(self) {
-        self.shutdown.cancel();
-        for t in self.tasks {
-            let _ = t.await;
-        }
-        let _ = std::fs::remove_dir_all(&self.content_dir);
-        let _ = std::fs::remove_dir_all(&self.state.data_dir);
-        self.db.drop().await;
+        self.app.stop().await;
     }
 
     /// `path` under `/resources/@api/deki`.
