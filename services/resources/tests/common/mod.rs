@@ -33,20 +33,26 @@ pub struct Deki {
 
 /// An answer: status, headers, body bytes.
 pub struct Answer {
+    /// The status.
     pub status: StatusCode,
+    /// The headers.
     pub headers: reqwest::header::HeaderMap,
+    /// The body.
     pub body: Vec<u8>,
 }
 
 impl Answer {
+    /// The body as JSON (`null` if it is not).
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
+    /// The body as text.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
+    /// A header's value (empty when absent).
     pub fn header(&self, name: &str) -> String {
         self.headers
             .get(name)
@@ -90,6 +96,7 @@ impl Deki {
         format!("{}/@api/deki{path}", self.base)
     }
 
+    /// A request with an API key (bearer), extra headers and a body.
     pub async fn send(
         &self,
         method: Method,
@@ -116,10 +123,12 @@ impl Deki {
         }
     }
 
+    /// `GET` with an optional API key.
     pub async fn get(&self, path: &str, key: Option<&str>) -> Answer {
         self.send(Method::GET, path, key, &[], None).await
     }
 
+    /// `PUT` a text body.
     pub async fn put(&self, path: &str, key: &str, body: &[u8]) -> Answer {
         self.send(
             Method::PUT,
@@ -131,10 +140,12 @@ impl Deki {
         .await
     }
 
+    /// `POST` without a body.
     pub async fn post(&self, path: &str, key: &str) -> Answer {
         self.send(Method::POST, path, Some(key), &[], None).await
     }
 
+    /// `DELETE`.
     pub async fn delete(&self, path: &str, key: &str) -> Answer {
         self.send(Method::DELETE, path, Some(key), &[], None).await
     }
