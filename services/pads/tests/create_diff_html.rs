@@ -22,6 +22,9 @@ fn fixture() -> Value {
 
 const PAD: &str = "fx_diff";
 
+/// A call's form fields.
+type Params<'a> = Vec<(&'a str, &'a str)>;
+
 /// Ours for each of Etherpad's author ids.
 type Authors = HashMap<String, String>;
 
@@ -219,7 +222,7 @@ async fn argument_edge_cases_answer_as_etherpad_1_9_7() {
         (head + 9).to_string(),
     );
     let edge = &fx["edge_cases"];
-    let same: [(&str, Vec<(&str, &str)>); 7] = [
+    let same: [(&str, Params); 7] = [
         ("no_end", vec![("startRev", "2")]),
         ("above_head", vec![("startRev", "1"), ("endRev", &above)]),
         (
@@ -248,7 +251,7 @@ async fn argument_edge_cases_answer_as_etherpad_1_9_7() {
     // Where Etherpad's PadDiff refuses the range, its API fails on its own error handling
     // (HTTP 500, "createHTTPError.InternalError is not a constructor"); we answer PadDiff's
     // message as an API error.
-    let refused: [(&str, Vec<(&str, &str)>, &str); 3] = [
+    let refused: [(&str, Params, &str); 3] = [
         (
             "no_start",
             vec![("endRev", "3")],
