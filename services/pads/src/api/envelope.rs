@@ -118,17 +118,6 @@ impl Failure {
         }
     }
 
-    /// A function of Etherpad's API this server does not offer (`createDiffHTML`):
-    /// status 501, code 1, as Etherpad's router answers an unimplemented operation.
-    pub fn not_implemented() -> Self {
-        Failure {
-            code: 1,
-            message: "function not implemented".into(),
-            status: StatusCode::NOT_IMPLEMENTED,
-            missing: false,
-        }
-    }
-
     /// Code 4: no or wrong API key.
     pub fn unauthorized() -> Self {
         Failure {

@@ -220,7 +220,7 @@ async fn dispatch(
         "getChatHistory" => chat_calls::get_chat_history(c).await,
         "getChatHead" => chat_calls::get_chat_head(c).await,
         "setHTML" => html_calls::set_html(c).await,
-        "createDiffHTML" => Err(Failure::not_implemented()),
+        "createDiffHTML" => html_calls::create_diff_html(c).await,
         _ => Err(Failure::not_found("no such function")),
     }
 }

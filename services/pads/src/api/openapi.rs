@@ -174,13 +174,31 @@ fn operation(function: &str, params: &[&str], method: &str) -> Value {
             responses.insert(status.into(), error());
         }
     }
-    json!({
+    let mut op = json!({
         "operationId": format!("{function}Using{method}"),
         "summary": function,
         "tags": [tag(function)],
         "parameters": parameters,
         "responses": responses,
-    })
+    });
+    if let Some(text) = description(function) {
+        op["description"] = json!(text);
+    }
+    op
+}
+
+/// What a function does where this server's answer needs saying.
+fn description(function: &str) -> Option<&'static str> {
+    match function {
+        "createDiffHTML" => Some(
+            "The changes from startRev to endRev (absent or 0: the head; both clamped to the head) \
+             as HTML, as Etherpad 1.9.7 renders them: a <style> block with each author's colour, \
+             then the lines, removed text in <span class=\"removed\">, each author's changes in \
+             <span class=\"authora_…\">. authors lists the authors of the changes. A missing \
+             startRev or an endRev before it is code 1 \"Invalid revision range. …\".",
+        ),
+        _ => None,
+    }
 }
 
 fn components() -> Value {

@@ -22,10 +22,52 @@ const PROPS: [&str; 6] = [
     "strikethrough",
 ];
 
+/// What attributes render as (Etherpad's `props` and `anumMap`): for `getHTML` the six tags;
+/// for `createDiffHTML` also a `<span class=…>` per author and for removed text.
+pub(crate) struct Props {
+    /// Per prop, its opening text.
+    open: Vec<String>,
+    /// Per prop, its closing text.
+    close: Vec<String>,
+    /// Attribute number → prop index.
+    of_attrib: HashMap<usize, usize>,
+}
+
+impl Props {
+    /// The six tags of [`TAGS`], for the attributes of `pool` that are `[prop, "true"]`.
+    pub(crate) fn tags(pool: &AttributePool) -> Self {
+        let mut props = Props {
+            open: TAGS.iter().map(|t| format!("<{t}>")).collect(),
+            close: TAGS.iter().map(|t| format!("</{t}>")).collect(),
+            of_attrib: HashMap::new(),
+        };
+        for (i, prop) in PROPS.iter().enumerate() {
+            if let Some(n) = pool.lookup(prop, "true") {
+                props.of_attrib.insert(n, i);
+            }
+        }
+        props
+    }
+
+    /// Adds a prop rendered as `<span class="{class}">` for the attribute numbered `attrib`;
+    /// its index.
+    pub(crate) fn push_span(&mut self, class: &str, attrib: usize) -> usize {
+        self.open.push(format!("<span class=\"{class}\">"));
+        self.close.push("</span>".into());
+        let i = self.open.len() - 1;
+        self.of_attrib.insert(attrib, i);
+        i
+    }
+
+    /// Renders the attribute numbered `attrib` as the prop `prop`.
+    pub(crate) fn map(&mut self, attrib: usize, prop: usize) {
+        self.of_attrib.insert(attrib, prop);
+    }
+}
+
 /// One line's HTML (Etherpad's `getLineHTML`).
 struct LineHtml<'a> {
-    /// Attribute number → index into [`TAGS`].
-    tag_of: &'a HashMap<usize, usize>,
+    props: &'a Props,
     out: String,
     open: Vec<usize>,
     taken: usize,
@@ -35,7 +77,7 @@ impl LineHtml<'_> {
     fn close(&mut self) {
         if !self.open.is_empty() {
             let t = self.open.remove(0);
-            self.out.push_str(&format!("</{}>", TAGS[t]));
+            self.out.push_str(&self.props.close[t]);
         }
     }
 
@@ -48,7 +90,7 @@ impl LineHtml<'_> {
         for op in parse_ops(&cut)? {
             let used: Vec<usize> = decode_attribs(&op.attribs)?
                 .into_iter()
-                .filter_map(|a| self.tag_of.get(&a).copied())
+                .filter_map(|a| self.props.of_attrib.get(&a).copied())
                 .collect();
             if let Some(outermost) = (0..self.open.len())
                 .rev()
@@ -61,7 +103,7 @@ impl LineHtml<'_> {
             for t in &used {
                 if !self.open.contains(t) {
                     self.open.insert(0, *t);
-                    self.out.push_str(&format!("<{}>", TAGS[*t]));
+                    self.out.push_str(&self.props.open[*t]);
                 }
             }
             let chars = if op.lines > 0 {
@@ -85,10 +127,10 @@ impl LineHtml<'_> {
 }
 
 /// A line's content as HTML, links included, spaces processed.
-fn line_html(text: &str, attribs: &str, tag_of: &HashMap<usize, usize>) -> Result<String, Error> {
+fn line_html(text: &str, attribs: &str, props: &Props) -> Result<String, Error> {
     let units: Vec<u16> = text.encode_utf16().collect();
     let mut line = LineHtml {
-        tag_of,
+        props,
         out: String::new(),
         open: Vec::new(),
         taken: 0,
@@ -113,12 +155,16 @@ type OpenList = (usize, String);
 
 /// The body of Etherpad's `getHTML` answer (what goes between `<body>` and `</body>`).
 pub fn html_body(atext: &AText, pool: &AttributePool) -> Result<String, Error> {
-    let mut tag_of = HashMap::new();
-    for (i, prop) in PROPS.iter().enumerate() {
-        if let Some(n) = pool.lookup(prop, "true") {
-            tag_of.insert(n, i);
-        }
-    }
+    render(atext, pool, &Props::tags(pool), String::new())
+}
+
+/// The lines of `atext` as HTML with `props`, after `head` (Etherpad's `pieces = [css]`).
+pub(crate) fn render(
+    atext: &AText,
+    pool: &AttributePool,
+    props: &Props,
+    head: String,
+) -> Result<String, Error> {
     let all = lines(atext)?;
     let analyzed: Vec<Line> = all
         .iter()
@@ -131,10 +177,10 @@ pub fn html_body(atext: &AText, pool: &AttributePool) -> Result<String, Error> {
         list_level: 0,
         start: None,
     };
-    let mut pieces: Vec<String> = vec![String::new()];
+    let mut pieces: Vec<String> = vec![head];
     let mut open_lists: Vec<OpenList> = Vec::new();
     for (i, line) in analyzed.iter().enumerate() {
-        let content = line_html(&line.text, &line.attribs, &tag_of)?;
+        let content = line_html(&line.text, &line.attribs, props)?;
         if line.list_level == 0 {
             pieces.push(content);
             pieces.push("<br>".into());

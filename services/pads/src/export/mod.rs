@@ -1,6 +1,8 @@
 //! Etherpad's exports of a pad's attributed text: plain text as `getText` gives it
-//! (`getTXTFromAtext`) and HTML as `getHTML` gives it (`getHTMLFromAtext`), without plugins.
+//! (`getTXTFromAtext`), HTML as `getHTML` gives it (`getHTMLFromAtext`), without plugins, and the
+//! changes between two revisions as `createDiffHTML` gives them (`PadDiff`).
 
+pub mod diff_html;
 pub mod html;
 mod html_text;
 pub mod text;
