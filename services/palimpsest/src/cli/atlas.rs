@@ -25,6 +25,8 @@ pub async fn run(settings: &Settings, cmd: AtlasCommand) -> anyhow::Result<()> {
     match cmd {
         AtlasCommand::Import { file } => {
             let source = import::read(&file)?;
+            // A new deployment's first step: its database may not exist yet (as `serve` does).
+            palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
             let store = EventStore::connect(&settings.database_url).await?;
             let plan = import::plan(&source, &store.limits());
             let report = import::import(&store, plan).await?;
