@@ -6,13 +6,15 @@
 //!   ([`published`]) and the approval that joins them ([`review`]).
 //! - Edges: the HTTP routes ([`router`], served under `/atlas`), the projector
 //!   ([`projection()`]) that builds the spec's seven tables and the history tables in schema
-//!   `atlas`, and the read queries ([`read`]) both use.
+//!   `atlas`, and the read queries ([`read`]) both use; [`import`] carries a History Map SQLite
+//!   database into the log.
 
 pub mod audit;
 pub mod bbox;
 pub mod binding;
 pub mod hashing;
 pub mod http;
+pub mod import;
 pub mod projection;
 pub mod published;
 pub mod read;

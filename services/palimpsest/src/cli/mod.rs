@@ -1,5 +1,6 @@
-//! The command line: `serve`, `relay`, `project`, `run`, `replay`, `audit`, `tail`.
+//! The command line: `serve`, `relay`, `project`, `run`, `replay`, `audit`, `tail`, `atlas`.
 
+pub mod atlas;
 pub mod audit;
 pub mod replay;
 pub mod tail;
@@ -62,6 +63,9 @@ pub enum Command {
         /// Subject filter (default: every event, `palimpsest.>`).
         subject: Option<String>,
     },
+    /// Atlas context tools: `import` a History Map SQLite database.
+    #[command(subcommand)]
+    Atlas(atlas::AtlasCommand),
 }
 
 /// Runs a parsed command line.
@@ -109,6 +113,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Replay { projection } => replay::run(&settings, &projection).await,
         Command::Audit(cmd) => audit::run(&settings, cmd).await,
         Command::Tail { subject } => tail::run(&settings, subject.as_deref()).await,
+        Command::Atlas(cmd) => atlas::run(&settings, cmd).await,
     }
 }
 
