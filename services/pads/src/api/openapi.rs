@@ -126,7 +126,9 @@ fn data(function: &str) -> Value {
         "getChatHistory" => object(
             json!({"messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}}),
         ),
-        "getAuthorName" => json!({"type": "string", "description": "the name itself, null if none"}),
+        "getAuthorName" => {
+            json!({"type": "string", "description": "the name itself, null if none"})
+        }
         "getChatHead" => object(json!({"chatHead": {"type": "integer"}})),
         "getStats" => object(
             json!({"totalPads": {"type": "integer"}, "totalSessions": {"type": "integer"}, "totalActivePads": {"type": "integer"}}),

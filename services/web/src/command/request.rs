@@ -136,7 +136,10 @@ mod tests {
     fn a_key_is_visible_ascii_with_inner_spaces_and_surrounding_whitespace_dropped() {
         assert_eq!(valid_key("abc"), Some("abc"));
         assert_eq!(valid_key(" a b\t"), Some("a b"));
-        assert_eq!(valid_key(&"k".repeat(MAX_KEY_LEN)), Some("k".repeat(MAX_KEY_LEN).as_str()));
+        assert_eq!(
+            valid_key(&"k".repeat(MAX_KEY_LEN)),
+            Some("k".repeat(MAX_KEY_LEN).as_str())
+        );
         // Found by schemathesis: a tab inside was accepted although the documents refuse it.
         assert_eq!(valid_key("a\tb"), None);
         assert_eq!(valid_key(" \t "), None);
