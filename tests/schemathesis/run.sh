@@ -7,8 +7,15 @@
 # directory whatever happens. Exits non-zero on any failure (a 5xx, a response that does not match
 # its documented schema, ...).
 #
+# Credentials: a fresh admin token (docs' and records' bearer, resources' admin), a fresh pads API
+# key, and a resources user key in `<data dir>/resources-keys.json`; schemathesis.toml hands them
+# to the OpenAPI security schemes each document declares, so operations run past their 401s.
+# Fixtures: the records classes in records-schema.json; a docs database `fuzz` and a pad `fuzz`,
+# which schemathesis.toml offers the fuzzer beside the names it draws.
+#
+# Usage: run.sh [DOCUMENT...] fuzzes only the named documents (as written in contexts.txt).
 # Environment: DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-# SCHEMATHESIS_MAX_EXAMPLES (default 100 per operation and phase), SCHEMATHESIS_WORKERS (default 1: Python 3.11 can fail parsing in threads), SCHEMATHESIS_SEED (default fixed),
+# SCHEMATHESIS_MAX_EXAMPLES (overrides every document's count in contexts.txt), SCHEMATHESIS_WORKERS (default 1: Python 3.11 can fail parsing in threads), SCHEMATHESIS_SEED (default fixed),
 # SCHEMATHESIS_ARGS (more arguments for `st run`), CARGO_TARGET_DIR (default target/). The venv lives in $CARGO_TARGET_DIR/schemathesis-venv and is
 # rebuilt when requirements.txt changes.
 set -euo pipefail
@@ -17,7 +24,6 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 admin_url="${DATABASE_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
-examples="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
 seed="${SCHEMATHESIS_SEED:-20261123}"
 
 # The pinned schemathesis, in a venv of our own.
@@ -53,6 +59,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Credentials for this run only (the server reads them from the environment, schemathesis.toml too).
+secret() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
+PALIMPSEST_ADMIN_TOKEN="$(secret)"
+PALIMPSEST_PADS_APIKEY="$(secret)"
+FUZZ_RESOURCES_KEY="$(secret)"
+export PALIMPSEST_ADMIN_TOKEN PALIMPSEST_PADS_APIKEY FUZZ_RESOURCES_KEY
+mkdir -p "$work/data"
+printf '{"%s": {"user_id": 7}}\n' "$FUZZ_RESOURCES_KEY" > "$work/data/resources-keys.json"
+export PALIMPSEST_RECORDS_SCHEMA="$here/records-schema.json"
+
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 export DATABASE_URL="$db_url" PALIMPSEST_DATA_DIR="$work/data" RUST_LOG="${RUST_LOG:-warn}"
 "$bin" serve --http "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
@@ -78,11 +94,21 @@ for _ in $(seq 1 300); do
 done
 [[ $ready == 1 ]] || { echo "schemathesis: the app did not start" >&2; exit 1; }
 
+# Fixtures the fuzzer is pointed at (schemathesis.toml): a docs database and a pad.
+base="http://127.0.0.1:$port"
+admin=(-H "Authorization: Bearer $PALIMPSEST_ADMIN_TOKEN" -H "Content-Type: application/json")
+fixture() { curl -sf -o /dev/null "$@" || { echo "schemathesis: fixture failed: $*" >&2; exit 1; }; }
+fixture "${admin[@]}" -X PUT "$base/docs/_admin/fuzz" -d '{}'
+fixture "$base/pads/api/1.3.0/createPad?apikey=$PALIMPSEST_PADS_APIKEY&padID=fuzz&text=fuzz"
+
 failed=0
 cd "$work" # schemathesis keeps a cache in its working directory
-while read -r document; do
+while read -r document examples; do
     [[ -z "$document" || "$document" == \#* ]] && continue
-    echo "schemathesis: $document"
+    if [[ $# -gt 0 && " $* " != *" $document "* ]]; then continue; fi
+    examples="${SCHEMATHESIS_MAX_EXAMPLES:-${examples:-100}}"
+    echo "schemathesis: $document ($examples examples per operation and phase)"
+    started=$SECONDS
     "$venv/bin/st" --config-file "$here/schemathesis.toml" run "http://127.0.0.1:$port$document" \
         --checks all \
         --max-examples "$examples" \
@@ -94,5 +120,6 @@ while read -r document; do
         --report junit --report-dir "$work/report" \
         ${SCHEMATHESIS_ARGS:-} \
         || failed=1
+    echo "schemathesis: $document took $((SECONDS - started)) s"
 done < "$here/contexts.txt"
 exit "$failed"

@@ -70,6 +70,8 @@ pub async fn load_many(
     db: &str,
     ids: &[String],
 ) -> Result<HashMap<String, StoredDoc>, CouchError> {
+    // An id with U+0000 was never stored (the log refuses it) and Postgres text cannot hold it.
+    let ids: Vec<&String> = ids.iter().filter(|id| read::storable(id)).collect();
     let rows = client
         .query(
             "SELECT key, value FROM docs.kv WHERE db = $1 AND key = ANY($2) AND seq IS NOT NULL",

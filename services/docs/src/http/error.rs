@@ -164,7 +164,7 @@ impl From<deadpool_postgres::PoolError> for CouchError {
 
 impl From<tokio_postgres::Error> for CouchError {
     fn from(e: tokio_postgres::Error) -> Self {
-        CouchError::internal(e)
+        CouchError::internal(palimpsest_web::error::report(&e))
     }
 }
 

@@ -33,12 +33,21 @@ pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> 
     })
 }
 
+/// Whether `text` can be a stored key: the log refuses U+0000 (Postgres text cannot hold it),
+/// so a key with one names nothing and is not looked up (looking it up is a database error).
+pub fn storable(text: &str) -> bool {
+    !text.contains('\0')
+}
+
 /// A stored document, if the database has it.
 pub async fn document(
     client: &Object,
     db: &str,
     doc_id: &str,
 ) -> Result<Option<StoredDoc>, CouchError> {
+    if !storable(doc_id) {
+        return Ok(None);
+    }
     let row = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL",

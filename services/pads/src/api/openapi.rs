@@ -12,7 +12,9 @@
 //!   refusal is code 1 with status 200 and `data: null`, as in Etherpad;
 //! - every write takes an optional `Idempotency-Key` header (a repeat returns the first answer),
 //!   and may answer 409 (a concurrent change that kept conflicting), 422 (a key reused with
-//!   another request) or 503.
+//!   another request) or 503; a malformed key is refused before the API with the platform's
+//!   400 `{"error": …}`;
+//! - parameters are strings without U+0000 (refused with code 1: the log cannot keep it);
 
 use super::versions::{LATEST, functions};
 use axum::Json;
@@ -48,6 +50,10 @@ const READS: &[&str] = &[
     "checkToken",
     "createDiffHTML",
 ];
+
+/// Every parameter is text without U+0000: the log cannot keep it, so a NUL is refused with
+/// code 1 before anything is read or written.
+const NO_NUL: &str = "^[^\\u0000]*$";
 
 fn string() -> Value {
     json!({"type": "string"})
@@ -116,6 +122,9 @@ fn data(function: &str) -> Value {
         "getChatHistory" => object(
             json!({"messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}}),
         ),
+        "getAuthorName" => {
+            json!({"type": "string", "description": "the name itself, null if none"})
+        }
         "getChatHead" => object(json!({"chatHead": {"type": "integer"}})),
         "getStats" => object(
             json!({"totalPads": {"type": "integer"}, "totalSessions": {"type": "integer"}, "totalActivePads": {"type": "integer"}}),
@@ -139,6 +148,18 @@ fn envelope(data: Value, code: i64, message: &str, description: &str) -> Value {
         },
         "required": ["code", "message", "data"]
     }}}})
+}
+
+/// A 400 of a write: the API's refusal (code 1), or the platform's own `{"error": …}` when the
+/// `Idempotency-Key` header is malformed (checked before the API reads the request).
+fn malformed_key_or(api_error: Value) -> Value {
+    let envelope = api_error["content"]["application/json"]["schema"].clone();
+    json!({
+        "description": "generic api error (code 1), or a malformed Idempotency-Key ({\"error\": message})",
+        "content": {"application/json": {"schema": {
+            "anyOf": [envelope, palimpsest_web::command::platform_error_schema()]
+        }}}
+    })
 }
 
 fn operation(function: &str, params: &[&str], method: &str) -> Value {
@@ -170,6 +191,10 @@ fn operation(function: &str, params: &[&str], method: &str) -> Value {
     }
     if !READS.contains(&function) {
         parameters.push(json!({"$ref": "#/components/parameters/Idempotency-Key"}));
+        responses.insert(
+            "400".into(),
+            json!({"$ref": "#/components/responses/ApiErrorOrMalformedKey"}),
+        );
         for status in ["409", "422", "503"] {
             responses.insert(status.into(), error());
         }
@@ -207,14 +232,13 @@ fn components() -> Value {
         for p in params {
             parameters.insert(
                 (*p).to_owned(),
-                json!({"name": p, "in": "query", "schema": {"type": "string"}}),
+                json!({"name": p, "in": "query", "schema": {"type": "string", "pattern": NO_NUL}}),
             );
         }
     }
     parameters.insert(
         "Idempotency-Key".into(),
-        json!({"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string"},
-            "description": "a repeat of a write with the same key returns the first answer and changes nothing"}),
+        palimpsest_web::command::idempotency_key_parameter(),
     );
     let failure = |code: i64, message: &str, description: &str| {
         envelope(
@@ -236,6 +260,7 @@ fn components() -> Value {
             "Unauthorized": failure(4, "no or wrong API Key", "no or wrong API key (code 4)"),
             "NotFound": failure(3, "no such function", "no such function or version (code 3)"),
             "InternalError": failure(2, "internal error", "internal api error (code 2)"),
+            "ApiErrorOrMalformedKey": malformed_key_or(failure(1, "error message", "generic api error (code 1)")),
         },
         "securitySchemes": {"ApiKey": {"type": "apiKey", "in": "query", "name": "apikey"}}
     })

@@ -125,7 +125,11 @@ async fn dispatch(
         "nextTask" => tasks::next_task(records, &caller, body).await,
         "exportOrg" => transfer::export_org(records, &caller, body).await,
         "importOrg" => transfer::import_org(records, &caller, body).await,
-        "rotateKey" => rotate::rotate_key(records, &caller).await,
+        "rotateKey" => {
+            // It takes no argument, but its body is still an object like every function's.
+            crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
+            rotate::rotate_key(records, &caller).await
+        }
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }
 }

@@ -4,6 +4,25 @@
 use axum::Json;
 use serde_json::{Map, Value, json};
 
+/// An organisation code as `class::is_org_code` accepts it.
+const ORG_CODE: &str = "^[A-Za-z0-9_.-]{1,64}$";
+/// A class name as `class::is_class_name` accepts it.
+const CLASS_NAME: &str = "^[A-Z][A-Za-z0-9_]{0,62}$";
+
+/// A class name.
+fn class() -> Value {
+    json!({"type": "string", "pattern": CLASS_NAME})
+}
+/// The `data` of the singleton classes' writes: `clazz` is the class itself.
+fn special_data(clazz: &str) -> Value {
+    let required: &[&str] = if clazz == "Org" {
+        &["clazz", "org"]
+    } else {
+        &["clazz"]
+    };
+    json!({"type": "object", "additionalProperties": true, "required": required,
+        "properties": {"clazz": {"const": clazz}, "org": org()}})
+}
 fn s() -> Value {
     json!({"type": "string"})
 }
@@ -17,7 +36,7 @@ fn obj(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
 }
 fn org() -> Value {
-    json!({"type": "string", "description": "The organisation; an org token's own when absent (the administrator must name it)."})
+    json!({"type": "string", "pattern": ORG_CODE, "description": "The organisation; an org token's own when absent (the administrator must name it)."})
 }
 fn since() -> Value {
     json!({"type": "integer", "format": "int64", "description": "Answer only what is newer than this version (incremental sync)."})
@@ -43,7 +62,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "getDoc",
             "A document (or its zombie) by pk; null when absent or not newer than v.",
             obj(
-                json!({"org": org(), "cl": s(), "pk": s(), "v": since()}),
+                json!({"org": org(), "cl": class(), "pk": s(), "v": since()}),
                 &["cl", "pk"],
             ),
             nullable_doc.clone(),
@@ -69,14 +88,17 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "deleteDoc",
             "Deletes a document: a zombie for a SYNC class (answered), a purge for NOSYNC (null).",
-            obj(json!({"org": org(), "cl": s(), "pk": s()}), &["cl", "pk"]),
+            obj(
+                json!({"org": org(), "cl": class(), "pk": s()}),
+                &["cl", "pk"],
+            ),
             nullable_doc.clone(),
             true,
         ),
         (
             "listDocs",
             "The class's documents newer than v.",
-            obj(json!({"org": org(), "cl": s(), "v": since()}), &["cl"]),
+            obj(json!({"org": org(), "cl": class(), "v": since()}), &["cl"]),
             list.clone(),
             false,
         ),
@@ -84,7 +106,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "listDocsSk",
             "A sub-collection's plus and del rows newer than v, the newest per pk.",
             obj(
-                json!({"org": org(), "cl": s(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since()}),
+                json!({"org": org(), "cl": class(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since()}),
                 &["cl", "ik", "val"],
             ),
             list.clone(),
@@ -94,7 +116,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "listDocsIdx",
             "Documents whose index compares with val (G-scope indexes: administrator).",
             obj(
-                idx(json!({"org": org(), "cl": s()})),
+                idx(json!({"org": org(), "cl": class()})),
                 &["cl", "ix", "comp", "val"],
             ),
             list.clone(),
@@ -110,14 +132,17 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "insertHdr",
             "Creates Hdr (administrator).",
-            obj(json!({"data": r("SpecialData")}), &["data"]),
+            obj(json!({"data": special_data("Hdr")}), &["data"]),
             doc.clone(),
             true,
         ),
         (
             "updateHdr",
             "Updates Hdr (administrator).",
-            obj(json!({"data": r("SpecialData"), "v": i()}), &["data", "v"]),
+            obj(
+                json!({"data": special_data("Hdr"), "v": i()}),
+                &["data", "v"],
+            ),
             doc.clone(),
             true,
         ),
@@ -131,14 +156,17 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "insertOrg",
             "Creates an organisation's document, pk data.org (administrator).",
-            obj(json!({"data": r("SpecialData")}), &["data"]),
+            obj(json!({"data": special_data("Org")}), &["data"]),
             doc.clone(),
             true,
         ),
         (
             "updateOrg",
             "Updates an organisation's document (administrator).",
-            obj(json!({"data": r("SpecialData"), "v": i()}), &["data", "v"]),
+            obj(
+                json!({"data": special_data("Org"), "v": i()}),
+                &["data", "v"],
+            ),
             doc.clone(),
             true,
         ),
@@ -176,21 +204,21 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "issueOrgToken",
             "A new bearer token scoped to an organisation (administrator).",
-            obj(json!({"org": s()}), &["org"]),
+            obj(json!({"org": org()}), &["org"]),
             obj(json!({"token": s()}), &["token"]),
             true,
         ),
         (
             "purgeAllDocs",
             "Purges every document of a class in an org (administrator).",
-            obj(json!({"org": s(), "cl": s()}), &["org", "cl"]),
+            obj(json!({"org": org(), "cl": class()}), &["org", "cl"]),
             purged.clone(),
             true,
         ),
         (
             "purgeOrg",
             "Purges an org's zombies and del rows older than z, or all its documents without z (administrator).",
-            obj(json!({"org": s(), "z": i()}), &["org"]),
+            obj(json!({"org": org(), "z": i()}), &["org"]),
             purged.clone(),
             true,
         ),
@@ -205,7 +233,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "purgeDlvDocs",
             "Purges an org's documents selected by an index (administrator); lsp restricts to these pks.",
             obj(
-                idx(json!({"org": s(), "cl": s(), "lsp": {"type": "array", "items": s()}})),
+                idx(json!({"org": org(), "cl": class(), "lsp": {"type": "array", "items": s()}})),
                 &["org", "cl", "ix", "comp", "val"],
             ),
             purged.clone(),
@@ -215,7 +243,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "setFTP",
             "Lists a storage path for purge after day dp.",
             obj(
-                json!({"org": org(), "path": s(), "dp": i()}),
+                json!({"org": org(), "path": {"type": "string", "pattern": "^[^\\u0000-\\u001f\\u007f]{1,1024}$"}, "dp": i()}),
                 &["path", "dp"],
             ),
             obj(json!({"changed": i()}), &["changed"]),
@@ -258,7 +286,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "exportOrg",
             "An org's live documents as clear data, of one class when cl is given (administrator).",
-            obj(json!({"org": s(), "cl": s()}), &["org"]),
+            obj(json!({"org": org(), "cl": class()}), &["org"]),
             obj(
                 json!({"docs": {"type": "array", "items": r("Document")}}),
                 &["docs"],
@@ -299,21 +327,37 @@ fn error() -> Value {
     json!({"description": "Refused", "content": {"application/json": {"schema": r("Error")}}})
 }
 
+/// The arguments with each optional one also `null` (read as absent).
+fn optional_may_be_null(mut args: Value) -> Value {
+    let required: Vec<Value> = args["required"].as_array().cloned().unwrap_or_default();
+    if let Some(props) = args.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, schema) in props.iter_mut() {
+            if !required.contains(&Value::String(name.clone())) {
+                *schema = json!({"anyOf": [schema.take(), {"type": "null"}]});
+            }
+        }
+    }
+    args
+}
+
 fn path(summary: &str, args: Value, result: Value, writes: bool) -> Value {
     let mut parameters = Vec::new();
     if writes {
-        parameters.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
-            "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "A retried request with the same key gets the first answer and appends nothing."}));
+        parameters.push(palimpsest_web::command::idempotency_key_parameter());
     }
+    // An empty body reads as `{}`: it is required only when some argument is.
+    let body_required = args["required"].as_array().is_some_and(|r| !r.is_empty());
+    let args = optional_may_be_null(args);
     let mut responses = Map::new();
     responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": obj(json!({"result": result}), &["result"])}}}));
-    for code in [
-        "400", "401", "403", "404", "409", "413", "415", "422", "503",
-    ] {
+    for code in ["401", "403", "404", "409", "413", "415", "422", "503"] {
         responses.insert(code.into(), error());
     }
+    // A malformed Idempotency-Key is refused by the platform before the function runs.
+    responses.insert("400".into(), json!({"description": "Refused, or a malformed Idempotency-Key",
+        "content": {"application/json": {"schema": {"anyOf": [r("Error"), palimpsest_web::command::platform_error_schema()]}}}}));
     json!({"post": {"summary": summary, "parameters": parameters,
-        "requestBody": {"required": true, "content": {"application/json": {"schema": args}}},
+        "requestBody": {"required": body_required, "content": {"application/json": {"schema": args}}},
         "responses": responses}})
 }
 
@@ -321,8 +365,7 @@ fn schemas() -> Value {
     json!({
         "Error": obj(json!({"error": obj(json!({"code": {"enum": ["REGVER", "NOTFOUND", "EXISTS", "CONFLICT", "UNIQUE", "FORBIDDEN", "BADREQUEST", "INTERNAL", "UNAVAILABLE"]}, "message": s()}), &["code", "message"])}), &["error"]),
         "Data": {"type": "object", "required": ["clazz"], "additionalProperties": true,
-            "properties": {"clazz": s()}, "description": "A document's data: clazz, its key properties p1 p2 …, its indexed and other properties."},
-        "SpecialData": {"type": "object", "additionalProperties": true, "properties": {"clazz": s(), "org": s()}},
+            "properties": {"clazz": class()}, "description": "A document's data: clazz, its key properties p1 p2 …, its indexed and other properties."},
         "Document": {"type": "object", "additionalProperties": true, "required": ["clazz", "v", "x", "pk"],
             "properties": {"clazz": s(), "org": s(), "v": i(), "x": {"enum": [0, 1]}, "pk": s()},
             "description": "The stored data, decrypted, with clazz, org, v, x and the row's pk."},
@@ -331,9 +374,9 @@ fn schemas() -> Value {
         "Write": {"oneOf": [
             obj(json!({"op": {"const": "insert"}, "data": r("Data")}), &["op", "data"]),
             obj(json!({"op": {"const": "update"}, "data": r("Data"), "v": i()}), &["op", "data", "v"]),
-            obj(json!({"op": {"const": "delete"}, "cl": s(), "pk": s()}), &["op", "cl", "pk"])]},
+            obj(json!({"op": {"const": "delete"}, "cl": class(), "pk": s()}), &["op", "cl", "pk"])]},
         "ClassDeclaration": {"type": "object", "additionalProperties": false, "required": ["clazz", "sync"], "properties": {
-            "clazz": s(), "sync": {"type": "boolean"}, "pk": {"type": "array", "items": s()},
+            "clazz": class(), "sync": {"type": "boolean"}, "pk": {"type": "array", "items": s()},
             "collections": {"type": "array", "items": {"type": "object", "additionalProperties": false, "required": ["name", "props"],
                 "properties": {"name": s(), "props": {"type": "array", "items": s()}, "list": {"type": "boolean"}}}},
             "indexes": {"type": "array", "items": {"type": "object", "additionalProperties": false, "required": ["name", "type"],
@@ -349,8 +392,8 @@ pub fn spec() -> Value {
     }
     paths.insert("/feed".into(), json!({"get": {"summary": "A class's or a sub-collection's changes as Server-Sent Events: each `rows` event is a list answer.",
         "parameters": [
-            {"name": "cl", "in": "query", "required": true, "schema": s()},
-            {"name": "org", "in": "query", "required": false, "schema": s()},
+            {"name": "cl", "in": "query", "required": true, "schema": class()},
+            {"name": "org", "in": "query", "required": false, "schema": org()},
             {"name": "ik", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
             {"name": "val", "in": "query", "required": false, "schema": s()},
             {"name": "v", "in": "query", "required": false, "schema": i()}],

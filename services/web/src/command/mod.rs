@@ -27,6 +27,6 @@ mod runner;
 pub use attempt::{Attempt, LoadError, StreamState};
 pub use decision::{Decision, Reply};
 pub use error::CommandError;
-pub use openapi::document_commands;
+pub use openapi::{document_commands, idempotency_key_parameter, platform_error_schema};
 pub use request::{CommandRequest, IDEMPOTENCY_KEY, fingerprint_requests};
 pub use runner::{Command, CommandRunner};

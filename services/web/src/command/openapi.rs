@@ -4,6 +4,10 @@
 
 use serde_json::{Value, json};
 
+/// What a valid key looks like on the wire: optional whitespace, then 1-200 visible ASCII
+/// characters (spaces only inside), then optional whitespace.
+const KEY_PATTERN: &str = "^[ \\t]*[!-~]([ -~]{0,198}[!-~])?[ \\t]*$";
+
 /// The HTTP methods whose operations are commands.
 const WRITE_METHODS: [&str; 4] = ["post", "put", "patch", "delete"];
 
@@ -22,6 +26,26 @@ pub fn document_commands(mut spec: Value) -> Value {
     spec
 }
 
+/// The `Idempotency-Key` header parameter as [`fingerprint_requests`](super::fingerprint_requests)
+/// accepts it (1-200 visible ASCII characters, spaces inside, surrounding spaces and tabs
+/// dropped as HTTP's optional whitespace), for every document: a key outside this is refused
+/// with 400 before any context sees the request.
+pub fn idempotency_key_parameter() -> Value {
+    json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Names this command so it can be retried safely: a repeat with the same key and the same request answers the first answer again and appends nothing; the same key with another request is a 422.",
+        "schema": {"type": "string", "pattern": KEY_PATTERN}
+    })
+}
+
+/// The body of an error the platform answers by itself, before a context's handler (a malformed
+/// `Idempotency-Key`, a body over the limit, a timeout): `{"error": message}`.
+pub fn platform_error_schema() -> Value {
+    json!({"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}})
+}
+
 fn document_operation(operation: &mut serde_json::Map<String, Value>) {
     let parameters = operation
         .entry("parameters")
@@ -29,16 +53,7 @@ fn document_operation(operation: &mut serde_json::Map<String, Value>) {
     if let Value::Array(list) = parameters
         && !list.iter().any(|p| p["name"] == "Idempotency-Key")
     {
-        list.push(json!({
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "Names this command so it can be retried safely: a repeat with the same key and the same request answers the first answer again and appends nothing; the same key with another request is a 422.",
-            "schema": {
-                "type": "string", "minLength": 1, "maxLength": 200,
-                "pattern": "^[ -~]*[!-~][ -~]*$"
-            }
-        }));
+        list.push(idempotency_key_parameter());
     }
     let responses = operation
         .entry("responses")
@@ -53,10 +68,7 @@ fn document_operation(operation: &mut serde_json::Map<String, Value>) {
         map.entry("422").or_insert_with(|| {
             json!({
                 "description": "The Idempotency-Key was already used for a different request",
-                "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["error"],
-                    "properties": {"error": {"type": "string"}}
-                }}}
+                "content": {"application/json": {"schema": platform_error_schema()}}
             })
         });
     }

@@ -74,15 +74,25 @@ impl<S: Send + Sync> FromRequestParts<S> for CommandRequest {
     }
 }
 
+/// The key a header value names: the value without surrounding spaces and tabs (HTTP's optional
+/// whitespace), 1-[`MAX_KEY_LEN`] visible ASCII characters with spaces inside; `None` for anything
+/// else (a tab or other control character inside, non-ASCII, blank, too long). The OpenAPI
+/// documents say the same ([`super::openapi::idempotency_key_parameter`]).
+fn valid_key(value: &str) -> Option<&str> {
+    let key = value.trim_matches([' ', '\t']);
+    let printable = key.bytes().all(|b| (b' '..=b'~').contains(&b));
+    (printable && !key.is_empty() && key.len() <= MAX_KEY_LEN).then_some(key)
+}
+
 /// Middleware: checks the `Idempotency-Key` of a request that carries one (400 if malformed),
 /// and fingerprints the request for [`CommandRequest`].
 pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response {
     let Some(raw) = request.headers().get(IDEMPOTENCY_KEY) else {
         return next.run(request).await;
     };
-    let key = match raw.to_str() {
-        Ok(k) if !k.trim().is_empty() && k.len() <= MAX_KEY_LEN => k.trim().to_owned(),
-        _ => {
+    let key = match raw.to_str().ok().and_then(valid_key) {
+        Some(k) => k.to_owned(),
+        None => {
             return ApiError::bad_request(format!(
                 "Idempotency-Key must be 1-{MAX_KEY_LEN} visible ASCII characters"
             ))
@@ -116,4 +126,24 @@ pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response 
         hasher: Some(hasher),
     });
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_visible_ascii_with_inner_spaces_and_surrounding_whitespace_dropped() {
+        assert_eq!(valid_key("abc"), Some("abc"));
+        assert_eq!(valid_key(" a b\t"), Some("a b"));
+        assert_eq!(
+            valid_key(&"k".repeat(MAX_KEY_LEN)),
+            Some("k".repeat(MAX_KEY_LEN).as_str())
+        );
+        // Found by schemathesis: a tab inside was accepted although the documents refuse it.
+        assert_eq!(valid_key("a\tb"), None);
+        assert_eq!(valid_key(" \t "), None);
+        assert_eq!(valid_key(&"k".repeat(MAX_KEY_LEN + 1)), None);
+        assert_eq!(valid_key("é"), None);
+    }
 }
