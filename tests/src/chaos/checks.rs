@@ -29,6 +29,8 @@ pub struct Verdict {
     pub acked: usize,
     /// Of those, per context in [`Context::ALL`]'s order.
     pub acked_by_context: Vec<usize>,
+    /// Acknowledged writes that were sent more than once under their key.
+    pub retried: usize,
     /// Writes refused with a 4xx no retry fixes (the harness or the server is wrong).
     pub refused: usize,
     /// Every context acknowledged a write after the fault was undone.
@@ -133,6 +135,7 @@ pub async fn verify(env: &Env, acked: &Acked) -> Verdict {
         acked: acked.total(),
         acked_by_context: Context::ALL.map(|c| acked.of(c).len()).to_vec(),
         refused: acked.refused.len(),
+        retried: acked.retried,
         recovered: true,
         ..Verdict::default()
     };

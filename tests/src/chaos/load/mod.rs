@@ -205,6 +205,8 @@ pub struct Acked {
     pub at: Vec<(Context, Instant)>,
     /// Tries that got no 2xx and were sent again.
     pub failures: usize,
+    /// Acknowledged writes that took more than one try (the same key sent again).
+    pub retried: usize,
     /// Writes refused with a 4xx (context and answer).
     pub refused: Vec<String>,
 }
@@ -309,11 +311,14 @@ async fn write_on(
             writer,
             n,
         };
+        let mut tries = 0usize;
         while !stop.is_cancelled() {
+            tries += 1;
             match context.attempt(&http, &target, &write).await {
                 Attempt::Acked(created) => {
                     let mut acked = lock(&acked);
                     acked.writes.entry(context).or_default().extend(created);
+                    acked.retried += usize::from(tries > 1);
                     acked.at.push((context, Instant::now()));
                     break;
                 }
