@@ -160,10 +160,11 @@ async fn acknowledged_once(db: &Client, acked: &Acked, verdict: &mut Verdict) {
         verdict.notes.extend(count.error);
         if count.lost > 0 || count.duplicated > 0 {
             verdict.notes.push(format!(
-                "{}: {} acknowledged writes lost, {} duplicated",
+                "{}: {} acknowledged writes lost, {} duplicated; lost e.g. {:?}",
                 context.name(),
                 count.lost,
-                count.duplicated
+                count.duplicated,
+                count.examples
             ));
         }
     }

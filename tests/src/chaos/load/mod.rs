@@ -89,6 +89,7 @@ impl Context {
                 lost: acked.len(),
                 duplicated: 0,
                 error: Some(format!("{}: reading the log: {e}", self.name())),
+                examples: Vec::new(),
             },
         }
     }
@@ -161,6 +162,8 @@ pub struct Count {
     pub duplicated: usize,
     /// Why the log could not be read.
     pub error: Option<String>,
+    /// The first few lost writes, to look for in the process logs.
+    pub examples: Vec<String>,
 }
 
 impl Count {
@@ -174,7 +177,12 @@ impl Count {
                 continue;
             }
             match found.get(id).copied().unwrap_or(0) {
-                0 => count.lost += 1,
+                0 => {
+                    count.lost += 1;
+                    if count.examples.len() < 3 {
+                        count.examples.push(id.clone());
+                    }
+                }
                 1 => {}
                 _ => count.duplicated += 1,
             }
