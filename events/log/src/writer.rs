@@ -143,16 +143,26 @@ pub(crate) fn spawn(
     WriterHandle { jobs }
 }
 
-/// Waits until everything committed so far is on disk: a transaction with a transaction id
-/// commits synchronously, and its WAL flush covers every commit record written before it.
-/// Concurrent callers share fsyncs through Postgres' own group commit.
+/// Waits until everything committed so far is on disk: a transaction that wrote WAL commits
+/// synchronously, and its WAL flush covers every commit record written before it. Concurrent
+/// callers share fsyncs through Postgres' own group commit.
+///
+/// The transaction must write WAL itself: Postgres commits a transaction that has an xid but
+/// wrote nothing *asynchronously* (`RecordTransactionCommit` flushes only when
+/// `XactLastRecEnd` was set before the commit record), so `SELECT pg_current_xact_id()` alone
+/// flushes nothing, and an immediate stop lost acknowledged appends (found by `just chaos`,
+/// postgres-stop). A transactional logical message is a WAL record with no table and no lock;
+/// it works at every `wal_level` and is executable by every role.
 pub(crate) async fn durable(pool: &Pool) -> Result<(), LogError> {
     let client = pool.get().await?;
-    client
-        .batch_execute("BEGIN; SELECT pg_current_xact_id(); COMMIT")
-        .await?;
+    client.batch_execute(DURABLE_SQL).await?;
     Ok(())
 }
+
+/// One synchronous commit that writes WAL (see [`durable`]), synchronous whatever the
+/// server's default.
+const DURABLE_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = on; \
+     SELECT pg_logical_emit_message(true, 'palimpsest.durable', ''); COMMIT";
 
 /// What the appender remembers of the log between batches: the head position after its last
 /// commit and the heads of streams it read or wrote. Valid only while nobody else appends,

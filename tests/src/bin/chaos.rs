@@ -27,6 +27,8 @@ async fn main() {
         outcomes.push(outcome);
     }
     println!("\n{}", chaos::table(&outcomes));
+    // `exit` runs no destructors: stop the private cluster and remove its folder first.
+    drop(pg);
     if outcomes.iter().any(|o| !o.ok()) {
         std::process::exit(1);
     }

@@ -1,9 +1,9 @@
 //! What must hold after every fault: nothing acknowledged lost, nothing twice, a gapless log
 //! whose chains verify, JetStream equal to the log, and read models equal to their rebuilds.
 
-use super::load::Acked;
+use super::load::{Acked, Context};
 use super::processes::{Env, one_shot};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, NoTls};
 
@@ -27,6 +27,14 @@ async fn projections(db: &Client) -> Vec<String> {
 pub struct Verdict {
     /// Writes acknowledged to clients.
     pub acked: usize,
+    /// Of those, per context in [`Context::ALL`]'s order.
+    pub acked_by_context: Vec<usize>,
+    /// Acknowledged writes that were sent more than once under their key.
+    pub retried: usize,
+    /// Writes refused with a 4xx no retry fixes (the harness or the server is wrong).
+    pub refused: usize,
+    /// Every context acknowledged a write after the fault was undone.
+    pub recovered: bool,
     /// Acknowledged writes missing from the log.
     pub lost: usize,
     /// Acknowledged writes appended more than once.
@@ -50,6 +58,8 @@ impl Verdict {
     pub fn ok(&self) -> bool {
         self.lost == 0
             && self.duplicated == 0
+            && self.refused == 0
+            && self.recovered
             && self.gapless
             && self.audit
             && self.jetstream
@@ -122,9 +132,14 @@ pub async fn jetstream_last(nats_url: &str) -> Option<u64> {
 pub async fn verify(env: &Env, acked: &Acked) -> Verdict {
     let db = connect(&env.database_url).await;
     let mut verdict = Verdict {
-        acked: acked.sections.len() + acked.pads.len(),
+        acked: acked.total(),
+        acked_by_context: Context::ALL.map(|c| acked.of(c).len()).to_vec(),
+        refused: acked.refused.len(),
+        retried: acked.retried,
+        recovered: true,
         ..Verdict::default()
     };
+    verdict.notes.extend(acked.refused.iter().take(5).cloned());
     acknowledged_once(&db, acked, &mut verdict).await;
     let log = gapless(&db, &mut verdict).await;
     let (audit, out) = one_shot(env, &["audit", "verify"]);
@@ -138,41 +153,20 @@ pub async fn verify(env: &Env, acked: &Acked) -> Verdict {
 }
 
 async fn acknowledged_once(db: &Client, acked: &Acked, verdict: &mut Verdict) {
-    let rows = db
-        .query(
-            "SELECT stream_key, count(*) FROM log.events WHERE context = 'atlas' \
-             AND category = 'section' AND event_type = 'SectionCreated' GROUP BY 1",
-            &[],
-        )
-        .await
-        .unwrap_or_default();
-    let created: HashMap<String, i64> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    for id in &acked.sections {
-        match created.get(id).copied().unwrap_or(0) {
-            0 => verdict.lost += 1,
-            1 => {}
-            _ => verdict.duplicated += 1,
+    for context in Context::ALL {
+        let count = context.count(db, acked.of(context)).await;
+        verdict.lost += count.lost;
+        verdict.duplicated += count.duplicated;
+        verdict.notes.extend(count.error);
+        if count.lost > 0 || count.duplicated > 0 {
+            verdict.notes.push(format!(
+                "{}: {} acknowledged writes lost, {} duplicated; lost e.g. {:?}",
+                context.name(),
+                count.lost,
+                count.duplicated,
+                count.examples
+            ));
         }
-    }
-    let pads: Vec<String> = db
-        .query(
-            "SELECT stream_key FROM log.streams WHERE context = 'pads' AND category = 'pad'",
-            &[],
-        )
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let pads: std::collections::HashSet<String> = pads.into_iter().collect();
-    verdict.lost += acked.pads.iter().filter(|p| !pads.contains(*p)).count();
-    let mut seen = std::collections::HashSet::new();
-    verdict.duplicated += acked.sections.iter().filter(|id| !seen.insert(*id)).count();
-    if verdict.lost > 0 || verdict.duplicated > 0 {
-        verdict.notes.push(format!(
-            "{} acknowledged writes lost, {} duplicated",
-            verdict.lost, verdict.duplicated
-        ));
     }
 }
 
@@ -289,7 +283,8 @@ async fn dump(db: &Client, schema: &str) -> BTreeMap<String, String> {
 
 async fn rebuild_equals_live(env: &Env, db: &Client, verdict: &mut Verdict) {
     let names = projections(db).await;
-    verdict.rebuild = names.len() >= 3;
+    // stream_heads and one read model per context.
+    verdict.rebuild = names.len() > Context::ALL.len();
     if !verdict.rebuild {
         verdict.notes.push(format!("read models found: {names:?}"));
     }

@@ -4,13 +4,15 @@
 //! writes and publishing took to recover.
 
 pub mod checks;
+pub mod leader;
 pub mod load;
 pub mod processes;
 
 use checks::Verdict;
-use load::Load;
+use load::{Context, Load, Target};
 use palimpsest_testkit::{NatsCluster, NatsServer, PgCluster, free_port};
 use processes::{Env, Proc};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// One fault.
@@ -97,8 +99,9 @@ pub struct Outcome {
     /// The checks.
     pub verdict: Verdict,
     /// From the fault undone (process restarted, server back; for the leader case a new stream
-    /// leader elected) to the first write acknowledged after it.
-    pub write_recovery: Option<Duration>,
+    /// leader elected) until every context had acknowledged a write again (`None`: some
+    /// context never did), and the context that took longest.
+    pub write_recovery: Option<(Duration, Context)>,
     /// From the same moment until JetStream held every event appended before it.
     pub publish_recovery: Option<Duration>,
 }
@@ -133,7 +136,7 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
         replicas: if fault == Fault::LeaderLoss { 3 } else { 1 },
         data_dir: std::env::temp_dir().join(format!("palimpsest-chaos-{database}")),
     };
-    std::fs::create_dir_all(&env.data_dir).unwrap_or_else(|e| panic!("data dir: {e}"));
+    let resources_key = env.configure().unwrap_or_else(|e| panic!("data dir: {e}"));
     let api_port = free_port();
     let mut procs = if fault.split() {
         vec![
@@ -144,13 +147,20 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
     } else {
         vec![Proc::start("run", api_port, &env).await]
     };
-    let api_key = std::fs::read_to_string(env.data_dir.join("APIKEY.txt"))
-        .unwrap_or_else(|e| panic!("APIKEY.txt: {e}"));
-    let load = Load::start(
-        format!("http://127.0.0.1:{api_port}"),
-        api_key.trim().to_owned(),
-        options.writers,
-    );
+    let secret = |file: &str| {
+        std::fs::read_to_string(env.data_dir.join(file))
+            .map(|text| text.trim().to_owned())
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let target = Target {
+        base: format!("http://127.0.0.1:{api_port}"),
+        admin_token: secret("admin-token"),
+        pads_api_key: secret("APIKEY.txt"),
+        resources_key,
+    };
+    let load = Load::start(target, options.writers)
+        .await
+        .unwrap_or_else(|e| panic!("load: {e}"));
     tokio::time::sleep(options.warmup).await;
     let restored = inject(fault, &mut procs, pg, &mut nats, options.down).await;
     let head_at_restore = head(&env).await;
@@ -159,7 +169,7 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
     if elapsed < options.after {
         tokio::time::sleep(options.after - elapsed).await;
     }
-    let write_recovery = load.first_ack_after(restored).map(|t| t - restored);
+    let first_acks = load.first_acks_after(restored);
     let acked = load.stop().await;
     let mut verdict = match checks::settle(&env, Duration::from_secs(60)).await {
         Ok(()) => checks::verify(&env, &acked).await,
@@ -169,10 +179,7 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
             v
         }
     };
-    if acked.sections.is_empty() || acked.pads.is_empty() {
-        verdict.notes.push("a context acknowledged no write".into());
-        verdict.gapless = false;
-    }
+    let write_recovery = recovery(restored, &first_acks, &mut verdict);
     for proc in &mut procs {
         proc.stop().await;
     }
@@ -193,6 +200,32 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
         write_recovery,
         publish_recovery,
     }
+}
+
+/// When every context wrote again after `restored`: the slowest context's first
+/// acknowledgement. A context that acknowledged nothing after it fails the case.
+fn recovery(
+    restored: Instant,
+    first_acks: &BTreeMap<Context, Instant>,
+    verdict: &mut Verdict,
+) -> Option<(Duration, Context)> {
+    let silent: Vec<&str> = Context::ALL
+        .into_iter()
+        .filter(|c| !first_acks.contains_key(c))
+        .map(Context::name)
+        .collect();
+    if !silent.is_empty() {
+        verdict.recovered = false;
+        verdict.notes.push(format!(
+            "no write acknowledged after the fault was undone on: {}",
+            silent.join(", ")
+        ));
+        return None;
+    }
+    first_acks
+        .iter()
+        .map(|(context, at)| (*at - restored, *context))
+        .max()
 }
 
 /// Does the fault and undoes it; returns when it was undone.
@@ -231,9 +264,8 @@ async fn inject(
             pg.restart().await;
         }
         (Fault::LeaderLoss, Nats::Cluster(cluster)) => {
-            let urls = cluster.urls();
-            let leader = stream_leader(&urls).await;
-            match leader.as_ref().and_then(|name| cluster.index_of(name)) {
+            let old = leader::current(&cluster.urls()).await;
+            match old.as_ref().and_then(|name| cluster.index_of(name)) {
                 Some(i) => cluster.stop(i),
                 None => {
                     eprintln!("leader-loss: no stream leader found; stopping node 0");
@@ -241,35 +273,17 @@ async fn inject(
                 }
             }
             // Recovery counts from the election of a new leader among the survivors.
-            let killed = Instant::now();
             let survivors = cluster.running_urls();
-            while killed.elapsed() < Duration::from_secs(30) {
-                let now = stream_leader(&survivors).await;
-                if now.is_some() && now != leader {
-                    println!(
-                        "  new stream leader {} ms after the kill",
-                        killed.elapsed().as_millis()
-                    );
-                    break;
+            match leader::elected(&survivors, old.as_deref(), Duration::from_secs(30)).await {
+                Some(took) => {
+                    println!("  new stream leader {} ms after the kill", took.as_millis())
                 }
-                tokio::time::sleep(Duration::from_millis(25)).await;
+                None => eprintln!("leader-loss: no new stream leader within 30 s"),
             }
         }
         (other, _) => panic!("{other:?} does not fit this NATS setup"),
     }
     Instant::now()
-}
-
-async fn stream_leader(urls: &str) -> Option<String> {
-    let client = async_nats::connect(palimpsest_log::relay::server_list(urls))
-        .await
-        .ok()?;
-    let js = async_nats::jetstream::new(client);
-    let mut stream = js
-        .get_stream(palimpsest_log::relay::STREAM_NAME)
-        .await
-        .ok()?;
-    stream.info().await.ok()?.cluster.as_ref()?.leader.clone()
 }
 
 async fn head(env: &Env) -> i64 {
@@ -323,6 +337,13 @@ fn millis(d: Option<Duration>) -> String {
     d.map_or_else(|| "never".into(), |d| format!("{} ms", d.as_millis()))
 }
 
+fn slowest(recovery: Option<(Duration, Context)>) -> String {
+    recovery.map_or_else(
+        || "never".into(),
+        |(d, context)| format!("{} ms ({})", d.as_millis(), context.name()),
+    )
+}
+
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "NO" }
 }
@@ -330,23 +351,30 @@ fn yes(b: bool) -> &'static str {
 /// The results as a Markdown table, then the notes of failed checks.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut out = String::from(
-        "| case | acked writes | lost | duplicated | events | gapless | audit | JetStream = log | read models = rebuild | write recovery | publish recovery |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| case | acked writes (pads/atlas/docs/records/resources) | acked after a retry | lost | duplicated | refused | events | gapless | audit | JetStream = log | read models = rebuild | write recovery (slowest context) | publish recovery |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
         let v = &o.verdict;
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             o.fault.name(),
             v.acked,
+            v.acked_by_context
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            v.retried,
             v.lost,
             v.duplicated,
+            v.refused,
             v.events,
             yes(v.gapless),
             yes(v.audit),
             yes(v.jetstream),
             yes(v.rebuild),
-            millis(o.write_recovery),
+            slowest(o.write_recovery),
             millis(o.publish_recovery),
         ));
     }

@@ -1,5 +1,6 @@
 //! The real `palimpsest` binary, run as child processes the harness can kill -9 and restart.
 
+use super::load::{records, resources};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,8 +41,47 @@ pub struct Env {
     pub nats_url: String,
     /// Replicas of the JetStream stream.
     pub replicas: usize,
-    /// Secrets (admin token, pads API key) and process logs.
+    /// Secrets (admin token, pads API key), the records schema, resources' API keys, its
+    /// content store and process logs.
     pub data_dir: PathBuf,
+}
+
+impl Env {
+    /// The records schema file every process is given.
+    pub fn records_schema(&self) -> PathBuf {
+        self.data_dir.join("records-schema.json")
+    }
+
+    /// Where resources keeps content above its inline limit.
+    pub fn resources_content(&self) -> PathBuf {
+        self.data_dir.join("resources-content")
+    }
+
+    /// Creates the data folder with what the contexts read at start: the records schema
+    /// ([`records::SCHEMA`]) and `resources-keys.json` with one user key, which it returns.
+    pub fn configure(&self) -> Result<String, String> {
+        std::fs::create_dir_all(&self.data_dir)
+            .map_err(|e| format!("{}: {e}", self.data_dir.display()))?;
+        std::fs::write(self.records_schema(), records::SCHEMA)
+            .map_err(|e| format!("records schema: {e}"))?;
+        let key = uuid::Uuid::new_v4().simple().to_string();
+        let keys = serde_json::json!({ &key: { "user_id": resources::USER_ID } });
+        std::fs::write(self.data_dir.join("resources-keys.json"), keys.to_string())
+            .map_err(|e| format!("resources-keys.json: {e}"))?;
+        Ok(key)
+    }
+
+    /// Sets what every `palimpsest` process of the case reads from its environment.
+    fn apply(&self, command: &mut Command) {
+        command
+            .env("DATABASE_URL", &self.database_url)
+            .env("NATS_URL", &self.nats_url)
+            .env("PALIMPSEST_NATS_REPLICAS", self.replicas.to_string())
+            .env("PALIMPSEST_DATA_DIR", &self.data_dir)
+            .env("PALIMPSEST_RECORDS_SCHEMA", self.records_schema())
+            .env("PALIMPSEST_RESOURCES_CONTENT_DIR", self.resources_content())
+            .env("RUST_LOG", "warn");
+    }
 }
 
 /// One running role (`run`, `serve`, `relay`, `project`), restartable with the same arguments.
@@ -80,14 +120,12 @@ impl Proc {
             .map(Stdio::from)
             .unwrap_or_else(|_| Stdio::null())
         };
-        let child = Command::new(binary())
+        let mut command = Command::new(binary());
+        command
             .arg(self.role)
-            .args(["--http", &format!("127.0.0.1:{}", self.port)])
-            .env("DATABASE_URL", &self.env.database_url)
-            .env("NATS_URL", &self.env.nats_url)
-            .env("PALIMPSEST_NATS_REPLICAS", self.env.replicas.to_string())
-            .env("PALIMPSEST_DATA_DIR", &self.env.data_dir)
-            .env("RUST_LOG", "warn")
+            .args(["--http", &format!("127.0.0.1:{}", self.port)]);
+        self.env.apply(&mut command);
+        let child = command
             .stdout(log("out"))
             .stderr(log("err"))
             .spawn()
@@ -161,14 +199,10 @@ impl Drop for Proc {
 /// Runs a one-shot subcommand (`audit verify`, `replay --projection X`) and returns whether it
 /// succeeded and its output.
 pub fn one_shot(env: &Env, args: &[&str]) -> (bool, String) {
-    match Command::new(binary())
-        .args(args)
-        .env("DATABASE_URL", &env.database_url)
-        .env("NATS_URL", &env.nats_url)
-        .env("PALIMPSEST_DATA_DIR", &env.data_dir)
-        .env("RUST_LOG", "warn")
-        .output()
-    {
+    let mut command = Command::new(binary());
+    command.args(args);
+    env.apply(&mut command);
+    match command.output() {
         Ok(out) => (
             out.status.success(),
             format!(

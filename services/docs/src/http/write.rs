@@ -235,7 +235,6 @@ fn attachment_error(e: AttachmentError) -> CouchError {
     }
 }
 
-/// Decides one item: its attachments stored once, its revision against its stream.
 /// What every item of a batch is decided in.
 struct Scope<'a> {
     incarnation: uuid::Uuid,
@@ -245,21 +244,57 @@ struct Scope<'a> {
     writer: &'a Writer,
 }
 
+/// Decides one item: its attachments stored once, its revision against its stream.
+///
+/// Two levels of failure: the outer error means this try could not read what it needs (the log
+/// is unavailable, a stream does not decode) and the whole write fails, appending nothing and
+/// storing nothing under its key, so it can be retried; the inner one is this document's own
+/// outcome (conflict, forbidden, bad document), answered in its place beside the others.
 async fn decide_one(
     attempt: &Attempt,
     batch: &mut Batch,
     scope: &Scope<'_>,
     item: &Item,
-) -> Result<String, CouchError> {
-    let command = command(scope.db, item, scope.new_edits)?;
-    let stream = streams::document(scope.incarnation, &item.doc_id)
-        .map_err(|e| CouchError::bad_request(e.to_string()))?;
+) -> Result<Outcome, CouchError> {
+    let addressed = command(scope.db, item, scope.new_edits).and_then(|command| {
+        streams::document(scope.incarnation, &item.doc_id)
+            .map(|stream| (command, stream))
+            .map_err(|e| CouchError::bad_request(e.to_string()))
+    });
+    let (command, stream) = match addressed {
+        Ok(addressed) => addressed,
+        Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
+    };
     if !batch.states.contains_key(&stream) {
         let loaded: DocState = attempt.load(&stream).await?;
         batch.states.insert(stream.clone(), loaded);
     }
     let state = batch.states.get(&stream).cloned().unwrap_or_default();
-    let (parent, generation) = parent_of(&command, &state);
+    let (events, rev, attachments) = match revision(scope, item, command, &state) {
+        Ok(decided) => decided,
+        Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
+    };
+    if !events.is_empty() {
+        for attachment in attachments {
+            store_attachment(attempt, batch, attachment).await?;
+        }
+    }
+    batch.push(stream.clone(), encode(&events)?);
+    batch
+        .states
+        .insert(stream, events.iter().fold(state, evolve));
+    Ok((item.doc_id.clone(), Ok(rev)))
+}
+
+/// This document's new revision against its state (pure but for the sync function): its
+/// events, its rev, and the attachments it stores.
+fn revision(
+    scope: &Scope<'_>,
+    item: &Item,
+    command: DocCommand,
+    state: &DocState,
+) -> Result<(Vec<DocumentEvent>, String, Vec<NewAttachment>), CouchError> {
+    let (parent, generation) = parent_of(&command, state);
     let body = match &command {
         DocCommand::Edit { body, .. } | DocCommand::Replicate { body, .. } => body.clone(),
     };
@@ -295,7 +330,7 @@ async fn decide_one(
         DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
         DocCommand::Edit { .. } => None,
     };
-    let mut events = decide(command, &state)?;
+    let mut events = decide(command, state)?;
     if let Some(DocumentEvent::RevisionStored {
         doc_id,
         rev,
@@ -329,16 +364,7 @@ async fn decide_one(
         .next_back()
         .or(given_rev)
         .unwrap_or_default();
-    if !events.is_empty() {
-        for attachment in attachments {
-            store_attachment(attempt, batch, attachment).await?;
-        }
-    }
-    batch.push(stream.clone(), encode(&events)?);
-    batch
-        .states
-        .insert(stream, events.iter().fold(state, evolve));
-    Ok(rev)
+    Ok((events, rev, attachments))
 }
 
 /// Appends an attachment's bytes unless its content-addressed stream already holds them.
@@ -392,8 +418,8 @@ async fn decide_all(
             sync_source: db_state.sync.as_deref(),
             writer,
         };
-        let outcome = decide_one(attempt, &mut batch, &scope, item).await;
-        batch.outcomes.push((item.doc_id.clone(), outcome));
+        let outcome = decide_one(attempt, &mut batch, &scope, item).await?;
+        batch.outcomes.push(outcome);
     }
     Ok((batch, db_stream))
 }
