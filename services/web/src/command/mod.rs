@@ -28,5 +28,5 @@ pub use attempt::{Attempt, LoadError, StreamState};
 pub use decision::{Decision, Reply};
 pub use error::CommandError;
 pub use openapi::document_commands;
-pub use request::{CommandRequest, IDEMPOTENCY_KEY, fingerprint_requests};
+pub use request::{CommandRequest, IDEMPOTENCY_KEY, SEMANTIC_HEADERS, fingerprint_requests};
 pub use runner::{Command, CommandRunner};
