@@ -5,6 +5,7 @@ pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod chunks;
 pub mod classes;
 pub mod context;
 pub mod failure;

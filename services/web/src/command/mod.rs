@@ -13,11 +13,16 @@
 //!                 └─ wait until the context's projections show the append (read your writes)
 //! ```
 //!
+//! A call made of several commands ([`CommandRunner::run_call`]) holds its key's turn
+//! throughout, runs each command as a keyed step, and keeps its final answer under the key with
+//! an append of no event.
+//!
 //! Contexts own their states ([`StreamState`]), their deciders and their error type; the
 //! retry loop, expected versions, idempotency and read-your-writes exist here once.
 
 mod attempt;
 mod cache;
+mod call;
 mod decision;
 mod error;
 mod openapi;
@@ -25,6 +30,7 @@ mod request;
 mod runner;
 
 pub use attempt::{Attempt, LoadError, StreamState};
+pub use call::{Steps, count_of, count_reply};
 pub use decision::{Decision, Reply};
 pub use error::CommandError;
 pub use openapi::document_commands;

@@ -41,6 +41,8 @@ pub const SEMANTIC_HEADERS: [&str; 5] = [
 pub struct CommandRequest {
     key: Option<String>,
     hasher: Option<Arc<Mutex<Sha256>>>,
+    /// A fingerprint known in full already (a step of a call carries its call's).
+    fixed: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for CommandRequest {
@@ -57,6 +59,16 @@ impl CommandRequest {
         Self::default()
     }
 
+    /// A request keyed `key` whose fingerprint is `fingerprint` (a step of a call of several
+    /// commands: see [`super::Steps`]).
+    pub(crate) fn derived(key: String, fingerprint: Vec<u8>) -> Self {
+        CommandRequest {
+            key: Some(key),
+            hasher: None,
+            fixed: Some(fingerprint),
+        }
+    }
+
     /// The client's Idempotency-Key, if it sent one.
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
@@ -66,6 +78,9 @@ impl CommandRequest {
     /// [`SEMANTIC_HEADERS`] it carries, and the body bytes the handler has read (all of them,
     /// once its extractors are done).
     pub fn fingerprint(&self) -> Vec<u8> {
+        if let Some(fixed) = &self.fixed {
+            return fixed.clone();
+        }
         match &self.hasher {
             Some(hasher) => match hasher.lock() {
                 Ok(h) => h.clone().finalize().to_vec(),
@@ -129,6 +144,7 @@ pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response 
     request.extensions_mut().insert(CommandRequest {
         key: Some(key),
         hasher: Some(hasher),
+        fixed: None,
     });
     next.run(request).await
 }
