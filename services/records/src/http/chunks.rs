@@ -7,9 +7,7 @@ use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::run::{command, failure};
 use crate::streams::DocKey;
-use palimpsest_web::command::{
-    Attempt, CommandError, Decision, Steps, count_of, count_reply,
-};
+use palimpsest_web::command::{Attempt, CommandError, Decision, Steps, count_of, count_reply};
 use std::future::Future;
 
 /// Documents changed per command.

@@ -9,10 +9,10 @@ use crate::class::{HDR, ORG, builtin};
 use crate::document::{DocumentState, Purge, UniqueState, decide_purge};
 use crate::http::auth::Caller;
 use crate::http::body::args;
+use crate::http::chunks::change_in_chunks;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::chunks::change_in_chunks;
 use crate::http::run::{call, encode};
 use crate::projection::schema::table;
 use palimpsest_events::records::ClassDeclaration;
@@ -154,17 +154,17 @@ pub async fn purge_org(
     call(records, caller, request, |steps| async move {
         let mut purged = 0;
         for class in all_classes(records).await? {
-        let (targets, purge) = match a.z {
-            Some(z) => (
-                candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?,
-                Purge::Before(z),
-            ),
-            None => (
-                candidates(records, &class.clazz, "org = $1", &[&org]).await?,
-                Purge::Everything,
-            ),
-        };
-        purged += purge_docs(records, caller, &steps, &class, targets, purge).await?;
+            let (targets, purge) = match a.z {
+                Some(z) => (
+                    candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?,
+                    Purge::Before(z),
+                ),
+                None => (
+                    candidates(records, &class.clazz, "org = $1", &[&org]).await?,
+                    Purge::Everything,
+                ),
+            };
+            purged += purge_docs(records, caller, &steps, &class, targets, purge).await?;
         }
         Ok(json!({"purged": purged}))
     })

@@ -6,9 +6,9 @@
 
 use crate::document::{DocumentState, decide_reseal, ivs_needed};
 use crate::http::auth::Caller;
+use crate::http::chunks::change_in_chunks;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::chunks::change_in_chunks;
 use crate::http::purges::{all_classes, candidates};
 use crate::http::run::{call, command, encode, failure, rejected};
 use crate::seal::{Nonces, decode};

@@ -75,9 +75,7 @@ impl CommandRunner {
         }
         let fingerprint = request.fingerprint();
         let steps = Steps {
-            call: request
-                .key()
-                .map(|k| (k.to_owned(), fingerprint.clone())),
+            call: request.key().map(|k| (k.to_owned(), fingerprint.clone())),
             taken: Arc::default(),
         };
         let reply = work(steps).await?;
