@@ -133,9 +133,7 @@ impl AppendRequest {
     /// call made of several commands keeps its final answer, which no single command's events
     /// carry. Like any keyed append it is done once; a repeat is answered as replayed.
     pub fn stores_answer_only(&self) -> bool {
-        self.streams.is_empty()
-            && self.reply.is_some()
-            && self.metadata.idempotency_key.is_some()
+        self.streams.is_empty() && self.reply.is_some() && self.metadata.idempotency_key.is_some()
     }
 
     /// How many events the request appends.
