@@ -126,6 +126,12 @@ impl Client<'_> {
     /// Sends `call` twice with one fresh key: same status and body, one append. Returns the
     /// answer as JSON.
     async fn twice(&self, call: &Call) -> Value {
+        self.twice_appending(call, true).await
+    }
+
+    /// [`Client::twice`] for a call that may have nothing to change (its answer is still kept
+    /// under the key, with no event): `appends` says whether its first run appends events.
+    async fn twice_appending(&self, call: &Call, appends: bool) -> Value {
         let key = uuid::Uuid::new_v4().to_string();
         let before = self.head().await;
         let first = self.send(call, Some(&key)).await;
@@ -140,7 +146,7 @@ impl Client<'_> {
             call.path,
             first.0
         );
-        assert!(after_first > before, "{}: nothing appended", call.path);
+        assert_eq!(after_first > before, appends, "{}: appended?", call.path);
         assert_eq!(
             first, second,
             "{}: the repeat answered differently",
@@ -634,6 +640,83 @@ async fn records_write_routes_answer_a_repeated_key_once() {
         json!({"data": {"clazz": "Book", "p1": "own"}}),
     ))
     .await;
+    // The calls made of several commands keep their one answer under the key too.
+    let imported = c
+        .twice(&api(
+            "importOrg",
+            json!({"org": "o2", "docs": [{"clazz": "Book", "p1": "i1", "code": "Z"},
+                                         {"clazz": "Book", "p1": "i2"}]}),
+        ))
+        .await;
+    assert_eq!(imported["result"]["imported"], 2, "{imported}");
+    let purged = |n: u64| json!({"result": {"purged": n}});
+    let dlv = c
+        .twice(&api(
+            "purgeDlvDocs",
+            json!({"org": "o2", "cl": "Book", "ix": "code", "comp": "=", "val": "Z"}),
+        ))
+        .await;
+    assert_eq!(dlv, purged(1));
+    let all = c
+        .twice(&api("purgeAllDocs", json!({"org": "o2", "cl": "Book"})))
+        .await;
+    assert_eq!(all, purged(1));
+    c.twice(&api(
+        "setFTP",
+        json!({"org": "o1", "path": "c/d.pdf", "dp": 1}),
+    ))
+    .await;
+    let ftp = c.twice(&api("purgeAllFTP", json!({"dp": 5}))).await;
+    assert_eq!(ftp, purged(1));
+    let zombies = c
+        .twice(&api("purgeOrgs", json!({"z": 9_000_000_000_000_000_i64})))
+        .await;
+    assert_eq!(zombies, purged(1), "the zombie of the deleted book");
+    let org = c.twice(&api("purgeOrg", json!({"org": "o1"}))).await;
+    assert!(
+        org["result"]["purged"].as_u64() > Some(1),
+        "o1's documents: {org}"
+    );
+    // Nothing sealed with an old key: nothing appended, the answer kept all the same.
+    let rotated = c.twice_appending(&api("rotateKey", json!({})), false).await;
+    assert_eq!(rotated, json!({"result": {"resealed": 0}}));
+    app.stop().await;
+}
+
+/// A call of several commands repeated while the first still runs waits for it and answers
+/// what it answered (not a second, empty, run).
+#[tokio::test]
+async fn a_concurrent_repeat_of_a_records_call_gets_the_first_answer() {
+    let app = TestApp::start().await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let admin = app.admin_token();
+    let api = |function: &str, body: Value| {
+        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
+    };
+    let docs: Vec<Value> = (0..120)
+        .map(|i| json!({"clazz": "Item", "p1": format!("i{i}")}))
+        .collect();
+    c.send(
+        &api(
+            "declareClass",
+            json!({"clazz": "Item", "sync": true, "pk": ["p1"], "collections": [], "indexes": []}),
+        ),
+        None,
+    )
+    .await;
+    let (status, body) = c
+        .send(&api("importOrg", json!({"org": "o1", "docs": docs})), None)
+        .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let purge = api("purgeAllDocs", json!({"org": "o1", "cl": "Item"}));
+    let key = uuid::Uuid::new_v4().to_string();
+    let (first, second) = tokio::join!(c.send(&purge, Some(&key)), c.send(&purge, Some(&key)));
+    assert_eq!(first, second, "both answered alike");
+    let answer: Value = serde_json::from_slice(&first.1).expect("json");
+    assert_eq!(answer, json!({"result": {"purged": 120}}));
     app.stop().await;
 }
 
@@ -698,6 +781,41 @@ async fn records_refuses_a_key_another_caller_already_used() {
             "{function}: o2's own request, without the key, is served"
         );
     }
+    app.stop().await;
+}
+
+/// The headers that carry a write's input are part of what a key is bound to: the same key,
+/// body and path with another `Slug` (the property's name) is another request, a 422.
+#[tokio::test]
+async fn a_key_reused_with_another_slug_is_422() {
+    let keys = r#"{"ann-key": {"user_id": 10}}"#;
+    let app = TestApp::builder()
+        .data_file("resources-keys.json", keys)
+        .start()
+        .await;
+    let c = Client {
+        app: &app,
+        http: reqwest::Client::new(),
+    };
+    let create = |slug: &str| {
+        Call::raw(
+            reqwest::Method::POST,
+            "/resources/@api/deki/pages/1/properties",
+            "same value",
+            "text/plain",
+        )
+        .bearer("ann-key")
+        .header("slug", slug)
+    };
+    let key = uuid::Uuid::new_v4().to_string();
+    let (status, body) = c.send(&create("one"), Some(&key)).await;
+    assert!(status < 300, "{status} {}", String::from_utf8_lossy(&body));
+    let head = c.head().await;
+    let (status, body) = c.send(&create("two"), Some(&key)).await;
+    assert_eq!(status, 422, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(c.head().await, head, "nothing appended");
+    let (again, _) = c.send(&create("one"), Some(&key)).await;
+    assert!(again < 300, "the true repeat is still answered");
     app.stop().await;
 }
 

@@ -77,9 +77,9 @@ impl AppendRequest {
     /// Checks the request's shape before it reaches the database, and that every reader
     /// downstream can carry its events (see [`crate::limits`]).
     pub(crate) fn validate(&self, limits: &Limits) -> Result<(), AppendError> {
-        if self.streams.is_empty() {
+        if self.streams.is_empty() && !self.stores_answer_only() {
             return Err(AppendError::Invalid(
-                "an append needs at least one stream".into(),
+                "an append needs at least one stream, or an idempotency key and a reply".into(),
             ));
         }
         let mut seen = std::collections::HashSet::new();
@@ -127,6 +127,13 @@ impl AppendRequest {
             ));
         }
         Ok(())
+    }
+
+    /// Whether the request only stores an answer under its idempotency key (no stream): how a
+    /// call made of several commands keeps its final answer, which no single command's events
+    /// carry. Like any keyed append it is done once; a repeat is answered as replayed.
+    pub fn stores_answer_only(&self) -> bool {
+        self.streams.is_empty() && self.reply.is_some() && self.metadata.idempotency_key.is_some()
     }
 
     /// How many events the request appends.

@@ -75,12 +75,10 @@ impl Planner<'_> {
             }
         }
         let events = self.record(req);
-        if let (Some(key), Some(first), Some(last)) =
-            (&req.metadata.idempotency_key, events.first(), events.last())
-        {
+        if let Some(key) = &req.metadata.idempotency_key {
             self.seen
                 .keys
-                .insert(key.clone(), (first.position, last.position));
+                .insert(key.clone(), key_range(&events, self.position));
         }
         Plan::Write(events)
     }
@@ -147,6 +145,16 @@ impl Planner<'_> {
     }
 }
 
+/// The positions an idempotency key is stored with: its command's first and last event, or,
+/// for a command with no event (an answer stored alone), the empty range just after
+/// `position`, the log's end when it was planned (a replay of it reads back no event).
+fn key_range(events: &[RecordedEvent], position: i64) -> (i64, i64) {
+    match (events.first(), events.last()) {
+        (Some(first), Some(last)) => (first.position, last.position),
+        _ => (position + 1, position),
+    }
+}
+
 /// Column arrays of the batch's statements.
 #[derive(Default)]
 pub(crate) struct Rows {
@@ -200,18 +208,23 @@ impl RememberedKeys {
 
 impl Rows {
     /// The rows of every accepted command.
-    pub(crate) fn of(requests: &[AppendRequest], plans: &[Plan]) -> Result<Rows, AppendError> {
+    /// The rows of every accepted command of a batch planned from log position `start`.
+    pub(crate) fn of(
+        requests: &[AppendRequest],
+        plans: &[Plan],
+        start: i64,
+    ) -> Result<Rows, AppendError> {
         let mut rows = Rows::default();
+        let mut position = start;
         for (req, p) in requests.iter().zip(plans) {
             let Plan::Write(events) = p else { continue };
             for e in events {
                 rows.push(e)?;
+                position = e.position;
             }
-            if let (Some(key), Some(first), Some(last)) =
-                (&req.metadata.idempotency_key, events.first(), events.last())
-            {
-                rows.keys
-                    .push(key, first.position, last.position, req.reply.as_ref());
+            if let Some(key) = &req.metadata.idempotency_key {
+                let (first, last) = key_range(events, position);
+                rows.keys.push(key, first, last, req.reply.as_ref());
             }
         }
         Ok(rows)

@@ -289,7 +289,7 @@ impl Appender {
         let last_event = self.known.last_event;
         let planning = Instant::now();
         let (plans, position) = self.plan(&requests, expected, Seen::default());
-        let rows = match Rows::of(&requests, &plans) {
+        let rows = match Rows::of(&requests, &plans, expected) {
             Ok(rows) if !needs_care(&plans) => rows,
             _ => {
                 self.known.forget();
@@ -572,7 +572,7 @@ impl Appender {
         if !careful && needs_care(&plans) {
             return Ok(None);
         }
-        let rows = Rows::of(requests, &plans)?;
+        let rows = Rows::of(requests, &plans, start)?;
         self.budget.add(Phase::Plan, planning.elapsed());
         let sent = Instant::now();
         write(client, &rows, position).await?;
@@ -596,13 +596,32 @@ impl Appender {
 /// The batch's writes, pipelined with `COMMIT`. Should one of them fail, Postgres turns the
 /// `COMMIT` into a rollback, and the failed write's error is what this returns.
 async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), AppendError> {
+    let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
+    let keys = &rows.keys;
+    let remember_params: [&(dyn ToSql + Sync); 7] = [
+        &keys.key,
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+    ];
     if rows.position.is_empty() {
-        client.batch_execute("COMMIT").await?;
+        // No event: at most answers stored alone under their keys (pipelined with `COMMIT`,
+        // which a failed insert turns into a rollback, as below).
+        if keys.key.is_empty() {
+            client.batch_execute("COMMIT").await?;
+        } else {
+            tokio::try_join!(
+                client.execute(&remember, &remember_params),
+                client.batch_execute("COMMIT"),
+            )?;
+        }
         return Ok(());
     }
     let insert = client.prepare_cached(INSERT_SQL).await?;
     let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
-    let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
     let advance = client.prepare_cached(ADVANCE_SQL).await?;
     let notify = client.prepare_cached(NOTIFY_SQL).await?;
     let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
@@ -627,16 +646,6 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
         &rows.hash,
     ];
     let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
-    let keys = &rows.keys;
-    let remember_params: [&(dyn ToSql + Sync); 7] = [
-        &keys.key,
-        &keys.first,
-        &keys.last,
-        &keys.request_hash,
-        &keys.status,
-        &keys.content_type,
-        &keys.body,
-    ];
     let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
     tokio::try_join!(

@@ -1,7 +1,7 @@
 //! The log against a real Postgres: appends, conflicts, idempotency, immutability, ordering, audit.
 
 use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, StreamName};
-use palimpsest_log::{AppendError, AppendRequest, EventStore, audit};
+use palimpsest_log::{AppendError, AppendRequest, EventStore, StoredReply, audit};
 use palimpsest_testkit::TestDb;
 use serde_json::json;
 
@@ -157,6 +157,63 @@ async fn a_retried_command_returns_the_first_result_and_appends_nothing() {
     assert!(twice.replayed);
     assert_eq!(twice.events, once.events);
     assert_eq!(store.head_position().await.expect("head"), 2);
+    db.drop().await;
+}
+
+/// A call made of several commands keeps its final answer under its key with no event of its
+/// own: stored once, a repeat is replayed (nothing appended), and the key's positions read back
+/// no event.
+#[tokio::test]
+async fn an_answer_is_stored_alone_under_its_key_once() {
+    let (db, store) = setup().await;
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::NoStream, vec![event(1)]))
+        .await
+        .expect("an event first");
+    let reply = StoredReply {
+        request_hash: vec![1, 2, 3],
+        status: 200,
+        content_type: "application/json".into(),
+        body: br#"{"purged":3}"#.to_vec(),
+    };
+    let answer = |body: &[u8]| {
+        AppendRequest::new()
+            .metadata(Metadata {
+                idempotency_key: Some("call-1".into()),
+                ..Default::default()
+            })
+            .reply(StoredReply {
+                body: body.to_vec(),
+                ..reply.clone()
+            })
+    };
+    let first = store.append(answer(&reply.body)).await.expect("stored");
+    assert!(!first.replayed);
+    assert!(first.events.is_empty());
+    assert_eq!(
+        store.command_reply("call-1").await.expect("read"),
+        Some(Some(reply.clone()))
+    );
+    let again = store.append(answer(b"{}")).await.expect("repeat");
+    assert!(again.replayed, "a second answer under the key is a repeat");
+    assert!(again.events.is_empty());
+    assert_eq!(
+        store.command_reply("call-1").await.expect("read"),
+        Some(Some(reply)),
+        "the first answer is kept"
+    );
+    assert_eq!(store.head_position().await.expect("head"), 1);
+    // Without a key (or a reply) an append with no stream is still malformed.
+    let keyless = AppendRequest::new().reply(StoredReply {
+        request_hash: vec![],
+        status: 200,
+        content_type: "text/plain".into(),
+        body: vec![],
+    });
+    assert!(matches!(
+        store.append(keyless).await,
+        Err(AppendError::Invalid(_))
+    ));
     db.drop().await;
 }
 

@@ -6,6 +6,7 @@ use crate::server;
 use palimpsest_log::relay::{self, RelayConfig};
 use palimpsest_projections::spawn_runner;
 use palimpsest_web::AppState;
+use palimpsest_web::background::Background;
 use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -35,11 +36,16 @@ pub struct Running {
 }
 
 impl Running {
-    /// Waits until every task has ended (after `shutdown` is cancelled, or a server error).
+    /// Waits until every task has ended (after `shutdown` is cancelled, or a server error),
+    /// the contexts' background tasks included.
     pub async fn join(self) {
         for t in self.tasks {
-            let _ = t.await;
+            if let Err(e) = t.await {
+                tracing::error!(error = %e, "a task failed");
+            }
         }
+        self.state.background.stop();
+        self.state.background.join().await;
     }
 
     /// Adds a task that stops with the others (it must end when `shutdown` is cancelled).
@@ -76,6 +82,8 @@ pub async fn start(
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
     let mut state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
     let shutdown = CancellationToken::new();
+    // Before any router is built: the contexts start their background tasks with it.
+    state.background = Background::stopped_by(shutdown.clone());
     let mut tasks = Vec::new();
     if roles.project {
         for projection in contexts::projections(&selected) {

@@ -63,3 +63,39 @@ async fn a_task_runs_nb_times_then_is_deleted_and_a_failure_is_recorded() {
     );
     r.stop().await;
 }
+
+/// The task runner is one of the app's background tasks: `stop` ends it and waits for it, so
+/// nothing of the app is left retrying against the dropped database. What the runner holds (the
+/// handlers) is released once the app stopped.
+#[tokio::test]
+async fn the_task_runner_stops_with_the_app() {
+    let held = Arc::new(());
+    let alive = Arc::downgrade(&held);
+    let idle: TaskHandler = Arc::new(move |_| {
+        let _held = held.clone();
+        Box::pin(async { Ok(()) })
+    });
+    let mut settings = Settings {
+        task_poll_ms: 20,
+        ..Settings::default()
+    };
+    settings.tasks.insert("Rien".into(), idle);
+    let r = Records::start_with(settings).await;
+    let background = r.state.background.clone();
+    assert!(
+        background.running() >= 1,
+        "the runner runs as a background task"
+    );
+    drop(r.state);
+    drop(r.http);
+    r.app.stop().await;
+    assert_eq!(
+        background.running(),
+        0,
+        "a background task outlived the app"
+    );
+    assert!(
+        alive.upgrade().is_none(),
+        "the runner's handlers are still held after the app stopped"
+    );
+}

@@ -3,6 +3,7 @@
 //! `/v1/events` API over the log, and read-your-writes.
 
 pub mod admin;
+pub mod background;
 pub mod command;
 pub mod error;
 pub mod health;

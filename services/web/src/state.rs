@@ -1,5 +1,6 @@
 //! The application state every context's router receives.
 
+use crate::background::Background;
 use crate::command::{CommandError, CommandRunner};
 use crate::{ApiError, secret};
 use axum::http::StatusCode;
@@ -28,6 +29,8 @@ pub struct AppState {
     pub commands: CommandRunner,
     /// The relay's state, when this process runs the relay (readiness reports it).
     pub relay: Option<RelayHealth>,
+    /// Tasks contexts run beside their routes; they stop and are joined with the process.
+    pub background: Background,
 }
 
 /// Why the state could not be built.
@@ -60,6 +63,7 @@ impl AppState {
             watch,
             admin_token: Arc::new(admin_token),
             relay: None,
+            background: Background::default(),
         })
     }
 

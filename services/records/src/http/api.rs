@@ -113,22 +113,22 @@ async fn dispatch(
         "updateOrg" => writes::write_org(req, body, true).await,
         "declareClass" => admin::declare_class(records, &caller, request, body).await,
         "issueOrgToken" => admin::issue_org_token(records, &caller, request, body).await,
-        "purgeAllDocs" => purges::purge_all_docs(records, &caller, body).await,
-        "purgeOrg" => purges::purge_org(records, &caller, body).await,
-        "purgeOrgs" => purges::purge_orgs(records, &caller, body).await,
-        "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, body).await,
+        "purgeAllDocs" => purges::purge_all_docs(records, &caller, request, body).await,
+        "purgeOrg" => purges::purge_org(records, &caller, request, body).await,
+        "purgeOrgs" => purges::purge_orgs(records, &caller, request, body).await,
+        "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, request, body).await,
         "setFTP" => ftp::set_ftp(records, &caller, request, body).await,
         "purgeFTP" => ftp::purge_ftp(records, &caller, request, body).await,
         "listFTP" => ftp::list_ftp(records, &caller, body).await,
-        "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, body).await,
+        "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, request, body).await,
         "setTask" => tasks::set_task(records, &caller, request, body).await,
         "nextTask" => tasks::next_task(records, &caller, body).await,
         "exportOrg" => transfer::export_org(records, &caller, body).await,
-        "importOrg" => transfer::import_org(records, &caller, body).await,
+        "importOrg" => transfer::import_org(records, &caller, request, body).await,
         "rotateKey" => {
             // It takes no argument, but its body is still an object like every function's.
             crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
-            rotate::rotate_key(records, &caller).await
+            rotate::rotate_key(records, &caller, request).await
         }
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     }

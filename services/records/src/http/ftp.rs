@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
+use crate::http::run::{call, command, encode, failure, opened, rejected, sealed_for};
 use crate::streams;
 use palimpsest_events::records::FtpEvent;
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
@@ -128,32 +128,39 @@ pub async fn list_ftp(records: &Records, caller: &Caller, body: &[u8]) -> Result
     Ok(json!({"rows": rows}))
 }
 
-/// `purgeAllFTP` (admin): unlists every file whose day of purge is at or before `dp`.
+/// `purgeAllFTP` (admin): unlists every file whose day of purge is at or before `dp`; one call
+/// under the request's Idempotency-Key, a command (step) per organisation.
 pub async fn purge_all_ftp(
     records: &Records,
     caller: &Caller,
+    request: &CommandRequest,
     body: &[u8],
 ) -> Result<Value, Failure> {
     caller.admin("purgeAllFTP")?;
     let a: Day = args(body)?;
-    let mut by_org: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (org, path, _) in due(records, a.dp).await? {
-        by_org.entry(org).or_default().push(path);
-    }
-    let mut purged = 0;
-    let none = CommandRequest::none();
-    for (org, paths) in by_org {
-        let dp = a.dp;
-        let result = change(records, caller, &none, &org, |state| {
-            let due: Vec<&str> = paths
-                .iter()
-                .map(String::as_str)
-                .filter(|p| state.0.get(*p).is_some_and(|day| *day <= dp))
-                .collect();
-            Ok(ftp::purge(state, &org, due))
-        })
-        .await?;
-        purged += result["changed"].as_u64().unwrap_or(0);
-    }
-    Ok(json!({"purged": purged}))
+    call(records, caller, request, |steps| async move {
+        let mut by_org: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for (org, path, _) in due(records, a.dp).await? {
+            by_org.entry(org).or_default().push(path);
+        }
+        let mut purged = 0;
+        for (org, paths) in by_org {
+            let dp = a.dp;
+            let step = steps.next(format!("{org}\0{}", paths.join("\0")).as_bytes());
+            let result = change(records, caller, &step, &org, |state| {
+                let due: Vec<&str> = paths
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|p| state.0.get(*p).is_some_and(|day| *day <= dp))
+                    .collect();
+                Ok(ftp::purge(state, &org, due))
+            })
+            .await?;
+            purged += result["changed"].as_u64().ok_or_else(|| {
+                Failure::internal(format!("purgeFTP answered no count: {result}"))
+            })?;
+        }
+        Ok(json!({"purged": purged}))
+    })
+    .await
 }

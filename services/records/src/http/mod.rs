@@ -5,6 +5,7 @@ pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod chunks;
 pub mod classes;
 pub mod context;
 pub mod failure;
@@ -64,7 +65,8 @@ fn declare_schema(records: &Records) {
         return;
     }
     let records = records.clone();
-    tokio::spawn(async move {
+    let background = records.app.background.clone();
+    background.spawn("records schema", move |_| async move {
         for class in records.settings.schema.clone() {
             let clazz = class.clazz.clone();
             let request = CommandRequest::none();

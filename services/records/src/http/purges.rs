@@ -1,30 +1,27 @@
 //! The purges "out of transaction" (admin): purgeAllDocs, purgeOrg, purgeOrgs, purgeDlvDocs.
 //!
 //! Candidates come from the row tables; each is then purged by a decision on its own stream
-//! state (in commands of [`CHUNK`] documents), so a document that changed since it was listed is
-//! judged as it is now. A purge repeated purges nothing more: purges are idempotent by nature.
+//! state (in commands of [`crate::http::chunks::CHUNK`] documents), so a document that changed
+//! since it was listed is judged as it is now. Each purge is one call under its Idempotency-Key
+//! ([`call`]): a repeat answers the first count and appends nothing.
 
 use crate::class::{HDR, ORG, builtin};
 use crate::document::{DocumentState, Purge, UniqueState, decide_purge};
 use crate::http::auth::Caller;
 use crate::http::body::args;
+use crate::http::chunks::change_in_chunks;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::run::{command, encode, failure};
+use crate::http::run::{call, encode};
 use crate::projection::schema::table;
-use crate::streams::DocKey;
-use axum::http::StatusCode;
 use palimpsest_events::records::ClassDeclaration;
 use palimpsest_events::records::UniqueEvent;
-use palimpsest_web::command::{CommandRequest, Decision, Reply};
+use palimpsest_web::command::{CommandRequest, Steps};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_postgres::error::SqlState;
-
-/// Documents purged per command.
-pub const CHUNK: usize = 50;
 
 /// Every class with a row table: the declared ones, `Hdr` and `Org`.
 pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, Failure> {
@@ -70,59 +67,43 @@ pub(crate) async fn candidates(
     }
 }
 
-/// Purges `targets` of `class` as `purge` says; answers how many documents changed.
+/// Purges `targets` of `class` as `purge` says, a command per chunk (steps of the call);
+/// answers how many documents changed.
 pub async fn purge_docs(
     records: &Records,
     caller: &Caller,
+    steps: &Steps,
     class: &Arc<ClassDeclaration>,
     targets: Vec<(String, String)>,
     purge: Purge,
 ) -> Result<u64, Failure> {
-    let mut purged = 0;
-    let none = CommandRequest::none();
-    for chunk in targets.chunks(CHUNK) {
-        let keys: Vec<DocKey> = chunk
-            .iter()
-            .map(|(org, pk)| DocKey {
-                org: org.clone(),
-                clazz: class.clazz.clone(),
-                pk: pk.clone(),
-            })
-            .collect();
-        let keys = &keys;
-        let reply = records
-            .app
-            .commands
-            .run(command(&none, caller), |attempt| async move {
-                let mut decision =
-                    Decision::new(Reply::json(StatusCode::OK, &json!({"purged": 0})));
-                let mut count = 0;
-                for key in keys {
-                    let state: DocumentState = attempt.load(&key.stream()).await?;
-                    let (events, releases) = decide_purge(key, class, &state, purge);
-                    if events.is_empty() {
-                        continue;
-                    }
-                    count += 1;
-                    let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-                    decision = decision.write(key.stream(), events);
-                    for (lock, release) in releases {
-                        let held: UniqueState = attempt.load(&lock.stream()).await?;
-                        if let UniqueEvent::UniqueReleased { owner } = &release
-                            && held.owner.as_ref() == Some(owner)
-                        {
-                            decision = decision.write(lock.stream(), vec![encode(&release)?]);
-                        }
-                    }
+    let class = &**class;
+    change_in_chunks(
+        records,
+        caller,
+        steps,
+        &class.clazz,
+        &targets,
+        |attempt, key, mut decision| async move {
+            let state: DocumentState = attempt.load(&key.stream()).await?;
+            let (events, releases) = decide_purge(&key, class, &state, purge);
+            if events.is_empty() {
+                return Ok((decision, false));
+            }
+            let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+            decision = decision.write(key.stream(), events);
+            for (lock, release) in releases {
+                let held: UniqueState = attempt.load(&lock.stream()).await?;
+                if let UniqueEvent::UniqueReleased { owner } = &release
+                    && held.owner.as_ref() == Some(owner)
+                {
+                    decision = decision.write(lock.stream(), vec![encode(&release)?]);
                 }
-                Ok(decision.with_reply(Reply::json(StatusCode::OK, &json!({"purged": count}))))
-            })
-            .await
-            .map_err(failure)?;
-        let body: Value = reply.json_body().map_err(Failure::internal)?;
-        purged += body["purged"].as_u64().unwrap_or(0);
-    }
-    Ok(purged)
+            }
+            Ok((decision, true))
+        },
+    )
+    .await
 }
 
 /// `purgeAllDocs {org, cl}`.
@@ -136,15 +117,20 @@ struct PurgeAllDocs {
 pub async fn purge_all_docs(
     records: &Records,
     caller: &Caller,
+    request: &CommandRequest,
     body: &[u8],
 ) -> Result<Value, Failure> {
     caller.admin("purgeAllDocs")?;
     let a: PurgeAllDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
-    let class = classes::find(records, &a.cl).await?.class;
-    let targets = candidates(records, &class.clazz, "org = $1", &[&org]).await?;
-    let purged = purge_docs(records, caller, &class, targets, Purge::Everything).await?;
-    Ok(json!({"purged": purged}))
+    call(records, caller, request, |steps| async move {
+        let class = classes::find(records, &a.cl).await?.class;
+        let targets = candidates(records, &class.clazz, "org = $1", &[&org]).await?;
+        let purged =
+            purge_docs(records, caller, &steps, &class, targets, Purge::Everything).await?;
+        Ok(json!({"purged": purged}))
+    })
+    .await
 }
 
 /// `purgeOrg {org, z?}`.
@@ -156,25 +142,33 @@ struct PurgeOrg {
 
 /// `purgeOrg` (admin): with `z`, the org's zombies and `del` rows older than `z`; without, every
 /// document of the org in every class (its `Org` document included).
-pub async fn purge_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_org(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("purgeOrg")?;
     let a: PurgeOrg = args(body)?;
     let org = caller.org(Some(&a.org))?;
-    let mut purged = 0;
-    for class in all_classes(records).await? {
-        let (targets, purge) = match a.z {
-            Some(z) => (
-                candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?,
-                Purge::Before(z),
-            ),
-            None => (
-                candidates(records, &class.clazz, "org = $1", &[&org]).await?,
-                Purge::Everything,
-            ),
-        };
-        purged += purge_docs(records, caller, &class, targets, purge).await?;
-    }
-    Ok(json!({"purged": purged}))
+    call(records, caller, request, |steps| async move {
+        let mut purged = 0;
+        for class in all_classes(records).await? {
+            let (targets, purge) = match a.z {
+                Some(z) => (
+                    candidates(records, &class.clazz, "org = $1 AND z < $2", &[&org, &z]).await?,
+                    Purge::Before(z),
+                ),
+                None => (
+                    candidates(records, &class.clazz, "org = $1", &[&org]).await?,
+                    Purge::Everything,
+                ),
+            };
+            purged += purge_docs(records, caller, &steps, &class, targets, purge).await?;
+        }
+        Ok(json!({"purged": purged}))
+    })
+    .await
 }
 
 /// `purgeOrgs {z}`.
@@ -184,15 +178,24 @@ struct PurgeOrgs {
 }
 
 /// `purgeOrgs` (admin): zombies and `del` rows older than `z` in every organisation.
-pub async fn purge_orgs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn purge_orgs(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("purgeOrgs")?;
     let a: PurgeOrgs = args(body)?;
-    let mut purged = 0;
-    for class in all_classes(records).await? {
-        let targets = candidates(records, &class.clazz, "z < $1", &[&a.z]).await?;
-        purged += purge_docs(records, caller, &class, targets, Purge::Before(a.z)).await?;
-    }
-    Ok(json!({"purged": purged}))
+    call(records, caller, request, |steps| async move {
+        let mut purged = 0;
+        for class in all_classes(records).await? {
+            let targets = candidates(records, &class.clazz, "z < $1", &[&a.z]).await?;
+            purged +=
+                purge_docs(records, caller, &steps, &class, targets, Purge::Before(a.z)).await?;
+        }
+        Ok(json!({"purged": purged}))
+    })
+    .await
 }
 
 /// `purgeDlvDocs {org, cl, ix, comp, val, lsp?}`.
@@ -211,11 +214,26 @@ struct PurgeDlvDocs {
 pub async fn purge_dlv_docs(
     records: &Records,
     caller: &Caller,
+    request: &CommandRequest,
     body: &[u8],
 ) -> Result<Value, Failure> {
     caller.admin("purgeDlvDocs")?;
     let a: PurgeDlvDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
+    call(records, caller, request, |steps| async move {
+        dlv_docs(records, caller, &steps, org, &a).await
+    })
+    .await
+}
+
+/// `purgeDlvDocs` once its arguments are checked.
+async fn dlv_docs(
+    records: &Records,
+    caller: &Caller,
+    steps: &Steps,
+    org: String,
+    a: &PurgeDlvDocs,
+) -> Result<Value, Failure> {
     let class = classes::find(records, &a.cl).await?.class;
     let found = crate::http::reads::by_index(
         records,
@@ -239,6 +257,6 @@ pub async fn purge_dlv_docs(
         .filter(|pk| a.lsp.as_ref().is_none_or(|keep| keep.contains(pk)))
         .map(|pk| (org.clone(), pk))
         .collect();
-    let purged = purge_docs(records, caller, &class, targets, Purge::Everything).await?;
+    let purged = purge_docs(records, caller, steps, &class, targets, Purge::Everything).await?;
     Ok(json!({"purged": purged}))
 }

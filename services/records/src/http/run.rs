@@ -24,7 +24,7 @@ use axum::http::StatusCode;
 use palimpsest_events::records::{DocumentEvent, UniqueEvent};
 use palimpsest_events::{DecodeError, DomainEvent, Metadata, NewEvent, RecordedEvent, StreamName};
 use palimpsest_web::command::{
-    Attempt, Command, CommandError, CommandRequest, Decision, Reply, StreamState,
+    Attempt, Command, CommandError, CommandRequest, Decision, Reply, Steps, StreamState,
 };
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -143,6 +143,32 @@ pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, Fai
         return Err(failure(CommandError::KeyReused));
     }
     Ok(body.get("result").cloned().unwrap_or(Value::Null))
+}
+
+/// Runs a call of several commands (purges, import, key rotation) under the request's key:
+/// `work`'s commands take their requests from the [`Steps`] it is given, and its result is kept
+/// sealed for `caller` under the key, so a repeat gets that very result and another caller
+/// reusing the key is refused.
+pub async fn call<F, Fut>(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    work: F,
+) -> Result<Value, Failure>
+where
+    F: FnOnce(Steps) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, Failure>>,
+{
+    let reply = records
+        .app
+        .commands
+        .run_call(request, CONTEXT, |steps| async move {
+            let result = work(steps).await.map_err(CommandError::Rejected)?;
+            sealed_for(records, caller, result)
+        })
+        .await
+        .map_err(failure)?;
+    opened(&records.key, caller, reply)
 }
 
 /// One operation to run: its writes (classes already found) and who asks.

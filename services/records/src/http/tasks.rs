@@ -162,23 +162,34 @@ pub async fn next_task(records: &Records, caller: &Caller, body: &[u8]) -> Resul
     Ok(next_due(records, &a.time).await?.unwrap_or(Value::Null))
 }
 
-/// Starts the runner when handlers are registered.
+/// Starts the runner when handlers are registered, as a background task of the app: it stops
+/// when the app stops (a task handler cut short is run again, as after a crash: its task was
+/// rescheduled before it ran).
 pub fn spawn_runner(records: &Records, settings: &Settings) {
     if settings.tasks.is_empty() {
         return;
     }
     let records = records.clone();
-    tokio::spawn(async move {
+    let background = records.app.background.clone();
+    background.spawn("records task runner", move |stop| async move {
+        let pause = Duration::from_millis(records.settings.task_poll_ms);
         loop {
-            if let Err(e) = lead(&records).await {
-                tracing::warn!(
-                    code = e.code,
-                    message = e.message,
-                    "records: task runner stopped; restarting"
-                );
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                outcome = lead(&records) => if let Err(e) = outcome {
+                    tracing::warn!(
+                        code = e.code,
+                        message = e.message,
+                        "records: task runner stopped; restarting"
+                    );
+                },
             }
-            tokio::time::sleep(Duration::from_millis(records.settings.task_poll_ms)).await;
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(pause) => {}
+            }
         }
+        tracing::info!("records: task runner stopped with the app");
     });
 }
 

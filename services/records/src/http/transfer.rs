@@ -14,9 +14,9 @@ use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
 use crate::http::purges::all_classes;
-use crate::http::run::{Operation, run};
+use crate::http::run::{Operation, call, run};
 use crate::projection::schema::table;
-use palimpsest_web::command::CommandRequest;
+use palimpsest_web::command::{CommandRequest, Steps};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_postgres::error::SqlState;
@@ -77,47 +77,68 @@ struct Import {
 }
 
 /// `importOrg`: inserts each exported document into `org` (its own or another: re-keyed);
-/// answers how many. A document already there stops the import with `EXISTS` (the operations
-/// before it are kept; importing again after removing it goes on).
-pub async fn import_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+/// answers how many. One call under the request's Idempotency-Key, an operation (step) per
+/// chunk. A document already there stops the import with `EXISTS` (the operations before it are
+/// kept; the same call retried replays them and goes on, e.g. after removing that document).
+pub async fn import_org(
+    records: &Records,
+    caller: &Caller,
+    request: &CommandRequest,
+    body: &[u8],
+) -> Result<Value, Failure> {
     caller.admin("importOrg")?;
     let a: Import = args(body)?;
     let org = caller.org(Some(&a.org))?;
-    let mut imported = 0;
-    let none = CommandRequest::none();
-    for chunk in a.docs.chunks(CHUNK) {
-        let mut writes = Vec::with_capacity(chunk.len());
-        for data in chunk {
-            let cl = clazz(data)?;
-            if [HDR, ORG, TASK, FTP].contains(&cl.as_str()) {
-                return Err(Failure::bad(format!("class {cl} is not imported")));
-            }
-            let found = classes::find(records, &cl).await?;
-            let mut data = data.clone();
-            for technical in ["org", "v", "x", "pk"] {
-                data.remove(technical);
-            }
-            writes.push((
-                found.clone(),
-                Write {
-                    class: found.class,
-                    org: org.clone(),
-                    action: Action::Insert(data),
-                },
-            ));
+    call(records, caller, request, |steps| async move {
+        let mut imported = 0;
+        for chunk in a.docs.chunks(CHUNK) {
+            imported += import_chunk(records, caller, &steps, &org, chunk).await?;
         }
-        let count = writes.len();
-        run(
-            records,
-            Operation {
-                caller,
-                request: &none,
-                writes,
-                single: false,
+        Ok(json!({"imported": imported}))
+    })
+    .await
+}
+
+/// Inserts one chunk of an import in one operation; answers how many documents it inserted.
+async fn import_chunk(
+    records: &Records,
+    caller: &Caller,
+    steps: &Steps,
+    org: &str,
+    chunk: &[Map<String, Value>],
+) -> Result<usize, Failure> {
+    let mut writes = Vec::with_capacity(chunk.len());
+    for data in chunk {
+        let cl = clazz(data)?;
+        if [HDR, ORG, TASK, FTP].contains(&cl.as_str()) {
+            return Err(Failure::bad(format!("class {cl} is not imported")));
+        }
+        let found = classes::find(records, &cl).await?;
+        let mut data = data.clone();
+        for technical in ["org", "v", "x", "pk"] {
+            data.remove(technical);
+        }
+        writes.push((
+            found.clone(),
+            Write {
+                class: found.class,
+                org: org.to_owned(),
+                action: Action::Insert(data),
             },
-        )
-        .await?;
-        imported += count;
+        ));
     }
-    Ok(json!({"imported": imported}))
+    let count = writes.len();
+    // The chunk's documents are fixed by the request (its fingerprint): its place names it.
+    let request = steps.next(&[]);
+    run(
+        records,
+        Operation {
+            caller,
+            request: &request,
+            writes,
+            single: false,
+        },
+    )
+    .await?;
+    Ok(count)
 }

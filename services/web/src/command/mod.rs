@@ -13,11 +13,16 @@
 //!                 └─ wait until the context's projections show the append (read your writes)
 //! ```
 //!
+//! A call made of several commands ([`CommandRunner::run_call`]) holds its key's turn
+//! throughout, runs each command as a keyed step, and keeps its final answer under the key with
+//! an append of no event.
+//!
 //! Contexts own their states ([`StreamState`]), their deciders and their error type; the
 //! retry loop, expected versions, idempotency and read-your-writes exist here once.
 
 mod attempt;
 mod cache;
+mod call;
 mod decision;
 mod error;
 mod openapi;
@@ -25,8 +30,9 @@ mod request;
 mod runner;
 
 pub use attempt::{Attempt, LoadError, StreamState};
+pub use call::{Steps, count_of, count_reply};
 pub use decision::{Decision, Reply};
 pub use error::CommandError;
 pub use openapi::{document_commands, idempotency_key_parameter, platform_error_schema};
-pub use request::{CommandRequest, IDEMPOTENCY_KEY, fingerprint_requests};
+pub use request::{CommandRequest, IDEMPOTENCY_KEY, SEMANTIC_HEADERS, fingerprint_requests};
 pub use runner::{Command, CommandRunner};

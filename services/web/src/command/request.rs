@@ -22,12 +22,27 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Longest key accepted (the log keys it with the context's name in front).
 const MAX_KEY_LEN: usize = 200;
 
+/// Request headers that carry a write's input, so they are part of its fingerprint: the
+/// body's media type (a property's or attachment's MIME type; form or JSON), the revision a
+/// write is based on, a property's name (`Slug`, AtomPub), a copy's target (`Destination`).
+/// Credentials are not among them: who may see a stored answer is the context's concern
+/// (records seals each reply for its caller).
+pub const SEMANTIC_HEADERS: [&str; 5] = [
+    "content-type",
+    "if-match",
+    "if-none-match",
+    "slug",
+    "destination",
+];
+
 /// A write request's idempotency facts; take it as an argument of every write handler and pass
 /// it to [`super::CommandRunner::run`].
 #[derive(Clone, Default)]
 pub struct CommandRequest {
     key: Option<String>,
     hasher: Option<Arc<Mutex<Sha256>>>,
+    /// A fingerprint known in full already (a step of a call carries its call's).
+    fixed: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for CommandRequest {
@@ -44,14 +59,28 @@ impl CommandRequest {
         Self::default()
     }
 
+    /// A request keyed `key` whose fingerprint is `fingerprint` (a step of a call of several
+    /// commands: see [`super::Steps`]).
+    pub(crate) fn derived(key: String, fingerprint: Vec<u8>) -> Self {
+        CommandRequest {
+            key: Some(key),
+            hasher: None,
+            fixed: Some(fingerprint),
+        }
+    }
+
     /// The client's Idempotency-Key, if it sent one.
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }
 
-    /// The fingerprint of the request so far: method, path and query, and the body bytes the
-    /// handler has read (all of them, once its extractors are done).
+    /// The fingerprint of the request so far: method, path and query, the
+    /// [`SEMANTIC_HEADERS`] it carries, and the body bytes the handler has read (all of them,
+    /// once its extractors are done).
     pub fn fingerprint(&self) -> Vec<u8> {
+        if let Some(fixed) = &self.fixed {
+            return fixed.clone();
+        }
         match &self.hasher {
             Some(hasher) => match hasher.lock() {
                 Ok(h) => h.clone().finalize().to_vec(),
@@ -111,6 +140,7 @@ pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response 
             .as_bytes(),
     );
     hasher.update(b"\n");
+    hash_semantic_headers(&mut hasher, request.headers());
     let hasher = Arc::new(Mutex::new(hasher));
     let feed = hasher.clone();
     let body = std::mem::take(request.body_mut());
@@ -124,8 +154,23 @@ pub async fn fingerprint_requests(mut request: Request, next: Next) -> Response 
     request.extensions_mut().insert(CommandRequest {
         key: Some(key),
         hasher: Some(hasher),
+        fixed: None,
     });
     next.run(request).await
+}
+
+/// Feeds each [`SEMANTIC_HEADERS`] value present (all values of a repeated one, in order) to
+/// `hasher`, each line naming its header so that no two header sets hash alike.
+fn hash_semantic_headers(hasher: &mut Sha256, headers: &axum::http::HeaderMap) {
+    for name in SEMANTIC_HEADERS {
+        for value in headers.get_all(name) {
+            hasher.update(name.as_bytes());
+            hasher.update(b": ");
+            hasher.update(value.as_bytes());
+            hasher.update(b"\n");
+        }
+    }
+    hasher.update(b"\n");
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub struct Command<'a> {
 /// Runs commands: one per process, shared by every context (`AppState::commands`).
 #[derive(Clone)]
 pub struct CommandRunner {
-    store: EventStore,
+    pub(super) store: EventStore,
     watch: ProjectionWatch,
     cache: Arc<StateCache>,
     in_flight: Arc<Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>>,
@@ -162,7 +162,7 @@ impl CommandRunner {
     }
 
     /// The stored answer of key `key`, or `KeyReused` if it was stored for another request.
-    async fn stored_reply<E>(
+    pub(super) async fn stored_reply<E>(
         &self,
         key: &str,
         request: &CommandRequest,
@@ -225,7 +225,7 @@ impl CommandRunner {
     }
 
     /// This process's turn for idempotency key `key`: held while the command runs.
-    async fn turn(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+    pub(super) async fn turn(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = {
             let mut in_flight = match self.in_flight.lock() {
                 Ok(guard) => guard,
