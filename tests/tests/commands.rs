@@ -188,6 +188,13 @@ async fn every_write_route_answers_a_repeated_key_once() {
     let group = group.as_str().expect("groupID").to_owned();
     c.twice(&pad("createGroupIfNotExistsFor", &[("groupMapper", "m1")]))
         .await;
+    // The same mapper again changes nothing, yet its key is bound all the same: another
+    // request under it is a 422, not a new group.
+    c.twice_appending(
+        &pad("createGroupIfNotExistsFor", &[("groupMapper", "m1")]),
+        false,
+    )
+    .await;
     let author = c
         .twice(&pad(
             "createAuthorIfNotExistsFor",

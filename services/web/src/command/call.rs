@@ -82,9 +82,9 @@ impl CommandRunner {
         self.keep_answer(&key, request, fingerprint, reply).await
     }
 
-    /// Stores `reply` alone under `key`; when another process stored one first, that one is
-    /// the answer.
-    async fn keep_answer<E>(
+    /// Stores `reply` alone under `key` (a call's final answer, or a single command's that
+    /// changed nothing); when another process stored one first, that one is the answer.
+    pub(super) async fn keep_answer<E>(
         &self,
         key: &str,
         request: &CommandRequest,
@@ -106,13 +106,13 @@ impl CommandRunner {
             Ok(appended) if appended.replayed => match self.stored_reply(key, request).await? {
                 Some(first) => Ok(first),
                 None => Err(CommandError::Internal(format!(
-                    "the answer of call {key} was stored and cannot be read"
+                    "the answer under {key} was stored and cannot be read"
                 ))),
             },
             Ok(_) => Ok(reply),
             Err(AppendError::Log(e)) => Err(log_error(e)),
             Err(other) => {
-                tracing::error!(error = %other, key, "a call's answer was refused by the log");
+                tracing::error!(error = %other, key, "an answer was refused by the log");
                 Err(CommandError::Internal(other.to_string()))
             }
         }

@@ -99,7 +99,7 @@ impl CommandRunner {
                 Err(refusal) => return self.refused(&key, command.request, refusal).await,
             };
             if decision.is_empty() {
-                return Ok(decision.reply);
+                return self.answer_of_no_change(&command, &key, decision).await;
             }
             let request = append_request(&decision, &tried, &command, key.as_deref());
             match self.store.append(request).await {
@@ -141,6 +141,25 @@ impl CommandRunner {
             return Ok(stored);
         }
         Ok(decision.reply)
+    }
+
+    /// A decision that changes nothing still binds its key: its answer is kept under the key
+    /// alone (no event), so a repeat gets this answer and another request under the key is a
+    /// 422, as for a command that wrote.
+    async fn answer_of_no_change<E>(
+        &self,
+        command: &Command<'_>,
+        key: &Option<String>,
+        decision: Decision,
+    ) -> Result<Reply, CommandError<E>> {
+        match key {
+            Some(k) => {
+                let fingerprint = command.request.fingerprint();
+                self.keep_answer(k, command.request, fingerprint, decision.reply)
+                    .await
+            }
+            None => Ok(decision.reply),
+        }
     }
 
     /// A command refused on a later try may have been carried out meanwhile by a concurrent
