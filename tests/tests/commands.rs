@@ -76,7 +76,10 @@ impl Call {
         if self.body.is_empty() {
             let joiner = if self.path.contains('?') { '&' } else { '?' };
             other.path = format!("{}{joiner}another=1", self.path);
-        } else if self.content_type == "application/json" {
+        } else if matches!(
+            self.content_type,
+            "application/json" | "application/javascript"
+        ) {
             other.body.push(' ');
         } else {
             other.body.push_str("&x=1");
@@ -533,26 +536,95 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
         ))
         .await;
     let rev = created["rev"].as_str().expect("rev").to_owned();
-    c.twice(&Call::json(
-        "/docs/keyed/_bulk_docs",
-        json!({"docs": [{"_id": "d2", "b": 2}, {"_id": "d3", "c": 3}]}),
-    ))
-    .await;
+    let bulk = c
+        .twice(&Call::json(
+            "/docs/keyed/_bulk_docs",
+            json!({"docs": [{"_id": "d2", "b": 2}, {"_id": "d3", "c": 3}]}),
+        ))
+        .await;
+    let d2_rev = bulk[0]["rev"].as_str().expect("d2 rev").to_owned();
     c.twice(&Call::json(
         "/docs/keyed",
         json!({"_id": "d4", "posted": true}),
     ))
     .await;
-    c.twice(&with(
-        reqwest::Method::PUT,
-        "/docs/keyed/_local/checkpoint",
-        json!({"seq": 1}),
-    ))
-    .await;
+    let local = c
+        .twice(&with(
+            reqwest::Method::PUT,
+            "/docs/keyed/_local/checkpoint",
+            json!({"seq": 1}),
+        ))
+        .await;
+    let local_rev = local["rev"].as_str().expect("_local rev").to_owned();
     c.twice(&bodiless(
         reqwest::Method::DELETE,
         &format!("/docs/keyed/d1?rev={rev}"),
     ))
+    .await;
+    c.twice(&bodiless(
+        reqwest::Method::DELETE,
+        &format!("/docs/keyed/_local/checkpoint?rev={local_rev}"),
+    ))
+    .await;
+    let design = c
+        .twice(&with(
+            reqwest::Method::PUT,
+            "/docs/keyed/_design/app",
+            json!({"views": {}}),
+        ))
+        .await;
+    let design_rev = design["rev"].as_str().expect("design rev").to_owned();
+    c.twice(&bodiless(
+        reqwest::Method::DELETE,
+        &format!("/docs/keyed/_design/app?rev={design_rev}"),
+    ))
+    .await;
+    let attached = c
+        .twice(&Call::raw(
+            reqwest::Method::PUT,
+            &format!("/docs/keyed/d2/note.txt?rev={d2_rev}"),
+            "hello",
+            "text/plain",
+        ))
+        .await;
+    let attached_rev = attached["rev"].as_str().expect("attachment rev").to_owned();
+    c.twice(&bodiless(
+        reqwest::Method::DELETE,
+        &format!("/docs/keyed/d2/note.txt?rev={attached_rev}"),
+    ))
+    .await;
+    c.twice(&bodiless(reqwest::Method::DELETE, "/docs/keyed"))
+        .await;
+
+    // Sync Gateway's admin API.
+    let admin = app.admin_token();
+    let db = "/docs/_admin/keyed2";
+    c.twice(&with(reqwest::Method::PUT, db, json!({"revs_limit": 50})).bearer(&admin))
+        .await;
+    let sync = Call::raw(
+        reqwest::Method::PUT,
+        &format!("{db}/_config/sync"),
+        "function (doc) { channel(doc.channels); }",
+        "application/javascript",
+    );
+    c.twice(&sync.bearer(&admin)).await;
+    c.twice(&bodiless(reqwest::Method::DELETE, &format!("{db}/_config/sync")).bearer(&admin))
+        .await;
+    let ann = json!({"password": "secret-1", "admin_channels": ["a"]});
+    c.twice(&with(reqwest::Method::PUT, &format!("{db}/_user/ann"), ann).bearer(&admin))
+        .await;
+    c.twice(&bodiless(reqwest::Method::DELETE, &format!("{db}/_user/ann")).bearer(&admin))
+        .await;
+    let role = json!({"admin_channels": ["a"]});
+    c.twice(&with(reqwest::Method::PUT, &format!("{db}/_role/r1"), role).bearer(&admin))
+        .await;
+    c.twice(&bodiless(reqwest::Method::DELETE, &format!("{db}/_role/r1")).bearer(&admin))
+        .await;
+    // No tombstone is old enough: nothing to purge, and the key is bound all the same.
+    c.twice_appending(
+        &bodiless(reqwest::Method::POST, &format!("{db}/_compact")).bearer(&admin),
+        false,
+    )
     .await;
     app.stop().await;
 }
