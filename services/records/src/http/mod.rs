@@ -11,6 +11,7 @@ pub mod failure;
 pub mod feed;
 pub mod ftp;
 pub mod openapi;
+pub mod page;
 pub mod purges;
 pub mod reads;
 pub mod rotate;
