@@ -14,6 +14,7 @@ pub mod openapi;
 pub mod page;
 pub mod purges;
 pub mod reads;
+pub mod retention;
 pub mod rotate;
 pub mod run;
 pub mod tasks;
@@ -52,6 +53,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     let records = Records::new(state, key, settings);
     declare_schema(&records);
     tasks::spawn_runner(&records, &records.settings.clone());
+    retention::spawn(&records);
     Router::new()
         .route("/api/{function}", post(api::call))
         .route("/feed", get(feed::feed))
