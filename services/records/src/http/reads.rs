@@ -58,54 +58,101 @@ async fn rows(
 
 const COLUMNS: &str = "org, pk, v, x, del, data";
 
-/// A list's answer: its rows, the version to store next, and where the next page starts
-/// (`next`, `null` on the last page). Rows are opened off the async threads.
+/// A list's answer: its rows (already written as JSON, on the threads that opened them), the
+/// version to store next, and where the next page starts (`next`, `null` on the last page).
+pub struct Listing {
+    /// The rows' JSON objects, comma-separated (the inside of the `rows` array).
+    rows: Vec<u8>,
+    /// The version to store next.
+    v: i64,
+    /// The cursor of the next page, or `null`.
+    next: Value,
+}
+
+impl Listing {
+    /// The answer as a JSON value (for callers that look into the rows: the feed, purges).
+    pub fn into_value(self) -> Result<Value, Failure> {
+        let mut array = Vec::with_capacity(self.rows.len() + 2);
+        array.push(b'[');
+        array.extend_from_slice(&self.rows);
+        array.push(b']');
+        let rows: Value = serde_json::from_slice(&array).map_err(Failure::internal)?;
+        Ok(json!({"rows": rows, "v": self.v, "next": self.next}))
+    }
+
+    /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, the rows copied as
+    /// written (a large sync never becomes one `Value` tree walked again to serialise).
+    pub fn into_body(self) -> Vec<u8> {
+        let tail = format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next);
+        let mut body = Vec::with_capacity(self.rows.len() + tail.len() + 20);
+        body.extend_from_slice(b"{\"result\":{\"rows\":[");
+        body.extend_from_slice(&self.rows);
+        body.extend_from_slice(tail.as_bytes());
+        body
+    }
+}
+
+/// A list's answer from the rows its query found. Rows are opened off the async threads.
 async fn list(
     records: &Records,
     page: &Page,
     found: Vec<tokio_postgres::Row>,
     with_org: bool,
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let next = page.next(&found, with_org);
     let key = records.key.clone();
     let rows = tokio::task::spawn_blocking(move || open_rows(&key, &found, with_org))
         .await
         .map_err(Failure::internal)??;
-    Ok(json!({"rows": rows, "v": page.started - records.settings.delta_ms, "next": next}))
+    Ok(Listing {
+        rows,
+        v: page.started - records.settings.delta_ms,
+        next,
+    })
 }
 
 /// Rows opening (decrypt, decode) per thread at least: below it one thread does them all.
 const ROWS_PER_THREAD: usize = 2_000;
 
-/// The rows as lists answer them, opened on every core when there are many (decrypting and
-/// decoding is most of a large sync's time).
+/// The rows as lists answer them, written as comma-separated JSON objects, opened and written
+/// on every core when there are many (decrypting, decoding and writing JSON is most of a large
+/// sync's time).
 fn open_rows(
     key: &SiteKey,
     found: &[tokio_postgres::Row],
     with_org: bool,
-) -> Result<Vec<Value>, Failure> {
+) -> Result<Vec<u8>, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = cores.min(found.len() / ROWS_PER_THREAD).max(1);
-    let open = |rows: &[tokio_postgres::Row]| {
-        rows.iter()
-            .map(|r| row_json(key, r, with_org))
-            .collect::<Result<Vec<_>, _>>()
+    let write = |rows: &[tokio_postgres::Row]| -> Result<Vec<u8>, Failure> {
+        let mut out = Vec::with_capacity(rows.len() * 256);
+        for (i, row) in rows.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, &row_json(key, row, with_org)?)
+                .map_err(Failure::internal)?;
+        }
+        Ok(out)
     };
     if threads == 1 {
-        return open(found);
+        return write(found);
     }
     let chunk = found.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = found
             .chunks(chunk)
-            .map(|rows| scope.spawn(move || open(rows)))
+            .map(|rows| scope.spawn(move || write(rows)))
             .collect();
-        let mut out = Vec::with_capacity(found.len());
+        let mut out: Vec<u8> = Vec::new();
         for handle in handles {
-            let opened = handle
+            let written = handle
                 .join()
                 .map_err(|_| Failure::internal("a thread opening rows panicked"))??;
-            out.extend(opened);
+            if !out.is_empty() && !written.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(&written);
         }
         Ok(out)
     })
@@ -173,7 +220,11 @@ struct ListDocs {
 }
 
 /// `listDocs`: every document of the class (rows of the class, never `del` rows) newer than `v`.
-pub async fn list_docs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_docs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Listing, Failure> {
     let a: ListDocs = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let page = a.paging.page(records.now())?;
@@ -215,7 +266,7 @@ pub async fn list_docs_sk(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let a: ListDocsSk = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let page = a.paging.page(records.now())?;
@@ -273,7 +324,7 @@ pub async fn list_docs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let a: ListDocsIdx = args(body)?;
     let class = classes::find(records, &a.cl).await?.class;
     let org = match index_of(&class, &a.ix)?.scope {
@@ -328,7 +379,9 @@ pub async fn by_index(
     v: Option<i64>,
 ) -> Result<Value, Failure> {
     let filter = IndexFilter { ix, comp, val, v };
-    by_index_page(records, class, org, filter, &Paging::default()).await
+    by_index_page(records, class, org, filter, &Paging::default())
+        .await?
+        .into_value()
 }
 
 /// Documents of `class` whose index compares as `f` says, in `org` (every org when `None`),
@@ -339,7 +392,7 @@ pub async fn by_index_page(
     org: Option<String>,
     f: IndexFilter<'_>,
     paging: &Paging,
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let page = paging.page(records.now())?;
     let (comp, val) = (f.comp, f.val);
     let index = index_of(class, f.ix)?;
@@ -472,7 +525,11 @@ pub async fn get_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<
 }
 
 /// `listOrgs {v?}` (admin).
-pub async fn list_orgs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_orgs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Listing, Failure> {
     caller.admin("listOrgs")?;
     let a: ListOrgs = args(body)?;
     let page = a.paging.page(records.now())?;
@@ -505,7 +562,7 @@ pub async fn list_orgs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     caller.admin("listOrgsIdx")?;
     let a: ListOrgsIdx = args(body)?;
     let class = classes::find(records, ORG).await?.class;
