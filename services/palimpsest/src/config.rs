@@ -62,6 +62,15 @@ pub struct HttpSettings {
     /// The records context's schema file: a JSON list of class declarations.
     #[arg(long, env = "PALIMPSEST_RECORDS_SCHEMA")]
     pub records_schema: Option<PathBuf>,
+    /// The records context's DELTA, in ms: what a list answer subtracts from its time to give
+    /// the version a client stores next. It must exceed the longest time from an operation's
+    /// start to its rows being readable, on every server (clocks included).
+    #[arg(long, env = "PALIMPSEST_RECORDS_DELTA_MS", default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(0..))]
+    pub records_delta_ms: i64,
+    /// How long the records context keeps zombies (deleted SYNC documents) and `del` rows
+    /// before the server purges them itself, in ms; kept until an admin purge when absent.
+    #[arg(long, env = "PALIMPSEST_RECORDS_ZOMBIE_RETENTION_MS", value_parser = clap::value_parser!(i64).range(0..))]
+    pub records_zombie_retention_ms: Option<i64>,
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the

@@ -119,6 +119,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
     let mut configured = contexts::ContextSettings::default();
+    configured.records.delta_ms = http.records_delta_ms;
+    configured.records.zombie_retention_ms = http.records_zombie_retention_ms;
     if let Some(path) = &http.records_schema {
         configured.records.schema =
             palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;

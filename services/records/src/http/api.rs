@@ -4,13 +4,15 @@
 use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
+use crate::http::reads::Listing;
 use crate::http::writes::{self, Request};
 use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
@@ -70,9 +72,20 @@ pub async fn call(
         }
     };
     match dispatch(&records, &function, &request, &headers, &body).await {
-        Ok(result) => Json(json!({ "result": result })).into_response(),
+        Ok(Answer::Value(result)) => Json(json!({ "result": result })).into_response(),
+        Ok(Answer::Listing(listing)) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            listing.into_body(),
+        )
+            .into_response(),
         Err(failure) => failure.into_response(),
     }
+}
+
+/// What a function answers: a value, or a list whose rows are already written as JSON.
+enum Answer {
+    Value(Value),
+    Listing(Listing),
 }
 
 async fn dispatch(
@@ -81,7 +94,7 @@ async fn dispatch(
     request: &CommandRequest,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Answer, Failure> {
     if !FUNCTIONS.contains(&function) {
         return Err(crate::RecordsError::NotFound(format!(
             "no function `{function}`; see /records/openapi.json"
@@ -94,15 +107,21 @@ async fn dispatch(
         caller: &caller,
         request,
     };
-    match function {
+    let listing = match function {
+        "listDocs" => Some(reads::list_docs(records, &caller, body).await),
+        "listDocsSk" => Some(reads::list_docs_sk(records, &caller, body).await),
+        "listDocsIdx" => Some(reads::list_docs_idx(records, &caller, body).await),
+        "listOrgs" => Some(reads::list_orgs(records, &caller, body).await),
+        "listOrgsIdx" => Some(reads::list_orgs_idx(records, &caller, body).await),
+        _ => None,
+    };
+    if let Some(listing) = listing {
+        return listing.map(Answer::Listing);
+    }
+    let value = match function {
         "getDoc" => reads::get_doc(records, &caller, body).await,
-        "listDocs" => reads::list_docs(records, &caller, body).await,
-        "listDocsSk" => reads::list_docs_sk(records, &caller, body).await,
-        "listDocsIdx" => reads::list_docs_idx(records, &caller, body).await,
         "getHdr" => reads::get_hdr(records, body).await,
         "getOrg" => reads::get_org(records, &caller, body).await,
-        "listOrgs" => reads::list_orgs(records, &caller, body).await,
-        "listOrgsIdx" => reads::list_orgs_idx(records, &caller, body).await,
         "insertDoc" => writes::insert_doc(req, body).await,
         "updateDoc" => writes::update_doc(req, body).await,
         "deleteDoc" => writes::delete_doc(req, body).await,
@@ -131,5 +150,6 @@ async fn dispatch(
             rotate::rotate_key(records, &caller, request).await
         }
         _ => Err(Failure::bad(format!("function {function} is not served"))),
-    }
+    };
+    value.map(Answer::Value)
 }

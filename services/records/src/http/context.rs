@@ -27,6 +27,11 @@ pub struct Settings {
     pub task_poll_ms: u64,
     /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
     pub site_key: Option<SiteKey>,
+    /// How long (ms) zombies and `del` rows are kept before the server purges them; `None`
+    /// keeps them until an admin purge (`purgeOrg`/`purgeOrgs`).
+    pub zombie_retention_ms: Option<i64>,
+    /// How often (ms) the retention purge runs.
+    pub retention_every_ms: u64,
 }
 
 impl Default for Settings {
@@ -38,6 +43,8 @@ impl Default for Settings {
             tasks: HashMap::new(),
             task_poll_ms: 1000,
             site_key: None,
+            zombie_retention_ms: None,
+            retention_every_ms: 60_000,
         }
     }
 }
@@ -47,6 +54,7 @@ impl std::fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("schema", &self.schema.len())
             .field("delta_ms", &self.delta_ms)
+            .field("zombie_retention_ms", &self.zombie_retention_ms)
             .finish()
     }
 }

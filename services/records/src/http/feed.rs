@@ -100,9 +100,13 @@ async fn ask(
     }
     let bytes = body.to_string().into_bytes();
     if body.get("ik").is_some() {
-        reads::list_docs_sk(records, caller, &bytes).await
+        reads::list_docs_sk(records, caller, &bytes)
+            .await?
+            .into_value()
     } else {
-        reads::list_docs(records, caller, &bytes).await
+        reads::list_docs(records, caller, &bytes)
+            .await?
+            .into_value()
     }
 }
 

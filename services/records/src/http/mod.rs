@@ -12,8 +12,10 @@ pub mod failure;
 pub mod feed;
 pub mod ftp;
 pub mod openapi;
+pub mod page;
 pub mod purges;
 pub mod reads;
+pub mod retention;
 pub mod rotate;
 pub mod run;
 pub mod tasks;
@@ -52,6 +54,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     let records = Records::new(state, key, settings);
     declare_schema(&records);
     tasks::spawn_runner(&records, &records.settings.clone());
+    retention::spawn(&records);
     Router::new()
         .route("/api/{function}", post(api::call))
         .route("/feed", get(feed::feed))

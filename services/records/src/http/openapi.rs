@@ -38,6 +38,12 @@ fn obj(props: Value, required: &[&str]) -> Value {
 fn org() -> Value {
     json!({"type": "string", "pattern": ORG_CODE, "description": "The organisation; an org token's own when absent (the administrator must name it)."})
 }
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": crate::http::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
+}
+fn after() -> Value {
+    obj(json!({"t": i(), "org": s(), "pk": s()}), &["t", "pk"])
+}
 fn since() -> Value {
     json!({"type": "integer", "format": "int64", "description": "Answer only what is newer than this version (incremental sync)."})
 }
@@ -98,7 +104,10 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "listDocs",
             "The class's documents newer than v.",
-            obj(json!({"org": org(), "cl": class(), "v": since()}), &["cl"]),
+            obj(
+                json!({"org": org(), "cl": class(), "v": since(), "limit": limit(), "after": after()}),
+                &["cl"],
+            ),
             list.clone(),
             false,
         ),
@@ -106,7 +115,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "listDocsSk",
             "A sub-collection's plus and del rows newer than v, the newest per pk.",
             obj(
-                json!({"org": org(), "cl": class(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since()}),
+                json!({"org": org(), "cl": class(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since(), "limit": limit(), "after": after()}),
                 &["cl", "ik", "val"],
             ),
             list.clone(),
@@ -116,7 +125,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "listDocsIdx",
             "Documents whose index compares with val (G-scope indexes: administrator).",
             obj(
-                idx(json!({"org": org(), "cl": class()})),
+                idx(json!({"org": org(), "cl": class(), "limit": limit(), "after": after()})),
                 &["cl", "ix", "comp", "val"],
             ),
             list.clone(),
@@ -173,14 +182,20 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         (
             "listOrgs",
             "Every organisation's document newer than v (administrator).",
-            obj(json!({"v": since()}), &[]),
+            obj(
+                json!({"v": since(), "limit": limit(), "after": after()}),
+                &[],
+            ),
             list.clone(),
             false,
         ),
         (
             "listOrgsIdx",
             "Organisations by an index of Org (administrator).",
-            obj(idx(json!({})), &["ix", "comp", "val"]),
+            obj(
+                idx(json!({"limit": limit(), "after": after()})),
+                &["ix", "comp", "val"],
+            ),
             list.clone(),
             false,
         ),
@@ -370,7 +385,7 @@ fn schemas() -> Value {
             "properties": {"clazz": s(), "org": s(), "v": i(), "x": {"enum": [0, 1]}, "pk": s()},
             "description": "The stored data, decrypted, with clazz, org, v, x and the row's pk."},
         "Row": obj(json!({"pk": s(), "v": i(), "x": {"enum": [0, 1, 2]}, "del": {"enum": [0, 1]}, "org": s(), "data": r("Document")}), &["pk", "v", "x", "del"]),
-        "List": obj(json!({"rows": {"type": "array", "items": r("Row")}, "v": {"type": "integer", "format": "int64", "description": "the version to store next: this read's time minus DELTA"}}), &["rows", "v"]),
+        "List": obj(json!({"rows": {"type": "array", "items": r("Row")}, "v": {"type": "integer", "format": "int64", "description": "the version to store next: this read's time minus DELTA (the first page's time for every page of one listing)"}, "next": {"oneOf": [after(), {"type": "null"}], "description": "pass as `after` for the next page; null on the last"}}), &["rows", "v", "next"]),
         "Write": {"oneOf": [
             obj(json!({"op": {"const": "insert"}, "data": r("Data")}), &["op", "data"]),
             obj(json!({"op": {"const": "update"}, "data": r("Data"), "v": i()}), &["op", "data", "v"]),

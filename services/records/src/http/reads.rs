@@ -11,8 +11,10 @@ use crate::http::body::args;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
+use crate::http::page::{Page, Paging};
 use crate::projection::schema::table;
 use crate::row::{collection_value_key, index_filter_value};
+use crate::seal::SiteKey;
 use palimpsest_events::records::{ClassDeclaration, IndexKind, IndexValue, Scope};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,11 +24,7 @@ use tokio_postgres::types::ToSql;
 type Param = Box<dyn ToSql + Sync + Send>;
 
 /// A row as lists answer it.
-fn row_json(
-    records: &Records,
-    row: &tokio_postgres::Row,
-    with_org: bool,
-) -> Result<Value, Failure> {
+fn row_json(key: &SiteKey, row: &tokio_postgres::Row, with_org: bool) -> Result<Value, Failure> {
     let pk: String = row.get("pk");
     let x: i16 = row.get("x");
     let del: i16 = row.get("del");
@@ -36,7 +34,7 @@ fn row_json(
     }
     if del == 0 {
         let data: Vec<u8> = row.get("data");
-        let opened = records.key.open_bytes(&data).map_err(Failure::internal)?;
+        let opened = key.open_bytes(&data).map_err(Failure::internal)?;
         out["data"] = crate::document::decide::with_pk(opened, &pk);
     }
     Ok(out)
@@ -60,18 +58,104 @@ async fn rows(
 
 const COLUMNS: &str = "org, pk, v, x, del, data";
 
-/// A list's answer: its rows and the version to store next.
-fn list(
+/// A list's answer: its rows (already written as JSON, on the threads that opened them), the
+/// version to store next, and where the next page starts (`next`, `null` on the last page).
+pub struct Listing {
+    /// The rows' JSON objects, comma-separated (the inside of the `rows` array).
+    rows: Vec<u8>,
+    /// The version to store next.
+    v: i64,
+    /// The cursor of the next page, or `null`.
+    next: Value,
+}
+
+impl Listing {
+    /// The answer as a JSON value (for callers that look into the rows: the feed, purges).
+    pub fn into_value(self) -> Result<Value, Failure> {
+        let mut array = Vec::with_capacity(self.rows.len() + 2);
+        array.push(b'[');
+        array.extend_from_slice(&self.rows);
+        array.push(b']');
+        let rows: Value = serde_json::from_slice(&array).map_err(Failure::internal)?;
+        Ok(json!({"rows": rows, "v": self.v, "next": self.next}))
+    }
+
+    /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, the rows copied as
+    /// written (a large sync never becomes one `Value` tree walked again to serialise).
+    pub fn into_body(self) -> Vec<u8> {
+        let tail = format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next);
+        let mut body = Vec::with_capacity(self.rows.len() + tail.len() + 20);
+        body.extend_from_slice(b"{\"result\":{\"rows\":[");
+        body.extend_from_slice(&self.rows);
+        body.extend_from_slice(tail.as_bytes());
+        body
+    }
+}
+
+/// A list's answer from the rows its query found. Rows are opened off the async threads.
+async fn list(
     records: &Records,
-    started: i64,
+    page: &Page,
+    found: Vec<tokio_postgres::Row>,
+    with_org: bool,
+) -> Result<Listing, Failure> {
+    let next = page.next(&found, with_org);
+    let key = records.key.clone();
+    let rows = tokio::task::spawn_blocking(move || open_rows(&key, &found, with_org))
+        .await
+        .map_err(Failure::internal)??;
+    Ok(Listing {
+        rows,
+        v: page.started - records.settings.delta_ms,
+        next,
+    })
+}
+
+/// Rows opening (decrypt, decode) per thread at least: below it one thread does them all.
+const ROWS_PER_THREAD: usize = 2_000;
+
+/// The rows as lists answer them, written as comma-separated JSON objects, opened and written
+/// on every core when there are many (decrypting, decoding and writing JSON is most of a large
+/// sync's time).
+fn open_rows(
+    key: &SiteKey,
     found: &[tokio_postgres::Row],
     with_org: bool,
-) -> Result<Value, Failure> {
-    let rows = found
-        .iter()
-        .map(|r| row_json(records, r, with_org))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(json!({"rows": rows, "v": started - records.settings.delta_ms}))
+) -> Result<Vec<u8>, Failure> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = cores.min(found.len() / ROWS_PER_THREAD).max(1);
+    let write = |rows: &[tokio_postgres::Row]| -> Result<Vec<u8>, Failure> {
+        let mut out = Vec::with_capacity(rows.len() * 256);
+        for (i, row) in rows.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, &row_json(key, row, with_org)?)
+                .map_err(Failure::internal)?;
+        }
+        Ok(out)
+    };
+    if threads == 1 {
+        return write(found);
+    }
+    let chunk = found.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = found
+            .chunks(chunk)
+            .map(|rows| scope.spawn(move || write(rows)))
+            .collect();
+        let mut out: Vec<u8> = Vec::new();
+        for handle in handles {
+            let written = handle
+                .join()
+                .map_err(|_| Failure::internal("a thread opening rows panicked"))??;
+            if !out.is_empty() && !written.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(&written);
+        }
+        Ok(out)
+    })
 }
 
 /// `getDoc {org?, cl, pk, v?}`: the document (or its zombie), `null` when absent or not newer
@@ -120,7 +204,7 @@ async fn one(
     )
     .await?;
     match found.first() {
-        Some(row) => Ok(row_json(records, row, false)?["data"].take()),
+        Some(row) => Ok(row_json(&records.key, row, false)?["data"].take()),
         None => Ok(Value::Null),
     }
 }
@@ -131,25 +215,37 @@ struct ListDocs {
     org: Option<String>,
     cl: String,
     v: Option<i64>,
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// `listDocs`: every document of the class (rows of the class, never `del` rows) newer than `v`.
-pub async fn list_docs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_docs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Listing, Failure> {
     let a: ListDocs = args(body)?;
     let org = caller.org(a.org.as_deref())?;
-    let started = records.now();
+    let page = a.paging.page(records.now())?;
     let class = classes::find(records, &a.cl).await?.class;
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} WHERE org = $1 AND ck = '' AND v > $2 ORDER BY pk",
+        "SELECT {COLUMNS} FROM {} WHERE org = $1 AND ck = '' AND v > $2 AND pk > $3 \
+         ORDER BY pk LIMIT $4",
         table("records", &class.clazz)
     );
     let found = rows(
         records,
         &sql,
-        vec![Box::new(org), Box::new(a.v.unwrap_or(-1))],
+        vec![
+            Box::new(org),
+            Box::new(a.v.unwrap_or(-1)),
+            Box::new(page.after_pk()),
+            Box::new(page.limit),
+        ],
     )
     .await?;
-    list(records, started, &found, false)
+    list(records, &page, found, false).await
 }
 
 /// `listDocsSk {org?, cl, ik, val, v?}`.
@@ -160,6 +256,8 @@ struct ListDocsSk {
     ik: usize,
     val: Value,
     v: Option<i64>,
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// `listDocsSk`: the sub-collection `ik` of value `val` (given in clear): plus and `del` rows
@@ -168,10 +266,10 @@ pub async fn list_docs_sk(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let a: ListDocsSk = args(body)?;
     let org = caller.org(a.org.as_deref())?;
-    let started = records.now();
+    let page = a.paging.page(records.now())?;
     let class = classes::find(records, &a.cl).await?.class;
     let collection = class.collections.get(a.ik).ok_or_else(|| {
         Failure::bad(format!(
@@ -189,16 +287,22 @@ pub async fn list_docs_sk(
     };
     let sql = format!(
         "SELECT DISTINCT ON (pk) {COLUMNS} FROM {} WHERE org = $1 AND {filter} AND v > $3 \
-         ORDER BY pk, v DESC, del ASC",
+         AND pk > $4 ORDER BY pk, v DESC, del ASC LIMIT $5",
         table("records", &class.clazz)
     );
     let found = rows(
         records,
         &sql,
-        vec![Box::new(org), Box::new(key), Box::new(a.v.unwrap_or(-1))],
+        vec![
+            Box::new(org),
+            Box::new(key),
+            Box::new(a.v.unwrap_or(-1)),
+            Box::new(page.after_pk()),
+            Box::new(page.limit),
+        ],
     )
     .await?;
-    list(records, started, &found, false)
+    list(records, &page, found, false).await
 }
 
 /// `listDocsIdx {org?, cl, ix, comp, val, v?}`.
@@ -210,6 +314,8 @@ struct ListDocsIdx {
     comp: String,
     val: Value,
     v: Option<i64>,
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// `listDocsIdx`: documents whose index `ix` (its name or its number) compares with `val`.
@@ -218,7 +324,7 @@ pub async fn list_docs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     let a: ListDocsIdx = args(body)?;
     let class = classes::find(records, &a.cl).await?.class;
     let org = match index_of(&class, &a.ix)?.scope {
@@ -228,7 +334,25 @@ pub async fn list_docs_idx(
         }
         Scope::O => Some(caller.org(a.org.as_deref())?),
     };
-    by_index(records, &class, org, &a.ix, &a.comp, &a.val, a.v).await
+    let filter = IndexFilter {
+        ix: &a.ix,
+        comp: &a.comp,
+        val: &a.val,
+        v: a.v,
+    };
+    by_index_page(records, &class, org, filter, &a.paging).await
+}
+
+/// An index filter of a list: index, operator, value, and the version rows must be newer than.
+pub struct IndexFilter<'a> {
+    /// The index, by name or number.
+    pub ix: &'a Value,
+    /// `=`, `<`, `<=`, `>`, `>=` or `in`.
+    pub comp: &'a str,
+    /// The value (in clear; hashed here for `uniq`/`hash`).
+    pub val: &'a Value,
+    /// Rows newer than this only.
+    pub v: Option<i64>,
 }
 
 fn index_of<'a>(
@@ -243,7 +367,8 @@ fn index_of<'a>(
     found.ok_or_else(|| Failure::bad(format!("ix {ix} is not an index of {}", class.clazz)))
 }
 
-/// Documents of `class` whose index `ix` compares with `val`, in `org` (every org when `None`).
+/// Documents of `class` whose index `ix` compares with `val`, in `org` (every org when `None`),
+/// all of them (one unbounded page).
 pub async fn by_index(
     records: &Records,
     class: &ClassDeclaration,
@@ -253,8 +378,24 @@ pub async fn by_index(
     val: &Value,
     v: Option<i64>,
 ) -> Result<Value, Failure> {
-    let started = records.now();
-    let index = index_of(class, ix)?;
+    let filter = IndexFilter { ix, comp, val, v };
+    by_index_page(records, class, org, filter, &Paging::default())
+        .await?
+        .into_value()
+}
+
+/// Documents of `class` whose index compares as `f` says, in `org` (every org when `None`),
+/// one page of them.
+pub async fn by_index_page(
+    records: &Records,
+    class: &ClassDeclaration,
+    org: Option<String>,
+    f: IndexFilter<'_>,
+    paging: &Paging,
+) -> Result<Listing, Failure> {
+    let page = paging.page(records.now())?;
+    let (comp, val) = (f.comp, f.val);
+    let index = index_of(class, f.ix)?;
     let column = format!("\"{}\"", index.name);
     let (filter, value): (String, Param) = match (index.kind, comp, val) {
         (IndexKind::List, "in", _) => (
@@ -297,20 +438,28 @@ pub async fn by_index(
             )));
         }
     };
-    let mut params: Vec<Param> = vec![value, Box::new(v.unwrap_or(-1))];
+    let (after_org, after_pk) = page.after_org_pk();
+    let mut params: Vec<Param> = vec![
+        value,
+        Box::new(f.v.unwrap_or(-1)),
+        Box::new(after_org),
+        Box::new(after_pk),
+        Box::new(page.limit),
+    ];
     let scope = match org {
         Some(org) => {
             params.push(Box::new(org));
-            "AND org = $3"
+            "AND org = $6"
         }
         None => "",
     };
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} WHERE {filter} AND ck = '' AND v > $2 {scope} ORDER BY org, pk",
+        "SELECT {COLUMNS} FROM {} WHERE {filter} AND ck = '' AND v > $2 {scope} \
+         AND (org, pk) > ($3, $4) ORDER BY org, pk LIMIT $5",
         table("records", &class.clazz)
     );
     let found = rows(records, &sql, params).await?;
-    list(records, started, &found, true)
+    list(records, &page, found, true).await
 }
 
 fn param(value: IndexValue) -> Param {
@@ -347,6 +496,14 @@ struct GetHdr {
     v: Option<i64>,
 }
 
+/// `listOrgs {v?, limit?, after?}`.
+#[derive(Deserialize)]
+struct ListOrgs {
+    v: Option<i64>,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
 /// `getHdr`: anyone may read the service's global state.
 pub async fn get_hdr(records: &Records, body: &[u8]) -> Result<Value, Failure> {
     let a: GetHdr = args(body)?;
@@ -368,16 +525,25 @@ pub async fn get_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<
 }
 
 /// `listOrgs {v?}` (admin).
-pub async fn list_orgs(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_orgs(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Listing, Failure> {
     caller.admin("listOrgs")?;
-    let a: GetHdr = args(body)?;
-    let started = records.now();
+    let a: ListOrgs = args(body)?;
+    let page = a.paging.page(records.now())?;
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} WHERE ck = '' AND v > $1 ORDER BY pk",
+        "SELECT {COLUMNS} FROM {} WHERE ck = '' AND v > $1 AND pk > $2 ORDER BY pk LIMIT $3",
         table("records", ORG)
     );
-    let found = rows(records, &sql, vec![Box::new(a.v.unwrap_or(-1))]).await?;
-    list(records, started, &found, true)
+    let params: Vec<Param> = vec![
+        Box::new(a.v.unwrap_or(-1)),
+        Box::new(page.after_pk()),
+        Box::new(page.limit),
+    ];
+    let found = rows(records, &sql, params).await?;
+    list(records, &page, found, true).await
 }
 
 /// `listOrgsIdx {ix, comp, val, v?}`.
@@ -387,6 +553,8 @@ struct ListOrgsIdx {
     comp: String,
     val: Value,
     v: Option<i64>,
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// `listOrgsIdx` (admin).
@@ -394,9 +562,15 @@ pub async fn list_orgs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Listing, Failure> {
     caller.admin("listOrgsIdx")?;
     let a: ListOrgsIdx = args(body)?;
     let class = classes::find(records, ORG).await?.class;
-    by_index(records, &class, None, &a.ix, &a.comp, &a.val, a.v).await
+    let filter = IndexFilter {
+        ix: &a.ix,
+        comp: &a.comp,
+        val: &a.val,
+        v: a.v,
+    };
+    by_index_page(records, &class, None, filter, &a.paging).await
 }

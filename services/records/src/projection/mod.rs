@@ -6,8 +6,10 @@
 
 mod rows;
 pub mod schema;
+mod statement;
 mod tasks;
 
+use crate::projection::statement::Statement;
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
 use palimpsest_events::records::{ClassEvent, DocumentEvent, FtpEvent, TaskEvent, TokenEvent};
@@ -47,62 +49,86 @@ impl Projection for RecordsProjection {
         schema: &str,
         event: &RecordedEvent,
     ) -> Result<(), ProjectionError> {
-        if event.stream.context != CONTEXT {
+        self.apply_batch(tx, schema, std::slice::from_ref(event))
+            .await
+    }
+
+    /// The batch's statements planned in event order, then sent pipelined (one round trip for
+    /// the batch rather than two per statement). The transaction commits asynchronously: it
+    /// holds the checkpoint with the rows, so a crash loses both together and the projector
+    /// applies the same events again from the log (the log's own appends stay durable).
+    async fn apply_batch(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        events: &[RecordedEvent],
+    ) -> Result<(), ProjectionError> {
+        let mut statements = Vec::new();
+        for event in events {
+            plan(&mut statements, schema, event)?;
+        }
+        if statements.is_empty() {
             return Ok(());
         }
-        match event.stream.category.as_str() {
-            "class" => {
-                let ClassEvent::ClassDeclared { declaration } = ClassEvent::decode(event)?;
-                tx.batch_execute(&schema::class_ddl(schema, &declaration))
-                    .await?;
-                let json = serde_json::to_value(&declaration)
-                    .map_err(|e| ProjectionError::Invalid(e.to_string()))?;
-                tx.execute(
-                    &format!(
-                        "INSERT INTO {schema}.classes (clazz, declaration) VALUES ($1, $2) \
-                         ON CONFLICT (clazz) DO UPDATE SET declaration = EXCLUDED.declaration"
-                    ),
-                    &[&declaration.clazz, &json],
-                )
-                .await?;
-                Ok(())
-            }
-            "doc" => rows::apply(tx, schema, &DocumentEvent::decode(event)?).await,
-            "token" => {
-                let TokenEvent::OrgTokenIssued { org, hash } = TokenEvent::decode(event)?;
-                tx.execute(
-                    &format!("INSERT INTO {schema}.tokens (hash, org) VALUES ($1, $2)"),
-                    &[&hash, &org],
-                )
-                .await?;
-                Ok(())
-            }
-            "unique" => Ok(()),
-            "task" => tasks::apply(tx, schema, &TaskEvent::decode(event)?).await,
-            "ftp" => match FtpEvent::decode(event)? {
-                FtpEvent::FtpSet { org, path, p } => {
-                    tx.execute(
-                        &format!(
-                            "INSERT INTO {schema}.\"FTP\" (org, path, p) VALUES ($1, $2, $3) \
-                             ON CONFLICT (org, path) DO UPDATE SET p = EXCLUDED.p"
-                        ),
-                        &[&org, &path, &p],
-                    )
-                    .await?;
-                    Ok(())
-                }
-                FtpEvent::FtpPurged { org, path } => {
-                    tx.execute(
-                        &format!("DELETE FROM {schema}.\"FTP\" WHERE org = $1 AND path = $2"),
-                        &[&org, &path],
-                    )
-                    .await?;
-                    Ok(())
-                }
-            },
-            other => Err(ProjectionError::Invalid(format!(
-                "unknown records stream category `{other}`"
-            ))),
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await?;
+        statement::run(tx, statements).await
+    }
+}
+
+/// The statements of one event, appended to `out` in the order they must run.
+fn plan(
+    out: &mut Vec<Statement>,
+    schema: &str,
+    event: &RecordedEvent,
+) -> Result<(), ProjectionError> {
+    if event.stream.context != CONTEXT {
+        return Ok(());
+    }
+    match event.stream.category.as_str() {
+        "class" => {
+            let ClassEvent::ClassDeclared { declaration } = ClassEvent::decode(event)?;
+            out.push(Statement::Ddl(schema::class_ddl(schema, &declaration)));
+            let json = serde_json::to_value(&declaration)
+                .map_err(|e| ProjectionError::Invalid(e.to_string()))?;
+            out.push(Statement::dml(
+                format!(
+                    "INSERT INTO {schema}.classes (clazz, declaration) VALUES ($1, $2) \
+                     ON CONFLICT (clazz) DO UPDATE SET declaration = EXCLUDED.declaration"
+                ),
+                vec![Box::new(declaration.clazz.clone()), Box::new(json)],
+            ));
+            Ok(())
         }
+        "doc" => rows::plan(out, schema, &DocumentEvent::decode(event)?),
+        "token" => {
+            let TokenEvent::OrgTokenIssued { org, hash } = TokenEvent::decode(event)?;
+            out.push(Statement::dml(
+                format!("INSERT INTO {schema}.tokens (hash, org) VALUES ($1, $2)"),
+                vec![Box::new(hash), Box::new(org)],
+            ));
+            Ok(())
+        }
+        "unique" => Ok(()),
+        "task" => tasks::plan(out, schema, &TaskEvent::decode(event)?),
+        "ftp" => {
+            match FtpEvent::decode(event)? {
+                FtpEvent::FtpSet { org, path, p } => out.push(Statement::dml(
+                    format!(
+                        "INSERT INTO {schema}.\"FTP\" (org, path, p) VALUES ($1, $2, $3) \
+                         ON CONFLICT (org, path) DO UPDATE SET p = EXCLUDED.p"
+                    ),
+                    vec![Box::new(org), Box::new(path), Box::new(p)],
+                )),
+                FtpEvent::FtpPurged { org, path } => out.push(Statement::dml(
+                    format!("DELETE FROM {schema}.\"FTP\" WHERE org = $1 AND path = $2"),
+                    vec![Box::new(org), Box::new(path)],
+                )),
+            }
+            Ok(())
+        }
+        other => Err(ProjectionError::Invalid(format!(
+            "unknown records stream category `{other}`"
+        ))),
     }
 }

@@ -1,31 +1,29 @@
 //! Document events into their class's row table: the document's row (`ck` = `''`) replaced,
-//! a `del` row added beside it when it left collections, every row gone on a purge.
+//! a `del` row added beside it when it left collections, every row gone on a purge. Each event
+//! is planned as statements ([`Statement`]), which the projector sends pipelined.
 
 use crate::projection::schema::table;
+use crate::projection::statement::{Param, Statement};
 use crate::seal;
-use deadpool_postgres::Transaction;
 use palimpsest_events::records::{CollectionKey, DocumentEvent, IndexValue, LeftRow, Row};
 use palimpsest_projections::ProjectionError;
-use tokio_postgres::types::ToSql;
 
-type Param = Box<dyn ToSql + Sync + Send>;
-
-/// Applies one document event.
-pub async fn apply(
-    tx: &Transaction<'_>,
+/// The statements of one document event, appended to `out` in the order they must run.
+pub fn plan(
+    out: &mut Vec<Statement>,
     s: &str,
     event: &DocumentEvent,
 ) -> Result<(), ProjectionError> {
     match event {
-        DocumentEvent::DocumentCreated { row } => replace(tx, s, row, 0).await,
+        DocumentEvent::DocumentCreated { row } => replace(out, s, row, 0),
         DocumentEvent::DocumentUpdated { row, left } => {
-            replace(tx, s, row, 0).await?;
+            replace(out, s, row, 0)?;
             match left {
-                Some(left) => insert_left(tx, s, row, left).await,
+                Some(left) => insert_left(out, s, row, left),
                 None => Ok(()),
             }
         }
-        DocumentEvent::DocumentZombified { row } => replace(tx, s, row, 1).await,
+        DocumentEvent::DocumentZombified { row } => replace(out, s, row, 1),
         DocumentEvent::DocumentResealed {
             org,
             clazz,
@@ -39,17 +37,24 @@ pub async fn apply(
                     ProjectionError::Invalid(format!("row {pk} holds data that is not base64url"))
                 })
             };
-            tx.execute(
-                &format!("UPDATE {t} SET data = $3 WHERE org = $1 AND pk = $2 AND ck = ''"),
-                &[org, pk, &bytes(data)?],
-            )
-            .await?;
+            out.push(Statement::dml(
+                format!("UPDATE {t} SET data = $3 WHERE org = $1 AND pk = $2 AND ck = ''"),
+                vec![
+                    Box::new(org.clone()),
+                    Box::new(pk.clone()),
+                    Box::new(bytes(data)?),
+                ],
+            ));
             for seal in left {
-                tx.execute(
-                    &format!("UPDATE {t} SET data = $4 WHERE org = $1 AND pk = $2 AND ck = $3"),
-                    &[org, pk, &seal.v.to_string(), &bytes(&seal.data)?],
-                )
-                .await?;
+                out.push(Statement::dml(
+                    format!("UPDATE {t} SET data = $4 WHERE org = $1 AND pk = $2 AND ck = $3"),
+                    vec![
+                        Box::new(org.clone()),
+                        Box::new(pk.clone()),
+                        Box::new(seal.v.to_string()),
+                        Box::new(bytes(&seal.data)?),
+                    ],
+                ));
             }
             Ok(())
         }
@@ -59,41 +64,42 @@ pub async fn apply(
             pk,
             before,
         } => {
-            tx.execute(
-                &format!(
+            out.push(Statement::dml(
+                format!(
                     "DELETE FROM {} WHERE org = $1 AND pk = $2 AND del = 1 AND z < $3",
                     table(s, clazz)
                 ),
-                &[org, pk, before],
-            )
-            .await?;
+                vec![
+                    Box::new(org.clone()),
+                    Box::new(pk.clone()),
+                    Box::new(*before),
+                ],
+            ));
             Ok(())
         }
         DocumentEvent::DocumentPurged { org, clazz, pk } => {
-            tx.execute(
-                &format!("DELETE FROM {} WHERE org = $1 AND pk = $2", table(s, clazz)),
-                &[org, pk],
-            )
-            .await?;
+            out.push(Statement::dml(
+                format!("DELETE FROM {} WHERE org = $1 AND pk = $2", table(s, clazz)),
+                vec![Box::new(org.clone()), Box::new(pk.clone())],
+            ));
             Ok(())
         }
     }
 }
 
-async fn replace(tx: &Transaction<'_>, s: &str, row: &Row, x: i16) -> Result<(), ProjectionError> {
+fn replace(out: &mut Vec<Statement>, s: &str, row: &Row, x: i16) -> Result<(), ProjectionError> {
     let t = table(s, &row.clazz);
-    tx.execute(
-        &format!("DELETE FROM {t} WHERE org = $1 AND pk = $2 AND ck = ''"),
-        &[&row.org, &row.pk],
-    )
-    .await?;
+    out.push(Statement::dml(
+        format!("DELETE FROM {t} WHERE org = $1 AND pk = $2 AND ck = ''"),
+        vec![Box::new(row.org.clone()), Box::new(row.pk.clone())],
+    ));
     let z = (x == 1).then_some(row.v);
     let columns = Columns::of(&row.collections, &row.indexes);
-    insert(tx, &t, row, x, z, String::new(), 0, columns, &row.data).await
+    insert(out, &t, row, x, z, String::new(), 0, columns, &row.data)
 }
 
-async fn insert_left(
-    tx: &Transaction<'_>,
+fn insert_left(
+    out: &mut Vec<Statement>,
     s: &str,
     row: &Row,
     left: &LeftRow,
@@ -101,7 +107,7 @@ async fn insert_left(
     let t = table(s, &row.clazz);
     let columns = Columns::of(&left.collections, &Default::default());
     insert(
-        tx,
+        out,
         &t,
         row,
         2,
@@ -111,7 +117,6 @@ async fn insert_left(
         columns,
         &left.data,
     )
-    .await
 }
 
 /// Named column values beyond the technical ones.
@@ -148,8 +153,8 @@ impl Columns {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn insert(
-    tx: &Transaction<'_>,
+fn insert(
+    out: &mut Vec<Statement>,
     t: &str,
     row: &Row,
     x: i16,
@@ -178,15 +183,12 @@ async fn insert(
         params.push(value);
     }
     let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("${i}")).collect();
-    let refs: Vec<&(dyn ToSql + Sync)> =
-        params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-    tx.execute(
-        &format!(
+    out.push(Statement::dml(
+        format!(
             "INSERT INTO {t} ({names}) VALUES ({})",
             placeholders.join(", ")
         ),
-        &refs,
-    )
-    .await?;
+        params,
+    ));
     Ok(())
 }

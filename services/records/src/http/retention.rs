@@ -1,0 +1,41 @@
+//! Automatic zombie retention: a deleted SYNC document stays a zombie (and a `del` row stays)
+//! so that synchronised clients learn of the deletion, "un certain temps" (the spec), then is
+//! purged. With a retention set, every server purges, at a fixed period, the zombies and `del`
+//! rows of every organisation that became purgeable more than the retention ago — the same
+//! purge as the admin's `purgeOrgs {z}`, so it is idempotent and two servers doing it at once
+//! only repeat each other's work.
+
+use crate::http::auth::Caller;
+use crate::http::context::Records;
+use crate::http::purges;
+use std::time::Duration;
+
+/// Starts the retention loop when the settings give a retention.
+pub fn spawn(records: &Records) {
+    let Some(retention) = records.settings.zombie_retention_ms else {
+        return;
+    };
+    let records = records.clone();
+    let every = Duration::from_millis(records.settings.retention_every_ms);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            purge_expired(&records, retention).await;
+        }
+    });
+}
+
+/// Purges what became purgeable before `now - retention`; a failure is logged and tried again
+/// at the next period.
+pub async fn purge_expired(records: &Records, retention: i64) {
+    let z = records.now().saturating_sub(retention);
+    let body = serde_json::json!({ "z": z }).to_string();
+    match purges::purge_orgs(records, &Caller::Admin, body.as_bytes()).await {
+        Ok(purged) => tracing::debug!(%purged, z, "records: expired zombies purged"),
+        Err(e) => tracing::warn!(
+            code = e.code,
+            message = e.message,
+            "records: zombie retention purge failed; trying again next period"
+        ),
+    }
+}
