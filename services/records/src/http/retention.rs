@@ -8,19 +8,24 @@
 use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::purges;
+use palimpsest_web::command::CommandRequest;
 use std::time::Duration;
 
-/// Starts the retention loop when the settings give a retention.
+/// Starts the retention loop when the settings give a retention, as a background task of the
+/// app: it stops (between purges) when the app stops.
 pub fn spawn(records: &Records) {
     let Some(retention) = records.settings.zombie_retention_ms else {
         return;
     };
     let records = records.clone();
     let every = Duration::from_millis(records.settings.retention_every_ms);
-    tokio::spawn(async move {
+    let background = records.app.background.clone();
+    background.spawn("records zombie retention", move |stop| async move {
         loop {
-            tokio::time::sleep(every).await;
-            purge_expired(&records, retention).await;
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(every) => purge_expired(&records, retention).await,
+            }
         }
     });
 }
@@ -30,7 +35,9 @@ pub fn spawn(records: &Records) {
 pub async fn purge_expired(records: &Records, retention: i64) {
     let z = records.now().saturating_sub(retention);
     let body = serde_json::json!({ "z": z }).to_string();
-    match purges::purge_orgs(records, &Caller::Admin, body.as_bytes()).await {
+    // A purge of the server's own, under no Idempotency-Key: each period's is a new one.
+    let request = CommandRequest::none();
+    match purges::purge_orgs(records, &Caller::Admin, &request, body.as_bytes()).await {
         Ok(purged) => tracing::debug!(%purged, z, "records: expired zombies purged"),
         Err(e) => tracing::warn!(
             code = e.code,
