@@ -159,6 +159,9 @@ impl IdPool {
 #[derive(Clone)]
 pub struct IdSource {
     pool: Arc<IdPool>,
+    /// Held while leasing, so commands that find the pool empty at once wait for one lease
+    /// instead of each leasing a block.
+    refill: Arc<tokio::sync::Mutex<()>>,
     commands: CommandRunner,
 }
 
@@ -167,6 +170,7 @@ impl IdSource {
     pub fn new(commands: CommandRunner) -> Self {
         IdSource {
             pool: Arc::default(),
+            refill: Arc::default(),
             commands,
         }
     }
@@ -174,6 +178,10 @@ impl IdSource {
     /// The next id of `kind`: from the pool, else from a block leased now.
     pub async fn next<E>(&self, kind: IdKind) -> Result<i64, CommandError<E>> {
         loop {
+            if let Some(id) = self.pool.take(kind) {
+                return Ok(id);
+            }
+            let _refilling = self.refill.lock().await;
             if let Some(id) = self.pool.take(kind) {
                 return Ok(id);
             }
