@@ -923,6 +923,8 @@ async fn resources_write_routes_answer_a_repeated_key_once() {
     let file = c.twice(&deki(M::PUT, "/pages/1/files/a.txt", "one")).await;
     let id = file["@id"].as_str().expect("file id").to_owned();
     c.twice(&deki(M::PUT, "/pages/1/files/a.txt", "two")).await;
+    c.twice(&deki(M::PUT, &format!("/files/{id}"), "two by id"))
+        .await;
     c.twice(&deki(
         M::PUT,
         &format!("/files/{id}/description"),

@@ -6,7 +6,7 @@
 //! | `resources/resource/<res_id>` | [`ResourceEvent`] | one resource: every revision (a full copy of the head with the change applied), hidden revisions, its wipe |
 //! | `resources/content/<sha256 hex>` | [`ContentEvent`] | one stored content, once per digest: its id, where it is, who first stored it |
 //! | `resources/name/<type>@<parent>/<name>` | [`NameEvent`] | which live resource holds a name under a parent |
-//! | `resources/ids/counters` | [`IdsEvent`] | the integer ids each command took (`res_id`, `resrev_id`, `rescontent_id`, changeset id) |
+//! | `resources/ids/counters` | [`IdsEvent`] | the blocks of integer ids (`res_id`, `resrev_id`, `rescontent_id`, changeset id) each process leased |
 //!
 //! Ids are integers as Deki's tables have them, allocated when a command is decided from the
 //! counter stream, so they are in the events and a replay gives the same ids.
@@ -275,7 +275,9 @@ pub struct IdRange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data")]
 pub enum IdsEvent {
-    /// One command's ids. A kind it took none of is `None`.
+    /// One command's ids, taken inside that command's own append (written by versions before
+    /// id blocks; still folded, so a log that has them continues after them). A kind it took
+    /// none of is `None`.
     IdsAllocated {
         /// `res_id`s of new resources.
         res: Option<IdRange>,
@@ -285,6 +287,19 @@ pub enum IdsEvent {
         rescontent: Option<IdRange>,
         /// The changeset id of the operation.
         changeset: Option<i64>,
+    },
+    /// A block of ids leased by one process, which hands them out to its commands without
+    /// touching this stream again until the block is used up. A kind not leased is `None`;
+    /// ids of a block its process did not hand out (it stopped) are never used.
+    IdsLeased {
+        /// `res_id`s.
+        res: Option<IdRange>,
+        /// `resrev_id`s.
+        resrev: Option<IdRange>,
+        /// `rescontent_id`s.
+        rescontent: Option<IdRange>,
+        /// Changeset ids.
+        changeset: Option<IdRange>,
     },
 }
 

@@ -3,8 +3,9 @@
 //! 1. The log's own 1-event append rate (one writer, one stream), measured in this run on this
 //!    server: the floor a revision is compared with.
 //! 2. Revisions per second through the real write path (the platform's command runner: load the
-//!    name, resource, content and id streams, decide, one append of 3-4 streams, wait for the
-//!    read model), one writer updating one file; then through HTTP `PUT`.
+//!    name, resource and content streams, take ids from the process's leased block, decide, one
+//!    append of 2-3 streams, wait for the read model), one writer updating one file; then
+//!    through HTTP `PUT`.
 //! 3. Reading revision 1 and revision 10,000 of a resource with 10,000 revisions over HTTP: both
 //!    are one indexed row, so they cost the same (no replay of history on a read).
 //!
@@ -131,7 +132,7 @@ async fn runner_rate_no_wait(deki: &Deki, resources: &Resources) -> f64 {
         deki.state
             .commands
             .run(command, |attempt| async move {
-                let mut changeset = Changeset::new(attempt, actor);
+                let mut changeset = Changeset::new(attempt, actor, resources.ids.clone());
                 changeset.put_file(write.clone(), None).await?;
                 changeset.finish(Reply::new(reqwest::StatusCode::OK, "text/plain", "ok"))
             })

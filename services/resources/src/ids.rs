@@ -1,13 +1,27 @@
-//! Integer ids (`res_id`, `resrev_id`, `rescontent_id`, changeset ids) from the counter stream
-//! `resources/ids/counters`.
+//! Integer ids (`res_id`, `resrev_id`, `rescontent_id`, changeset ids), leased in blocks from
+//! the counter stream `resources/ids/counters`.
 //!
-//! Deki's tables number rows with auto-increment columns. Here a command takes its ids while it
-//! is decided, from the counters folded from this stream, and appends one [`IdsEvent`] naming
-//! what it took in the same append as its revisions: the ids are in the events, a replay gives
-//! the same ids, and two commands racing for the same ids conflict on this stream's version
-//! (the loser decides again with fresh counters).
+//! Deki's tables number rows with auto-increment columns (gaps allowed, as MySQL leaves after a
+//! rolled-back insert). A process leases a block of [`BLOCK`] ids of one kind with one
+//! [`IdsEvent::IdsLeased`] appended through the command runner (expected at the version read, so
+//! two processes leasing at once conflict and the loser leases the next block), then hands them
+//! out to its commands from memory: a revision's append no longer touches the counter stream,
+//! so writes to different resources do not serialise on one stream. The ids are in the events,
+//! so a replay gives the same ids; ids of a block its process never handed out (a stop, a
+//! command decided again) are skipped, never reused.
 
+use crate::streams;
+use axum::http::StatusCode;
 use palimpsest_events::resources::{IdRange, IdsEvent};
+use palimpsest_events::{DomainEvent, Metadata};
+use palimpsest_web::command::{
+    Command, CommandError, CommandRequest, CommandRunner, Decision, Reply,
+};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// How many ids of one kind one lease takes.
+pub const BLOCK: i64 = 1000;
 
 /// The last id taken of each kind (0: none yet).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -22,80 +36,187 @@ pub struct Counters {
     pub changeset: i64,
 }
 
+/// The kinds of id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    /// `res_id`.
+    Res,
+    /// `resrev_id`.
+    Resrev,
+    /// `rescontent_id`.
+    Rescontent,
+    /// Changeset id.
+    Changeset,
+}
+
+impl IdKind {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// The counters after `event`.
 pub fn evolve(mut counters: Counters, event: &IdsEvent) -> Counters {
-    let IdsEvent::IdsAllocated {
+    let (res, resrev, rescontent, changeset) = match event {
+        IdsEvent::IdsAllocated {
+            res,
+            resrev,
+            rescontent,
+            changeset,
+        } => (
+            *res,
+            *resrev,
+            *rescontent,
+            changeset.map(|c| IdRange { first: c, last: c }),
+        ),
+        IdsEvent::IdsLeased {
+            res,
+            resrev,
+            rescontent,
+            changeset,
+        } => (*res, *resrev, *rescontent, *changeset),
+    };
+    let last =
+        |range: Option<IdRange>, current: i64| range.map_or(current, |r| r.last.max(current));
+    counters.res = last(res, counters.res);
+    counters.resrev = last(resrev, counters.resrev);
+    counters.rescontent = last(rescontent, counters.rescontent);
+    counters.changeset = last(changeset, counters.changeset);
+    counters
+}
+
+/// The lease of the next `size` ids of `kind` after `counters` (the pure decider).
+pub fn lease(counters: &Counters, kind: IdKind, size: i64) -> IdsEvent {
+    let after = match kind {
+        IdKind::Res => counters.res,
+        IdKind::Resrev => counters.resrev,
+        IdKind::Rescontent => counters.rescontent,
+        IdKind::Changeset => counters.changeset,
+    };
+    let range = Some(IdRange {
+        first: after + 1,
+        last: after + size.max(1),
+    });
+    let only = |k: IdKind| if k == kind { range } else { None };
+    IdsEvent::IdsLeased {
+        res: only(IdKind::Res),
+        resrev: only(IdKind::Resrev),
+        rescontent: only(IdKind::Rescontent),
+        changeset: only(IdKind::Changeset),
+    }
+}
+
+/// The range of `kind` a lease event took.
+fn leased(event: &IdsEvent, kind: IdKind) -> Option<IdRange> {
+    let IdsEvent::IdsLeased {
         res,
         resrev,
         rescontent,
         changeset,
-    } = event;
-    let last =
-        |range: &Option<IdRange>, current: i64| range.map_or(current, |r| r.last.max(current));
-    counters.res = last(res, counters.res);
-    counters.resrev = last(resrev, counters.resrev);
-    counters.rescontent = last(rescontent, counters.rescontent);
-    counters.changeset = changeset.map_or(counters.changeset, |c| c.max(counters.changeset));
-    counters
+    } = event
+    else {
+        return None;
+    };
+    [*res, *resrev, *rescontent, *changeset][kind.index()]
 }
 
-/// Hands out ids to one command, in order, and says at the end what it took.
-#[derive(Debug, Clone)]
-pub struct Allocator {
-    start: Counters,
-    next: Counters,
+/// The ids a process has leased and not yet handed out, per kind, in order.
+#[derive(Debug, Default)]
+pub struct IdPool {
+    blocks: Mutex<[VecDeque<IdRange>; 4]>,
 }
 
-impl Allocator {
-    /// An allocator starting after `counters`.
-    pub fn new(counters: Counters) -> Self {
-        Allocator {
-            start: counters,
-            next: counters,
+impl IdPool {
+    /// The next id of `kind`, if the process holds one.
+    pub fn take(&self, kind: IdKind) -> Option<i64> {
+        let mut blocks = match self.blocks.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let queue = &mut blocks[kind.index()];
+        let block = queue.front_mut()?;
+        let id = block.first;
+        if block.first == block.last {
+            queue.pop_front();
+        } else {
+            block.first += 1;
+        }
+        Some(id)
+    }
+
+    /// Adds a leased block.
+    pub fn add(&self, kind: IdKind, range: IdRange) {
+        let mut blocks = match self.blocks.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        blocks[kind.index()].push_back(range);
+    }
+}
+
+/// Where a process's commands get ids: its pool, refilled by leases run through the command
+/// runner. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct IdSource {
+    pool: Arc<IdPool>,
+    /// Held while leasing, so commands that find the pool empty at once wait for one lease
+    /// instead of each leasing a block.
+    refill: Arc<tokio::sync::Mutex<()>>,
+    commands: CommandRunner,
+}
+
+impl IdSource {
+    /// A source with an empty pool, leasing through `commands`.
+    pub fn new(commands: CommandRunner) -> Self {
+        IdSource {
+            pool: Arc::default(),
+            refill: Arc::default(),
+            commands,
         }
     }
 
-    /// A new `res_id`.
-    pub fn res(&mut self) -> i64 {
-        self.next.res += 1;
-        self.next.res
-    }
-
-    /// A new `resrev_id`.
-    pub fn resrev(&mut self) -> i64 {
-        self.next.resrev += 1;
-        self.next.resrev
-    }
-
-    /// A new `rescontent_id`.
-    pub fn rescontent(&mut self) -> i64 {
-        self.next.rescontent += 1;
-        self.next.rescontent
-    }
-
-    /// The command's changeset id: the same for every call.
-    pub fn changeset(&mut self) -> i64 {
-        if self.next.changeset == self.start.changeset {
-            self.next.changeset += 1;
+    /// The next id of `kind`: from the pool, else from a block leased now.
+    pub async fn next<E>(&self, kind: IdKind) -> Result<i64, CommandError<E>> {
+        loop {
+            if let Some(id) = self.pool.take(kind) {
+                return Ok(id);
+            }
+            let _refilling = self.refill.lock().await;
+            if let Some(id) = self.pool.take(kind) {
+                return Ok(id);
+            }
+            let range = self.lease(kind).await?;
+            self.pool.add(kind, range);
         }
-        self.next.changeset
     }
 
-    /// The event recording what was taken; `None` when nothing was.
-    pub fn event(&self) -> Option<IdsEvent> {
-        let range = |start: i64, next: i64| {
-            (next > start).then_some(IdRange {
-                first: start + 1,
-                last: next,
+    /// Leases the next block of `kind`: load the counters, decide, one append expecting the
+    /// version read (the runner decides again if another process leased meanwhile).
+    async fn lease<E>(&self, kind: IdKind) -> Result<IdRange, CommandError<E>> {
+        let request = CommandRequest::none();
+        let command = Command {
+            request: &request,
+            context: streams::CONTEXT,
+            projections: &[],
+            metadata: Metadata::default(),
+        };
+        let reply = self
+            .commands
+            .run::<E, _, _>(command, |attempt| async move {
+                let stream = streams::ids().map_err(|e| CommandError::Internal(e.to_string()))?;
+                let counters: Counters = attempt.load(&stream).await?;
+                let event = lease(&counters, kind, BLOCK);
+                let range = leased(&event, kind)
+                    .ok_or_else(|| CommandError::Internal("a lease took no ids".into()))?;
+                let encoded = event
+                    .encode()
+                    .map_err(|e| CommandError::Internal(format!("lease does not encode: {e}")))?;
+                Ok(Decision::new(Reply::json(StatusCode::OK, &range)).write(stream, vec![encoded]))
             })
-        };
-        let event = IdsEvent::IdsAllocated {
-            res: range(self.start.res, self.next.res),
-            resrev: range(self.start.resrev, self.next.resrev),
-            rescontent: range(self.start.rescontent, self.next.rescontent),
-            changeset: (self.next.changeset > self.start.changeset).then_some(self.next.changeset),
-        };
-        (self.next != self.start).then_some(event)
+            .await?;
+        reply
+            .json_body()
+            .map_err(|e| CommandError::Internal(format!("lease answer unreadable: {e}")))
     }
 }
 
@@ -104,27 +225,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_taken_by_a_command_are_recorded_and_the_next_command_continues_after_them() {
-        let mut first = Allocator::new(Counters::default());
-        assert_eq!((first.res(), first.resrev(), first.resrev()), (1, 1, 2));
-        assert_eq!((first.changeset(), first.changeset()), (1, 1));
-        let event = first.event().expect("ids taken");
-        let counters = evolve(Counters::default(), &event);
+    fn a_lease_takes_the_block_after_every_id_ever_taken_of_its_kind() {
+        let old = IdsEvent::IdsAllocated {
+            res: Some(IdRange { first: 1, last: 3 }),
+            resrev: Some(IdRange { first: 1, last: 7 }),
+            rescontent: None,
+            changeset: Some(5),
+        };
+        let counters = evolve(Counters::default(), &old);
+        let first = lease(&counters, IdKind::Resrev, BLOCK);
         assert_eq!(
-            counters,
-            Counters {
-                res: 1,
-                resrev: 2,
-                rescontent: 0,
-                changeset: 1
-            }
+            leased(&first, IdKind::Resrev),
+            Some(IdRange {
+                first: 8,
+                last: 7 + BLOCK
+            })
         );
-        let mut second = Allocator::new(counters);
-        assert_eq!((second.resrev(), second.rescontent()), (3, 1));
+        assert_eq!(leased(&first, IdKind::Res), None);
+        let counters = evolve(counters, &first);
+        assert_eq!((counters.res, counters.resrev), (3, 7 + BLOCK));
+        let second = lease(&counters, IdKind::Resrev, BLOCK);
+        assert_eq!(
+            leased(&second, IdKind::Resrev).map(|r| r.first),
+            Some(8 + BLOCK)
+        );
+        let changeset = lease(&counters, IdKind::Changeset, BLOCK);
+        assert_eq!(
+            leased(&changeset, IdKind::Changeset).map(|r| r.first),
+            Some(6)
+        );
     }
 
     #[test]
-    fn a_command_that_takes_no_id_records_nothing() {
-        assert_eq!(Allocator::new(Counters::default()).event(), None);
+    fn a_pool_hands_out_each_leased_id_once_in_order() {
+        let pool = IdPool::default();
+        assert_eq!(pool.take(IdKind::Res), None);
+        pool.add(IdKind::Res, IdRange { first: 4, last: 5 });
+        pool.add(IdKind::Res, IdRange { first: 9, last: 9 });
+        let taken: Vec<_> = std::iter::from_fn(|| pool.take(IdKind::Res)).collect();
+        assert_eq!(taken, vec![4, 5, 9]);
+        assert_eq!(pool.take(IdKind::Resrev), None);
     }
 }

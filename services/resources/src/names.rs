@@ -24,9 +24,17 @@ pub fn evolve(mut state: NameState, event: &NameEvent) -> NameState {
     state
 }
 
-/// The stream key of a name: `<type>@<parent>/<name>`, e.g. `file@page:12/photo.png`.
+/// The stream key of a name: `<type>@<parent>/<name>`, e.g. `file@page:12/photo.png`, with
+/// the name case-folded: Deki's names compare without regard to case (its MySQL columns use a
+/// case-insensitive collation), so `Photo.PNG` and `photo.png` are one name under a parent,
+/// held by one resource, which keeps the spelling it was given.
 pub fn key(res_type: ResourceType, parent: Parent, name: &str) -> String {
-    format!("{}@{parent}/{name}", res_type.word())
+    format!("{}@{parent}/{}", res_type.word(), fold(name))
+}
+
+/// `name` as names are compared: case-folded (Unicode lowercase).
+pub fn fold(name: &str) -> String {
+    name.to_lowercase()
 }
 
 /// Takes a free name for `res_id` (a name it already holds is no change).
@@ -86,6 +94,23 @@ mod tests {
         assert_eq!(
             key(ResourceType::File, Parent::Page(12), "a/b"),
             "file@page:12/a/b"
+        );
+    }
+
+    #[test]
+    fn names_differing_only_in_case_are_one_name() {
+        let page = Parent::Page(3);
+        assert_eq!(
+            key(ResourceType::File, page, "Photo.PNG"),
+            key(ResourceType::File, page, "photo.png")
+        );
+        assert_eq!(
+            key(ResourceType::Property, page, "ÉTÉ"),
+            key(ResourceType::Property, page, "été")
+        );
+        assert_ne!(
+            key(ResourceType::File, page, "a.png"),
+            key(ResourceType::Property, page, "a.png")
         );
     }
 }

@@ -9,7 +9,7 @@ use super::views::{self, Shown};
 use super::{Resources, params};
 use crate::content;
 use crate::operation::DESCRIPTION_KEY;
-use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, refuse};
+use crate::operation::{Abort, FileWrite, OperationError, PropertyWrite, Replace, refuse};
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -146,14 +146,7 @@ pub async fn put(
     let upload = content::receive(&s.content, body.into_data_stream())
         .await
         .map_err(content_error)?;
-    let description_upload = match &description {
-        Some(text) => Some(
-            content::receive_bytes(&s.content, Bytes::from(text.clone()))
-                .await
-                .map_err(content_error)?,
-        ),
-        None => None,
-    };
+    let description_upload = description_upload(&s, description.as_deref()).await?;
     let write = FileWrite {
         parent,
         name,
@@ -174,6 +167,58 @@ pub async fn put(
         ))
     })
     .await
+}
+
+/// `PUT /files/{fileid}?description=&revision=`: upload (streamed) a new revision of a live file
+/// by id, as Deki's "replace an attachment": its name and page stay.
+pub async fn put_by_id(
+    State(s): State<Resources>,
+    caller: Caller,
+    request: CommandRequest,
+    PathParams(path): PathParams,
+    QueryParams(query): QueryParams,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let caller = caller.writer()?;
+    let res_id = file_id(&path)?;
+    let mimetype = params::mimetype(&headers, "application/octet-stream")?;
+    let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
+    let upload = content::receive(&s.content, body.into_data_stream())
+        .await
+        .map_err(content_error)?;
+    let description = description_upload(&s, q(&query, "description")).await?;
+    let format = Format::of(&headers);
+    let replace = Replace {
+        res_id,
+        upload,
+        mimetype,
+        expect,
+        description,
+    };
+    let replace = &replace;
+    s.execute(&request, caller, |mut changeset| async move {
+        let head = changeset.replace_file(replace.clone()).await?;
+        Ok((
+            changeset,
+            format.reply(StatusCode::OK, &views::file_head(&head)),
+        ))
+    })
+    .await
+}
+
+/// The description given with an upload, received into the content store.
+async fn description_upload(
+    s: &Resources,
+    text: Option<&str>,
+) -> Result<Option<content::Upload>, ApiError> {
+    match text {
+        Some(text) => content::receive_bytes(&s.content, Bytes::from(text.to_owned()))
+            .await
+            .map(Some)
+            .map_err(content_error),
+        None => Ok(None),
+    }
 }
 
 /// `DELETE /pages/{pageid}/files/{filename}`.

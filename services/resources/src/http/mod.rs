@@ -15,6 +15,7 @@ mod properties;
 pub mod views;
 
 use crate::content::ContentConfig;
+use crate::ids::IdSource;
 use crate::operation::{Actor, Changeset, Failure};
 use crate::projection::NAME;
 use crate::read::Reader;
@@ -44,6 +45,8 @@ pub struct Resources {
     pub reader: Reader,
     /// Accepted API keys.
     pub keys: Arc<Keys>,
+    /// The process's leased blocks of integer ids.
+    pub ids: IdSource,
 }
 
 impl Resources {
@@ -59,6 +62,7 @@ impl Resources {
             reader: Reader::new(app.read.clone()),
             keys: Arc::new(Keys::load(&app.data_dir, &app.admin_token)),
             content: Arc::new(content),
+            ids: IdSource::new(app.commands.clone()),
             app,
         }
     }
@@ -94,7 +98,7 @@ impl Resources {
             .app
             .commands
             .run(command, |attempt| {
-                let done = operation(Changeset::new(attempt, actor));
+                let done = operation(Changeset::new(attempt, actor, self.ids.clone()));
                 async move {
                     let (changeset, reply) = done.await?;
                     changeset.finish(reply)
@@ -123,7 +127,9 @@ pub fn routes(state: Resources) -> Router {
         )
         .route(
             "/files/{fileid}",
-            get(files::get_by_id).delete(files::delete_by_id),
+            get(files::get_by_id)
+                .put(files::put_by_id)
+                .delete(files::delete_by_id),
         )
         .route("/files/{fileid}/info", get(files::info))
         .route(

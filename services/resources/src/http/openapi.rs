@@ -120,6 +120,10 @@ fn file_paths(paths: &mut serde_json::Map<String, Value>) {
     }));
     paths.insert(format!("{API}/files/{{fileid}}"), json!({
         "get": op("A file's content", vec![file(), revision()], read(bytes())),
+        "put": with_body(op("Upload a new revision of a live file by id (its name and page stay)",
+            vec![file(), query("description", "Sets the file's description in the same changeset"),
+                 query("revision", "The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
+            write(document_of("File"))), raw_body("The file's bytes; Content-Type is its MIME type")),
         "delete": op("Delete a file", vec![file(), query("revision", "Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/info"), json!({

@@ -27,6 +27,21 @@ pub struct FileWrite {
     pub expect: Expect,
 }
 
+/// A new revision of a file by id (`PUT /files/{fileid}`).
+#[derive(Debug, Clone)]
+pub struct Replace {
+    /// The file.
+    pub res_id: i64,
+    /// The received content.
+    pub upload: Upload,
+    /// Its MIME type.
+    pub mimetype: String,
+    /// The head the client saw, if it said.
+    pub expect: Expect,
+    /// A description to set on the file, received, in the same changeset.
+    pub description: Option<Upload>,
+}
+
 /// A restore from the archive.
 #[derive(Debug, Clone, Copy)]
 pub struct Restore {
@@ -52,11 +67,13 @@ impl Changeset {
         let head = match holder {
             Some(res_id) => {
                 let head = self.live(res_id, ResourceType::File).await?;
+                // The name matched without regard to case; another spelling renames the file.
+                let rename = (head.name != write.name).then(|| write.name.clone());
                 let revision = self
                     .edit(
                         &head,
                         Some((&write.upload, &write.mimetype)),
-                        (None, None),
+                        (None, rename),
                         write.expect.clone(),
                         Some(format!("File content updated: {}", write.name)),
                     )
@@ -76,17 +93,43 @@ impl Changeset {
             }
         };
         if let (Some(_), Some(upload)) = (&write.description, description_upload) {
-            self.put_property(PropertyWrite {
-                parent: Parent::File(head.res_id),
-                name: DESCRIPTION_KEY.to_owned(),
-                upload,
-                mimetype: "text/plain; charset=utf-8".into(),
-                abort: Abort::Never,
-                expect: Expect::default(),
-            })
-            .await?;
+            self.describe(head.res_id, upload).await?;
         }
         Ok(head)
+    }
+
+    /// A new content revision of the live file `replace.res_id` (its name and page stay).
+    pub async fn replace_file(&mut self, replace: Replace) -> Result<Revision, Failure> {
+        let head = self.live(replace.res_id, ResourceType::File).await?;
+        let description = Some(format!("File content updated: {}", head.name));
+        let revision = self
+            .edit(
+                &head,
+                Some((&replace.upload, &replace.mimetype)),
+                (None, None),
+                replace.expect,
+                description,
+            )
+            .await?;
+        let head = revision.unwrap_or(head);
+        if let Some(upload) = replace.description {
+            self.describe(head.res_id, upload).await?;
+        }
+        Ok(head)
+    }
+
+    /// Sets a file's description property in this changeset.
+    async fn describe(&mut self, res_id: i64, upload: Upload) -> Result<(), Failure> {
+        self.put_property(PropertyWrite {
+            parent: Parent::File(res_id),
+            name: DESCRIPTION_KEY.to_owned(),
+            upload,
+            mimetype: "text/plain; charset=utf-8".into(),
+            abort: Abort::Never,
+            expect: Expect::default(),
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Moves and/or renames a live file; the head after (unchanged if nothing differed).

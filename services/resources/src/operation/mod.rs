@@ -1,23 +1,23 @@
 //! Operations: what one HTTP request does, composed from the pure deciders into ONE append.
 //!
 //! A [`Changeset`] is one try of an operation inside the command runner. It loads the streams it
-//! needs through the runner's [`Attempt`] (resources, names, contents, the id counters), calls
-//! the pure deciders, folds what they decided into its own copy of each state (so a second
-//! change to the same resource in the same operation starts from the first), and at the end
-//! turns everything into one [`Decision`]: every revision of the operation shares one changeset
-//! id and is appended atomically with the ids it took, the names it claimed or released and
-//! the contents it stored first.
+//! needs through the runner's [`Attempt`] (resources, names, contents), takes integer ids from
+//! the process's leased blocks ([`IdSource`]), calls the pure deciders, folds what they decided
+//! into its own copy of each state (so a second change to the same resource in the same
+//! operation starts from the first), and at the end turns everything into one [`Decision`]:
+//! every revision of the operation shares one changeset id and is appended atomically with the
+//! names it claimed or released and the contents it stored first.
 
 mod error;
 mod files;
 mod properties;
 
 pub use error::OperationError;
-pub use files::{FileWrite, Restore};
+pub use files::{FileWrite, Replace, Restore};
 pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 
 use crate::content::Upload;
-use crate::ids::{Allocator, Counters};
+use crate::ids::{IdKind, IdSource};
 use crate::names::{self, NameState};
 use crate::resource::{self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp};
 use crate::states::ContentState;
@@ -54,7 +54,8 @@ pub struct Actor {
 pub struct Changeset {
     attempt: Attempt,
     actor: Actor,
-    ids: Option<Allocator>,
+    ids: IdSource,
+    changeset_id: Option<i64>,
     resources: HashMap<i64, ResourceState>,
     names: HashMap<StreamName, NameState>,
     contents: HashMap<StreamName, ContentState>,
@@ -63,12 +64,13 @@ pub struct Changeset {
 }
 
 impl Changeset {
-    /// A changeset acting as `actor`, loading through `attempt`.
-    pub fn new(attempt: Attempt, actor: Actor) -> Self {
+    /// A changeset acting as `actor`, loading through `attempt`, taking ids from `ids`.
+    pub fn new(attempt: Attempt, actor: Actor, ids: IdSource) -> Self {
         Changeset {
             attempt,
             actor,
-            ids: None,
+            ids,
+            changeset_id: None,
             resources: HashMap::new(),
             names: HashMap::new(),
             contents: HashMap::new(),
@@ -82,12 +84,8 @@ impl Changeset {
         &self.revisions
     }
 
-    /// The decision: every stream's events, the ids taken, and `reply`.
-    pub fn finish(mut self, reply: Reply) -> Result<Decision, Failure> {
-        if let Some(event) = self.ids.as_ref().and_then(Allocator::event) {
-            let stream = internal(streams::ids())?;
-            self.writes.push((stream, vec![encode(&event)?]));
-        }
+    /// The decision: every stream's events, and `reply`.
+    pub fn finish(self, reply: Reply) -> Result<Decision, Failure> {
         Ok(self
             .writes
             .into_iter()
@@ -96,8 +94,8 @@ impl Changeset {
             }))
     }
 
-    /// Loads, at once (one round trip's time rather than three), the streams an upload of
-    /// `upload` as `name` under `parent` reads first: the name, the content and the id counters.
+    /// Loads, at once (one round trip's time rather than two), the streams an upload of
+    /// `upload` as `name` under `parent` reads first: the name and the content.
     pub async fn preload(
         &mut self,
         res_type: ResourceType,
@@ -107,18 +105,13 @@ impl Changeset {
     ) -> Result<(), Failure> {
         let name_stream = name_stream(res_type, parent, name)?;
         let content_stream = internal(streams::content(&upload.sha256))?;
-        let ids_stream = internal(streams::ids())?;
         let attempt = &self.attempt;
-        let (name, content, counters) = tokio::join!(
+        let (name, content) = tokio::join!(
             attempt.load::<NameState>(&name_stream),
             attempt.load::<ContentState>(&content_stream),
-            attempt.load::<Counters>(&ids_stream),
         );
         self.names.entry(name_stream).or_insert(name?);
         self.contents.entry(content_stream).or_insert(content?);
-        if self.ids.is_none() {
-            self.ids = Some(Allocator::new(counters?));
-        }
         Ok(())
     }
 
@@ -169,23 +162,21 @@ impl Changeset {
         Ok(state)
     }
 
-    async fn allocator(&mut self) -> Result<&mut Allocator, Failure> {
-        if self.ids.is_none() {
-            let stream = internal(streams::ids())?;
-            let counters: Counters = self.attempt.load(&stream).await?;
-            self.ids = Some(Allocator::new(counters));
+    /// The operation's changeset id: taken on first use, the same for every revision.
+    async fn changeset_id(&mut self) -> Result<i64, Failure> {
+        if let Some(id) = self.changeset_id {
+            return Ok(id);
         }
-        self.ids
-            .as_mut()
-            .ok_or_else(|| CommandError::Internal("id allocator missing".into()))
+        let id = self.ids.next::<OperationError>(IdKind::Changeset).await?;
+        self.changeset_id = Some(id);
+        Ok(id)
     }
 
     async fn stamp(&mut self, description: Option<String>) -> Result<Stamp, Failure> {
         let actor = self.actor;
-        let ids = self.allocator().await?;
         Ok(Stamp {
-            resrev_id: ids.resrev(),
-            changeset_id: ids.changeset(),
+            resrev_id: self.ids.next::<OperationError>(IdKind::Resrev).await?,
+            changeset_id: self.changeset_id().await?,
             user_id: actor.user_id,
             timestamp: actor.now,
             description: description.map(|text| clip(&text, MAX_DESCRIPTION)),
@@ -213,7 +204,7 @@ impl Changeset {
                 size,
             });
         }
-        let rescontent_id = self.allocator().await?.rescontent();
+        let rescontent_id = self.ids.next::<OperationError>(IdKind::Rescontent).await?;
         let event = ContentEvent::ContentStored {
             rescontent_id,
             res_id,
@@ -326,10 +317,9 @@ impl Changeset {
         mimetype: &str,
         description: Option<String>,
     ) -> Result<Revision, Failure> {
-        let res_id = self.allocator().await?.res();
-        // A freshly allocated id names a stream nobody wrote: it is not loaded, so the append
-        // expects it new. Were the counters stale, both that and the counter stream's version
-        // refuse the append and the runner decides again with fresh counters.
+        let res_id = self.ids.next::<OperationError>(IdKind::Res).await?;
+        // A leased id names a stream nobody wrote (no other process holds it, and this one
+        // hands it out once): it is not loaded, and the append expects it new.
         self.resources.insert(res_id, ResourceState::default());
         self.claim(res_type, parent, name, res_id).await?;
         let content = self.content(upload, mimetype, res_id, 1).await?;

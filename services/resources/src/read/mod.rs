@@ -197,7 +197,7 @@ impl Reader {
         };
         let sql = format!(
             "SELECT {HEAD_COLUMNS} FROM resources.resources r WHERE r.res_type = $1 AND {clause} \
-             AND r.res_deleted = 0 AND ($3::text IS NULL OR r.resrev_name = $3) \
+             AND r.res_deleted = 0 AND ($3::text IS NULL OR lower(r.resrev_name) = lower($3)) \
              ORDER BY r.resrev_name, r.res_id"
         );
         self.rows(&sql, &[&res_type.code(), &id, &name]).await
