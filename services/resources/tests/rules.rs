@@ -363,3 +363,83 @@ async fn concurrent_uploads_of_different_files_all_succeed_with_distinct_ids() {
     );
     deki.stop().await;
 }
+
+/// A Deki client sends the properties batch as XML: set with `<contents>`, delete without,
+/// each property's ETag checked, all in one changeset, as with the JSON form.
+#[tokio::test]
+async fn a_properties_batch_sent_as_deki_xml_is_one_changeset() {
+    let deki = Deki::start().await;
+    let old = deki.put("/pages/4/properties/old", ANN, b"x").await;
+    assert_eq!(old.status, StatusCode::OK);
+    let etag = attr(&old.json(), "etag").replace('"', "&quot;");
+    assert!(etag.contains(".r1_ts"), "{etag}");
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="utf-8"?>
+<properties>
+  <property name="urn:custom.mindtouch.com#colour"><contents type="text/plain">blue &amp; green</contents></property>
+  <property name="size"><contents>10</contents></property>
+  <property name="old" etag="{etag}"/>
+</properties>"#
+    );
+    let answer = deki
+        .send(
+            Method::PUT,
+            "/pages/4/properties",
+            Some(ANN),
+            &[("content-type", "application/xml")],
+            Some(xml.into_bytes()),
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let colour = deki
+        .get(
+            "/pages/4/properties/urn:custom.mindtouch.com%23colour",
+            None,
+        )
+        .await;
+    assert_eq!(colour.text(), "blue & green");
+    assert_eq!(
+        deki.get("/pages/4/properties/size", None).await.text(),
+        "10"
+    );
+    assert_eq!(
+        deki.get("/pages/4/properties/old", None).await.status,
+        StatusCode::NOT_FOUND,
+        "a property without contents is deleted"
+    );
+    let changesets = deki
+        .rows(
+            "SELECT DISTINCT resrev_changeset_id FROM resources.resourcerevs \
+               WHERE resrev_parent_page_id = 4 AND NOT (resrev_name = 'old' AND resrev_rev = 1)",
+        )
+        .await;
+    assert_eq!(changesets.len(), 1, "one changeset: {changesets:?}");
+
+    let size = deki.log_size().await;
+    for (body, why) in [
+        ("<properties><property name=\"a\">", "not well-formed"),
+        ("<page><property name=\"a\"/></page>", "not <properties>"),
+        (
+            "<properties><property name=\"a\">&xxe;</property></properties>",
+            "an entity",
+        ),
+    ] {
+        let refused = deki
+            .send(
+                Method::PUT,
+                "/pages/4/properties",
+                Some(ANN),
+                &[("content-type", "text/xml")],
+                Some(body.as_bytes().to_vec()),
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{why}");
+        assert!(
+            refused.json()["error"].is_string(),
+            "{why}: {}",
+            refused.text()
+        );
+    }
+    assert_eq!(deki.log_size().await, size, "nothing appended");
+    deki.stop().await;
+}

@@ -13,6 +13,7 @@ mod openapi;
 pub mod params;
 mod properties;
 pub mod views;
+mod xml_body;
 
 use crate::content::ContentConfig;
 use crate::ids::IdSource;

@@ -263,8 +263,27 @@ async fn entry(s: &Resources, index: usize, item: &Value) -> Result<Entry, ApiEr
     Ok(Entry { name, etag, value })
 }
 
+/// The batch document: Deki's `<properties>` when the body is XML (`Content-Type` names XML),
+/// else its JSON form.
+fn batch_document(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    if !super::xml_body::is_xml(headers) {
+        return serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body must be JSON or XML: {e}")));
+    }
+    let (root, document) =
+        super::xml_body::document(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if root != "properties" {
+        return Err(ApiError::bad_request(format!(
+            "the XML document must be <properties>, not <{root}>"
+        )));
+    }
+    Ok(document)
+}
+
 /// `PUT …/properties` with `{"property": [{"@name", "@etag", "contents": {"@type", "#text"}}]}`:
 /// sets (or, without `contents`, deletes) several properties in ONE changeset: all or nothing.
+/// Deki's XML form (`<properties><property name="…" etag="…"><contents type="…">…`) is read
+/// the same way.
 pub async fn batch(
     State(s): State<Resources>,
     caller: Caller,
@@ -277,8 +296,7 @@ pub async fn batch(
     let caller = caller.writer()?;
     let parent = parent(&path)?;
     let abort = abort(&query, Abort::Modified)?;
-    let document: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("the body must be JSON: {e}")))?;
+    let document = batch_document(&headers, &body)?;
     let items = match document.get("property") {
         Some(Value::Array(items)) => items.clone(),
         Some(item @ Value::Object(_)) => vec![item.clone()],
