@@ -133,7 +133,8 @@ async fn whole_numbers_written_with_a_fraction_are_whole_numbers() {
 }
 
 /// Every query parameter is read whatever the others say: `skip` beside `keys` and `timeout`
-/// on a normal feed were ignored, so malformed ones were answered 200.
+/// on a normal feed were ignored, so malformed ones were answered 200. `timeout` is a number
+/// (only `heartbeat` may be `true`).
 #[tokio::test]
 async fn malformed_parameters_are_refused_even_where_unused() {
     let docs = Docs::start().await;
@@ -142,6 +143,7 @@ async fn malformed_parameters_are_refused_even_where_unused() {
         "/db/_all_docs?keys=%5B%22a%22%5D&skip=z",
         "/db/_all_docs?keys=%5B%22a%22%5D&startkey=nojson",
         "/db/_changes?timeout=null",
+        "/db/_changes?timeout=true",
         "/db/_changes?heartbeat=soon",
     ] {
         let (status, body) = docs.call("GET", path, None).await;
