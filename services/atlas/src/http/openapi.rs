@@ -39,17 +39,14 @@ fn optional_text() -> Value {
     json!({"type": ["string", "null"], "pattern": NO_NUL})
 }
 
-/// The widest integers the server reads however they are written (`7` or `7.0`): 2^53.
-const EXACT: i64 = 9_007_199_254_740_992;
-
 /// A required user id: non-blank text, or an integer (clients of the original send numbers).
 fn user_id() -> Value {
-    json!({"type": ["string", "integer"], "pattern": "^[^\\u0000]*\\S[^\\u0000]*$", "minimum": -EXACT, "maximum": EXACT})
+    json!({"type": ["string", "integer"], "pattern": "^[^\\u0000]*\\S[^\\u0000]*$", "minimum": i64::MIN, "maximum": u64::MAX})
 }
 
 /// An optional user id: text or an integer; blank text and `null` count as absent.
 fn optional_user_id() -> Value {
-    json!({"type": ["string", "integer", "null"], "pattern": NO_NUL, "minimum": -EXACT, "maximum": EXACT})
+    json!({"type": ["string", "integer", "null"], "pattern": NO_NUL, "minimum": i64::MIN, "maximum": u64::MAX})
 }
 
 /// An integer query parameter: a 64-bit integer; blank counts as absent.
@@ -171,7 +168,7 @@ fn write(summary: &str, what: &str, req: Value, status: &str, answer: Value) -> 
 /// The document.
 pub fn spec() -> Value {
     let actor = |name: &str| json!({name: user_id()});
-    let expectations = json!({"expected_version": {"type": ["integer", "null"], "minimum": -EXACT, "maximum": EXACT}, "expected_head_commit_id": optional_text()});
+    let expectations = json!({"expected_version": {"type": ["integer", "null"], "minimum": i64::MIN, "maximum": i64::MAX}, "expected_head_commit_id": optional_text()});
     let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
     let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
     let mut submit_props = json!({"submitted_by": user_id(), "commit_id": optional_user_id()});
