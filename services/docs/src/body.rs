@@ -60,10 +60,42 @@ pub fn push_string(out: &mut String, text: &str) {
     }
 }
 
+/// The largest whole number an `f64` holds exactly (2^53).
+const MAX_EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+
+/// A non-negative whole number, also when written with a fraction (`3.0`): JSON does not tell
+/// `3` from `3.0` (JSON Schema's `integer` is both), so neither do we.
+pub fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    if let Some(whole) = number.as_u64() {
+        return Ok(whole);
+    }
+    match number.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= MAX_EXACT_FLOAT => Ok(f as u64),
+        _ => Err(serde::de::Error::custom(format!(
+            "expected a non-negative whole number, got {number}"
+        ))),
+    }
+}
+
+/// An optional [`whole_number`] that fits a `u32` (`revs_limit`).
+pub fn optional_whole_u32<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let whole = whole_number(number).map_err(serde::de::Error::custom)?;
+    u32::try_from(whole)
+        .map(Some)
+        .map_err(|_| serde::de::Error::custom(format!("{whole} is over {}", u32::MAX)))
+}
+
 /// `_revisions`: the ancestry a replicator sends, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Revisions {
     /// The generation of `ids[0]`.
+    #[serde(deserialize_with = "whole_number")]
     pub start: u64,
     /// Digests, newest first.
     pub ids: Vec<String>,

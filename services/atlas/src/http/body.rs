@@ -49,6 +49,9 @@ impl Body {
                 Some(Value::Number(n)) if integers && (n.is_i64() || n.is_u64()) => {
                     return Ok(Some(n.to_string()));
                 }
+                Some(Value::Number(n)) if integers && whole_id(n).is_some() => {
+                    return Ok(whole_id(n));
+                }
                 Some(_) => return Err(ApiError::bad_request(format!("{key} must be a string"))),
             }
         }
@@ -61,6 +64,7 @@ impl Body {
             None | Some(Value::Null) => Ok(None),
             Some(v) => v
                 .as_i64()
+                .or_else(|| v.as_number().and_then(whole_i64))
                 .map(Some)
                 .ok_or_else(|| ApiError::bad_request(format!("{key} must be an integer"))),
         }
@@ -75,6 +79,22 @@ impl Body {
     pub fn value(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
+}
+
+/// 2^53: the widest whole numbers a float holds exactly. An integer literal past `i64`/`u64`
+/// also arrives as a float (rounded), so only floats within this are taken as integers.
+const MAX_EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+
+/// A whole number written with a fraction (`7.0`) as an `i64`: JSON does not tell `7` from
+/// `7.0`, and JSON Schema's `integer` is both.
+fn whole_i64(n: &serde_json::Number) -> Option<i64> {
+    let f = n.as_f64()?;
+    (f.fract() == 0.0 && f.abs() <= MAX_EXACT_FLOAT).then_some(f as i64)
+}
+
+/// [`whole_i64`] as an id's digits.
+fn whole_id(n: &serde_json::Number) -> Option<String> {
+    whole_i64(n).map(|w| w.to_string())
 }
 
 /// Refuses with 415 a write whose body is declared as anything but JSON (a form or `text/plain`

@@ -31,22 +31,22 @@ fn write_responses(own: Value) -> Value {
 
 /// A required text that must not be blank.
 fn text() -> Value {
-    json!({"type": "string", "minLength": 1, "pattern": "\\S"})
+    json!({"type": "string", "minLength": 1, "pattern": "^[^\\u0000]*\\S[^\\u0000]*$"})
 }
 
 /// An optional text; `null` counts as absent.
 fn optional_text() -> Value {
-    json!({"type": ["string", "null"]})
+    json!({"type": ["string", "null"], "pattern": NO_NUL})
 }
 
 /// A required user id: non-blank text, or an integer (clients of the original send numbers).
 fn user_id() -> Value {
-    json!({"type": ["string", "integer"], "pattern": "\\S"})
+    json!({"type": ["string", "integer"], "pattern": "^[^\\u0000]*\\S[^\\u0000]*$", "minimum": i64::MIN, "maximum": u64::MAX})
 }
 
 /// An optional user id: text or an integer; blank text and `null` count as absent.
 fn optional_user_id() -> Value {
-    json!({"type": ["string", "integer", "null"]})
+    json!({"type": ["string", "integer", "null"], "pattern": NO_NUL, "minimum": i64::MIN, "maximum": u64::MAX})
 }
 
 /// An integer query parameter: a 64-bit integer; blank counts as absent.
@@ -168,7 +168,7 @@ fn write(summary: &str, what: &str, req: Value, status: &str, answer: Value) -> 
 /// The document.
 pub fn spec() -> Value {
     let actor = |name: &str| json!({name: user_id()});
-    let expectations = json!({"expected_version": {"type": ["integer", "null"]}, "expected_head_commit_id": optional_text()});
+    let expectations = json!({"expected_version": {"type": ["integer", "null"], "minimum": i64::MIN, "maximum": i64::MAX}, "expected_head_commit_id": optional_text()});
     let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
     let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
     let mut submit_props = json!({"submitted_by": user_id(), "commit_id": optional_user_id()});

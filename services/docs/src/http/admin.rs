@@ -20,7 +20,7 @@ use serde::Deserialize;
 struct Config {
     #[serde(default)]
     sync: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::optional_whole_u32")]
     revs_limit: Option<u32>,
     #[serde(default)]
     guest: Option<GuestConfig>,

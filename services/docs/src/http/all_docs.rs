@@ -5,7 +5,7 @@ use super::auth::{self, Visibility};
 use super::bulk::load_many;
 use super::command::{Reply, text_reply};
 use super::error::CouchError;
-use super::params::{Params, flag, json, number};
+use super::params::{Params, flag, flag_or, json, number};
 use super::read;
 use super::render::{Atts, Show, render};
 use crate::body::push_string;
@@ -85,9 +85,18 @@ async fn all_docs(
     let client = read::client(state).await?;
     read::database(&client, db).await?;
     let caller = auth::caller(state, &client, db, headers).await?;
-    let include_docs = flag(params, "include_docs");
+    let include_docs = flag(params, "include_docs")?;
+    // Every parameter is read before any is used, so a malformed one is a 400 whatever the
+    // others are (CouchDB parses them all up front); `keys` ignores limit and skip.
+    let limit = number(params, "limit")?.map_or(i64::MAX, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    let skip = number(params, "skip")?.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    let descending = flag(params, "descending")?;
+    let start = json::<String>(params, "startkey")?.or(json::<String>(params, "start_key")?);
+    let end = json::<String>(params, "endkey")?.or(json::<String>(params, "end_key")?);
+    let key = json::<String>(params, "key")?;
+    let inclusive_end = flag_or(params, "inclusive_end", true)?;
     let show = Show {
-        conflicts: flag(params, "conflicts"),
+        conflicts: flag(params, "conflicts")?,
         ..Show::default()
     };
     let total: i64 = client
@@ -121,15 +130,10 @@ async fn all_docs(
         }
         return Ok(answer(total, 0, &rows));
     }
-    let descending = flag(params, "descending");
-    let start = json::<String>(params, "startkey")?.or(json::<String>(params, "start_key")?);
-    let end = json::<String>(params, "endkey")?.or(json::<String>(params, "end_key")?);
-    let key = json::<String>(params, "key")?;
     let (start, end) = match key {
         Some(k) => (Some(k.clone()), Some(k)),
         None => (start, end),
     };
-    let inclusive_end = params.get("inclusive_end").is_none_or(|v| v != "false");
     let end_op = match (descending, inclusive_end) {
         (false, true) => "<=",
         (false, false) => "<",
@@ -138,8 +142,6 @@ async fn all_docs(
     };
     let start_op = if descending { "<=" } else { ">=" };
     let order = if descending { "DESC" } else { "ASC" };
-    let limit = number(params, "limit")?.map_or(i64::MAX, |n| i64::try_from(n).unwrap_or(i64::MAX));
-    let skip = number(params, "skip")?.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
     let sql = format!(
         "SELECT key, value FROM docs.kv WHERE db = $1 AND seq IS NOT NULL AND NOT deleted \
          AND ($2::text IS NULL OR key COLLATE \"C\" {start_op} $2) \

@@ -129,13 +129,13 @@ pub async fn bulk_get(
             }
         }
     }
-    let show = show(&params);
+    let show = show(&params)?;
     let atts = if show.attachments {
         read::attachment_data(&client, &read::digests(trees.values())).await?
     } else {
         super::render::Atts::new()
     };
-    let latest = flag(&params, "latest");
+    let latest = flag(&params, "latest")?;
     let mut results = Vec::with_capacity(request.docs.len());
     for item in &request.docs {
         let docs: Vec<String> = match (trees.get(&item.id), &item.rev) {

@@ -259,10 +259,10 @@ async fn ask_of(
         db,
         since,
         limit: number(params, "limit")?.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-        descending: flag(params, "descending"),
+        descending: flag(params, "descending")?,
         all_docs: params.get("style").is_some_and(|s| s == "all_docs"),
-        include_docs: flag(params, "include_docs"),
-        conflicts: flag(params, "conflicts"),
+        include_docs: flag(params, "include_docs")?,
+        conflicts: flag(params, "conflicts")?,
         doc_ids,
         channels,
     })
@@ -294,11 +294,16 @@ pub async fn post(
     changes(state, db, params, Some(body), headers).await
 }
 
-fn duration(params: &Params, name: &str, default: u64) -> Result<Option<Duration>, CouchError> {
-    match params.get(name).map(String::as_str) {
-        None => Ok(None),
-        Some("true") => Ok(Some(Duration::from_millis(default))),
-        Some(_) => {
+/// A duration in milliseconds (clamped to 100 ms-10 min); `heartbeat=true` is `default`.
+fn duration(
+    params: &Params,
+    name: &str,
+    default: Option<u64>,
+) -> Result<Option<Duration>, CouchError> {
+    match (params.get(name).map(String::as_str), default) {
+        (None, _) => Ok(None),
+        (Some("true"), Some(default)) => Ok(Some(Duration::from_millis(default))),
+        (Some(_), _) => {
             Ok(number(params, name)?.map(|ms| Duration::from_millis(ms.clamp(100, 600_000))))
         }
     }
@@ -333,6 +338,9 @@ async fn changes(
         ));
     }
     let feed = params.get("feed").map(String::as_str).unwrap_or("normal");
+    // Read whatever the feed, so a malformed one is a 400 on every feed.
+    let timeout = duration(&params, "timeout", None)?.unwrap_or(Duration::from_secs(60));
+    let heartbeat = duration(&params, "heartbeat", Some(60_000))?;
     if feed == "normal" {
         let page = fetch(&client, &ask).await?;
         return Ok(json_response(normal_body(&page)));
@@ -343,8 +351,6 @@ async fn changes(
         )));
     }
     drop(client);
-    let timeout = duration(&params, "timeout", 60_000)?.unwrap_or(Duration::from_secs(60));
-    let heartbeat = duration(&params, "heartbeat", 60_000)?;
     let continuous = feed == "continuous";
     let (sender, receiver) = mpsc::channel::<Bytes>(16);
     tokio::spawn(async move {

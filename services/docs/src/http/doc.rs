@@ -3,7 +3,7 @@
 use super::auth::{self, Visibility};
 use super::command::{Reply, text_reply};
 use super::error::CouchError;
-use super::params::{Params, flag, json};
+use super::params::{Params, flag, flag_or, json};
 use super::read;
 use super::render::{Atts, Show, render};
 use super::write::{Item, Shape, write};
@@ -17,14 +17,15 @@ use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
 
 /// The specials a read asked for.
-pub fn show(params: &Params) -> Show {
-    Show {
-        revs: flag(params, "revs"),
-        revs_info: flag(params, "revs_info"),
-        conflicts: flag(params, "conflicts") || flag(params, "meta"),
-        deleted_conflicts: flag(params, "deleted_conflicts") || flag(params, "meta"),
-        attachments: flag(params, "attachments"),
-    }
+pub fn show(params: &Params) -> Result<Show, CouchError> {
+    let meta = flag(params, "meta")?;
+    Ok(Show {
+        revs: flag(params, "revs")?,
+        revs_info: flag(params, "revs_info")?,
+        conflicts: flag(params, "conflicts")? || meta,
+        deleted_conflicts: flag(params, "deleted_conflicts")? || meta,
+        attachments: flag(params, "attachments")?,
+    })
 }
 
 /// The revisions `open_revs` names: `all` (every leaf) or a JSON list.
@@ -93,7 +94,7 @@ pub async fn read_doc(
         Visibility::Hidden => return Err(auth::forbidden()),
     }
     let tree = stored.tree()?;
-    let atts = if flag(params, "attachments") {
+    let atts = if flag(params, "attachments")? {
         read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
     } else {
         Atts::new()
@@ -103,8 +104,8 @@ pub async fn read_doc(
             doc_id,
             &tree,
             &revs,
-            flag(params, "latest"),
-            show(params),
+            flag(params, "latest")?,
+            show(params)?,
             &atts,
         )
         .into_iter()
@@ -134,7 +135,7 @@ pub async fn read_doc(
     };
     Ok(text_reply(
         StatusCode::OK,
-        render(doc_id, &tree, node, show(params), &atts),
+        render(doc_id, &tree, node, show(params)?, &atts),
     ))
 }
 
@@ -162,7 +163,7 @@ pub async fn put(
     if doc.rev.is_none() {
         doc.rev = params.get("rev").cloned().or_else(|| if_match(&headers));
     }
-    let new_edits = params.get("new_edits").is_none_or(|v| v != "false");
+    let new_edits = flag_or(&params, "new_edits", true)?;
     let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![Item {
         doc_id,

@@ -1,14 +1,31 @@
 //! Query-string parameters as CouchDB reads them: booleans, numbers and JSON values.
 
 use super::error::CouchError;
+use axum::http::StatusCode;
 use std::collections::HashMap;
 
 /// The query string, decoded once.
 pub type Params = HashMap<String, String>;
 
-/// `true` when the parameter is `true` (CouchDB is strict about the spelling).
-pub fn flag(params: &Params, name: &str) -> bool {
-    params.get(name).is_some_and(|v| v == "true")
+/// A boolean parameter, `false` when absent: see [`flag_or`].
+pub fn flag(params: &Params, name: &str) -> Result<bool, CouchError> {
+    flag_or(params, name, false)
+}
+
+/// A boolean parameter as CouchDB's `parse_bool_param` reads it: `true` or `false` in any case,
+/// `default` when absent. Anything else (`revs=`, `new_edits=yes`) is CouchDB's 400
+/// `query_parse_error`, not a silent `false`.
+pub fn flag_or(params: &Params, name: &str, default: bool) -> Result<bool, CouchError> {
+    match params.get(name) {
+        None => Ok(default),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(v) => Err(CouchError::new(
+            StatusCode::BAD_REQUEST,
+            "query_parse_error",
+            format!("Invalid boolean parameter: {v:?} for {name}"),
+        )),
+    }
 }
 
 /// A non-negative integer parameter.

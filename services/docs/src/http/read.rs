@@ -20,6 +20,9 @@ pub async fn client(state: &AppState) -> Result<Object, CouchError> {
 
 /// The database `name`, or CouchDB's 404.
 pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> {
+    if !storable(name) {
+        return Err(CouchError::no_database());
+    }
     let row = client
         .query_opt(
             "SELECT name, revs_limit FROM docs.databases WHERE name = $1",

@@ -30,12 +30,19 @@ fn user_ctx(caller: &Caller) -> Value {
     })
 }
 
+/// A session belongs to a database: Sync Gateway answers 404 for one that does not exist.
+async fn existing(state: &AppState, db: &str) -> Result<(), CouchError> {
+    let client = read::client(state).await?;
+    read::database(&client, db).await.map(|_| ())
+}
+
 /// `GET /{db}/_session`: who the request is.
 pub async fn get(
     State(state): State<AppState>,
     Path(db): Path<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, CouchError> {
+    existing(&state, &db).await?;
     let caller = auth::caller_of(&state, &db, &headers).await?;
     Ok(Json(user_ctx(&caller)))
 }
@@ -56,6 +63,7 @@ pub async fn post(
     Path(db): Path<String>,
     body: Bytes,
 ) -> Result<Response, CouchError> {
+    existing(&state, &db).await?;
     let login: Login = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{name, password}}: {e}")))?;
     let caller = auth::login(&state, &db, &login.name, &login.password).await?;
@@ -70,13 +78,17 @@ pub async fn post(
 }
 
 /// `DELETE /{db}/_session`: forgets the cookie.
-pub async fn delete(Path(db): Path<String>) -> Response {
-    (
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> Result<Response, CouchError> {
+    existing(&state, &db).await?;
+    Ok((
         StatusCode::OK,
         [(header::SET_COOKIE, cookie(&db, "", 0))],
         Json(json!({"ok": true})),
     )
-        .into_response()
+        .into_response())
 }
 
 #[derive(Deserialize)]

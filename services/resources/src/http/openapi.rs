@@ -9,6 +9,34 @@ use serde_json::{Value, json};
 
 const API: &str = "/@api/deki";
 
+/// A file name or property key as `params::name` reads it: 1-255 characters, none of them a
+/// control character (Unicode `Cc`).
+const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]{1,255}$";
+
+/// `revision=` as `params::revision` reads it: blank or `head` (any case) for the head, else a
+/// positive revision number.
+const REVISION_PATTERN: &str = "^([Hh][Ee][Aa][Dd]|0*[1-9][0-9]{0,8})?$";
+
+/// A header naming a property (`Slug`): what HTTP leaves after dropping surrounding
+/// whitespace must be 1-255 visible ASCII characters, spaces inside.
+const SLUG_PATTERN: &str = "^[ \\t]*[!-~]([ -~]{0,253}[!-~])?[ \\t]*$";
+
+/// A header the server reads as text (`If-Match`): visible ASCII, spaces and tabs.
+const HEADER_TEXT_PATTERN: &str = "^[\\t -~]*$";
+
+/// Text the store keeps (a property's or description's text): anything but U+0000.
+const NO_NUL_PATTERN: &str = "^[^\\u0000]*$";
+
+/// A MIME type given in a batch (`contents/@type`): no control characters and at most 255
+/// bytes of UTF-8 (63 characters always fit).
+const MIME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]{0,63}$";
+
+/// Comma-separated revision numbers (`revisionids=`).
+const REVISION_IDS_PATTERN: &str = "^0*[1-9][0-9]{0,8}(,0*[1-9][0-9]{0,8})*$";
+
+/// Comma-separated change kinds (`changefilter=`), any case, blanks skipped.
+const CHANGE_FILTER_PATTERN: &str = "^((CONTENT|NAME|LANGUAGE|META|DELETEFLAG|PARENT)?,)*(CONTENT|NAME|LANGUAGE|META|DELETEFLAG|PARENT)?$";
+
 fn r(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
@@ -30,7 +58,7 @@ fn bytes() -> Value {
 }
 
 fn path(name: &str, description: &str) -> Value {
-    json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}, "description": description})
+    json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "pattern": NAME_PATTERN}, "description": description})
 }
 
 fn id(name: &str, description: &str) -> Value {
@@ -41,30 +69,49 @@ fn query(name: &str, description: &str) -> Value {
     json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}, "description": description})
 }
 
-fn header(name: &str, description: &str) -> Value {
-    json!({"name": name, "in": "header", "required": false, "schema": {"type": "string"}, "description": description})
+/// A query parameter whose values are constrained by `schema`.
+fn query_of(name: &str, description: &str, schema: Value) -> Value {
+    json!({"name": name, "in": "query", "required": false, "schema": schema, "description": description})
+}
+
+fn pattern(pattern: &str) -> Value {
+    json!({"type": "string", "pattern": pattern})
+}
+
+/// A query parameter naming a page (`to=`).
+fn page_query(name: &str, description: &str) -> Value {
+    query_of(
+        name,
+        description,
+        json!({"type": "integer", "minimum": 1, "maximum": 4294967295u64}),
+    )
 }
 
 fn idempotency() -> Value {
-    header(
-        "Idempotency-Key",
-        "A retried request with the same key is answered the first answer and appends nothing",
-    )
+    palimpsest_web::command::idempotency_key_parameter()
 }
 
 fn if_match() -> Value {
-    header(
-        "If-Match",
-        "The ETag of the head the write is based on; a stale one is 412",
-    )
+    json!({"name": "If-Match", "in": "header", "required": false, "schema": pattern(HEADER_TEXT_PATTERN),
+        "description": "The ETag of the head the write is based on; a stale one is 412"})
 }
 
 fn revision() -> Value {
-    query("revision", "`head` (default) or a revision number")
+    expected_revision("`head` (default) or a revision number")
 }
 
+fn expected_revision(description: &str) -> Value {
+    query_of("revision", description, pattern(REVISION_PATTERN))
+}
+
+/// Bytes with their MIME type. The server stores any `Content-Type` and answers reads with it;
+/// the document names a few binary and text ones, since a fuzzer that sent `text/x-yaml` would
+/// then try to parse the stored bytes it reads back as YAML.
 fn raw_body(description: &str) -> Value {
-    json!({"required": false, "description": description, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}})
+    let binary = || json!({"schema": {"type": "string", "format": "binary"}});
+    json!({"required": false, "description": format!("{description} (any MIME type)"), "content": {
+        "application/octet-stream": binary(), "image/png": binary(), "text/plain": binary()
+    }})
 }
 
 /// The responses of a read.
@@ -114,30 +161,31 @@ fn file_paths(paths: &mut serde_json::Map<String, Value>) {
         "get": op("A file's content by name", vec![page(), name(), revision()], read(bytes())),
         "put": with_body(op("Upload a file (a new resource, or a new revision of the live file of that name)",
             vec![page(), name(), query("description", "Sets the file's description in the same changeset"),
-                 query("revision", "The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
+                 expected_revision("The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
             write(document_of("File"))), raw_body("The file's bytes; Content-Type is its MIME type")),
-        "delete": op("Delete a file by name", vec![page(), name(), query("revision", "Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "delete": op("Delete a file by name", vec![page(), name(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}"), json!({
         "get": op("A file's content", vec![file(), revision()], read(bytes())),
         "put": with_body(op("Upload a new revision of a live file by id (its name and page stay)",
             vec![file(), query("description", "Sets the file's description in the same changeset"),
-                 query("revision", "The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
+                 expected_revision("The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
             write(document_of("File"))), raw_body("The file's bytes; Content-Type is its MIME type")),
-        "delete": op("Delete a file", vec![file(), query("revision", "Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "delete": op("Delete a file", vec![file(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/info"), json!({
         "get": op("A file revision's description", vec![file(), revision()], read(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/revisions"), json!({
-        "get": op("The file's revisions", vec![file(), query("changefilter", "Comma-separated CONTENT, NAME, LANGUAGE, META, DELETEFLAG, PARENT")], read(document_of("Files"))),
-        "post": op("Hide or show revisions (admin)", vec![file(), query("hide", "true (default) or false"), query("revisionids", "Comma-separated revision numbers"), idempotency()], write(document_of("File")))
+        "get": op("The file's revisions", vec![file(), query_of("changefilter", "Comma-separated CONTENT, NAME, LANGUAGE, META, DELETEFLAG, PARENT", pattern(CHANGE_FILTER_PATTERN))], read(document_of("Files"))),
+        "post": op("Hide or show revisions (admin)", vec![file(), query_of("hide", "true (default) or false", json!({"enum": ["true", "false", "1", "0"]})),
+            json!({"name": "revisionids", "in": "query", "required": true, "schema": pattern(REVISION_IDS_PATTERN), "description": "Comma-separated revision numbers"}), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/move"), json!({
-        "post": op("Move and/or rename a file", vec![file(), query("to", "The target page id"), query("name", "The new name"), query("revision", "Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "post": op("Move and/or rename a file", vec![file(), page_query("to", "The target page id"), query_of("name", "The new name", pattern(NAME_PATTERN)), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/description"), json!({
-        "put": with_body(op("Set the file's description", vec![file(), idempotency()], write(document_of("Property"))), raw_body("The description, UTF-8 text")),
+        "put": with_body(op("Set the file's description", vec![file(), idempotency()], write(document_of("Property"))), json!({"required": false, "description": "The description, UTF-8 text without U+0000", "content": {"text/plain": {"schema": pattern(NO_NUL_PATTERN)}}})),
         "delete": op("Remove the file's description", vec![file(), idempotency()], write(document_of("Property")))
     }));
     paths.insert(
@@ -147,7 +195,7 @@ fn file_paths(paths: &mut serde_json::Map<String, Value>) {
         }),
     );
     paths.insert(format!("{API}/archive/files/restore/{{fileid}}"), json!({
-        "post": op("Restore a deleted file (admin), renamed on a name clash", vec![file(), query("to", "The page to restore to (default: where it was)"), idempotency()], write(document_of("File")))
+        "post": op("Restore a deleted file (admin), renamed on a name clash", vec![file(), page_query("to", "The page to restore to (default: where it was)"), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/archive/files/{{fileid}}"), json!({
         "delete": op("Wipe a deleted file (admin)", vec![file(), idempotency()], write(document_of("Wiped")))
@@ -168,20 +216,27 @@ fn property_paths(paths: &mut serde_json::Map<String, Value>) {
             all
         };
         let key = || path("key", "The property's key (1-255 characters)");
-        let abort = || query("abort", "never, modified (default for PUT) or exists");
+        let aborts = || json!({"enum": ["never", "modified", "exists"]});
+        let abort = || {
+            query_of(
+                "abort",
+                "never, modified (default for PUT) or exists",
+                aborts(),
+            )
+        };
         let etag = || query("etag", "The ETag of the head the write is based on");
         let batch = json!({"required": true, "content": {"application/json": {"schema": r("PropertyBatch")}}});
         paths.insert(format!("{API}{prefix}/properties"), json!({
             "get": op("The properties", with(vec![]), read(document_of("Properties"))),
             "post": with_body(op("Create a property named by the Slug header (409 if it exists)",
-                with(vec![json!({"name": "Slug", "in": "header", "required": true, "schema": {"type": "string"}}), idempotency()]),
+                with(vec![json!({"name": "Slug", "in": "header", "required": true, "schema": pattern(SLUG_PATTERN)}), idempotency()]),
                 write(document_of("Property"))), raw_body("The value; Content-Type is its MIME type")),
             "put": with_body(op("Set or delete several properties in one changeset", with(vec![abort(), idempotency()]), write(document_of("Properties"))), batch)
         }));
         paths.insert(format!("{API}{prefix}/properties/{{key}}"), json!({
             "get": op("A property's value", with(vec![key(), revision()]), read(bytes())),
             "put": with_body(op("Set a property", with(vec![key(), abort(), etag(), if_match(), idempotency()]), write(document_of("Property"))), raw_body("The value; Content-Type is its MIME type")),
-            "delete": op("Delete a property", with(vec![key(), query("abort", "never (default), modified or exists"), etag(), if_match(), idempotency()]), write(document_of("Property")))
+            "delete": op("Delete a property", with(vec![key(), query_of("abort", "never (default), modified or exists", aborts()), etag(), if_match(), idempotency()]), write(document_of("Property")))
         }));
         paths.insert(format!("{API}{prefix}/properties/{{key}}/info"), json!({
             "get": op("A property's description", with(vec![key(), revision()]), read(document_of("Property")))
@@ -218,8 +273,10 @@ fn schemas() -> Value {
             r("PropertyEntry"), {"type": "array", "items": r("PropertyEntry"), "minItems": 1, "maxItems": 100}
         ]}}, "required": ["property"]},
         "PropertyEntry": {"type": "object", "properties": {
-            "@name": s(), "@etag": s(),
-            "contents": {"oneOf": [s(), {"type": "object", "properties": {"@type": s(), "#text": s()}}]}
+            "@name": pattern(NAME_PATTERN), "@etag": s(),
+            "contents": {"oneOf": [pattern(NO_NUL_PATTERN), {"type": "object", "properties": {
+                "@type": pattern(MIME_PATTERN), "#text": pattern(NO_NUL_PATTERN)
+            }}]}
         }, "required": ["@name"], "description": "With contents: set; without: delete"},
         "Wiped": {"type": "object", "properties": {"@id": s(), "@wiped": s()}, "required": ["@id"]}
     })
