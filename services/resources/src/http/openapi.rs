@@ -225,7 +225,9 @@ fn property_paths(paths: &mut serde_json::Map<String, Value>) {
             )
         };
         let etag = || query("etag", "The ETag of the head the write is based on");
-        let batch = json!({"required": true, "content": {"application/json": {"schema": r("PropertyBatch")}}});
+        let batch = json!({"required": true,
+            "description": "The batch as JSON, or as Deki's XML document with `Content-Type: application/xml` (or `text/xml`): `<properties><property name=\"…\" etag=\"…\"><contents type=\"…\">…</contents></property></properties>`, a property without `<contents>` deleted",
+            "content": {"application/json": {"schema": r("PropertyBatch")}}});
         paths.insert(format!("{API}{prefix}/properties"), json!({
             "get": op("The properties", with(vec![]), read(document_of("Properties"))),
             "post": with_body(op("Create a property named by the Slug header (409 if it exists)",
