@@ -42,7 +42,10 @@ fn limit() -> Value {
     json!({"type": "integer", "minimum": 1, "maximum": crate::http::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
 }
 fn after() -> Value {
-    obj(json!({"t": i(), "org": s(), "pk": s()}), &["t", "pk"])
+    obj(
+        json!({"t": {"type": "integer", "format": "int64", "minimum": 0, "description": "The listing's time, as the previous page's `next` gave it (not ahead of now)."}, "org": s(), "pk": s()}),
+        &["t", "pk"],
+    )
 }
 fn since() -> Value {
     json!({"type": "integer", "format": "int64", "description": "Answer only what is newer than this version (incremental sync)."})

@@ -55,6 +55,15 @@ impl Paging {
                 "limit must be 1 to {MAX_LIMIT}, not {limit}"
             )));
         }
+        // A cursor's time is one this server answered: never before 1970, never ahead of now.
+        if let Some(cursor) = &self.after
+            && !(0..=now).contains(&cursor.t)
+        {
+            return Err(Failure::bad(format!(
+                "after.t must be a time this server gave (0 to {now}), not {}",
+                cursor.t
+            )));
+        }
         Ok(Page {
             started: self.after.as_ref().map_or(now, |c| c.t),
             limit: self.limit,

@@ -106,7 +106,7 @@ async fn list(
         .map_err(Failure::internal)??;
     Ok(Listing {
         rows,
-        v: page.started - records.settings.delta_ms,
+        v: page.started.saturating_sub(records.settings.delta_ms),
         next,
     })
 }
