@@ -15,10 +15,9 @@
 //! link to a missing entity, a published row no approval names, an event over the log's
 //! limits) is listed in [`ImportPlan::uncarried`]; the import then refuses as a whole.
 
-use super::source::{
-    Source, SourceCommit, SourceEntity, SourceGeometry, SourceSection, SourceSubmission,
-};
+use super::source::{Source, SourceEntity, SourceGeometry, SourceSection};
 use crate::hashing::snapshot_hash;
+use crate::read::rows::{CommitRow, SubmissionRow};
 use crate::streams;
 use palimpsest_events::atlas::{
     Bbox, CommitRecorded, EntityEvent, EntityRow, GeometryEvent, GeometryRow, PublicationSource,
@@ -385,7 +384,7 @@ fn section_events(
     Ok(events)
 }
 
-fn commit_event(c: &SourceCommit) -> Result<Timed, Uncarried> {
+fn commit_event(c: &CommitRow) -> Result<Timed, Uncarried> {
     let table = "section_commits";
     let at = need_time(table, &c.id, "created_at", &c.created_at)?;
     let snapshot = json(table, &c.id, "snapshot_json", &c.snapshot_json)?;
@@ -426,7 +425,7 @@ fn commit_event(c: &SourceCommit) -> Result<Timed, Uncarried> {
 }
 
 /// The submission and, once reviewed, its review.
-fn submission_events(s: &SourceSubmission) -> Result<Vec<Timed>, Uncarried> {
+fn submission_events(s: &SubmissionRow) -> Result<Vec<Timed>, Uncarried> {
     let table = "section_submissions";
     let at = need_time(table, &s.id, "submitted_at", &s.submitted_at)?;
     let snapshot = json(table, &s.id, "snapshot_json", &s.snapshot_json)?;
@@ -570,7 +569,7 @@ struct Owners {
 }
 
 fn owners(source: &Source) -> Owners {
-    let mut approved: Vec<(Timestamp, &SourceSubmission, Value)> = source
+    let mut approved: Vec<(Timestamp, &SubmissionRow, Value)> = source
         .submissions
         .iter()
         .filter(|s| s.status == "approved")

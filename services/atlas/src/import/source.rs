@@ -15,6 +15,8 @@
 //! Values are read as SQLite stores them (its columns are loosely typed): texts, integers and
 //! reals are converted where the spec's type says so, never guessed.
 
+// Commits and submissions are the spec's rows whichever database holds them.
+use crate::read::rows::{CommitRow, SubmissionRow};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags, Row};
 use std::collections::{HashMap, HashSet};
@@ -102,62 +104,6 @@ pub struct SourceSection {
     pub lock_expires_at: Option<String>,
 }
 
-/// A row of `section_commits`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceCommit {
-    /// `id`.
-    pub id: String,
-    /// `section_id`.
-    pub section_id: String,
-    /// `parent_commit_id`.
-    pub parent_commit_id: Option<String>,
-    /// `commit_no`.
-    pub commit_no: i64,
-    /// `kind` (`manual` or `restore`).
-    pub kind: String,
-    /// `restored_from_commit_id`.
-    pub restored_from_commit_id: Option<String>,
-    /// `created_by`.
-    pub created_by: String,
-    /// `created_at`.
-    pub created_at: String,
-    /// `title`.
-    pub title: Option<String>,
-    /// `note`.
-    pub note: Option<String>,
-    /// `snapshot_json`.
-    pub snapshot_json: String,
-    /// `snapshot_hash`.
-    pub snapshot_hash: Option<String>,
-}
-
-/// A row of `section_submissions`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceSubmission {
-    /// `id`.
-    pub id: String,
-    /// `section_id`.
-    pub section_id: String,
-    /// `commit_id`.
-    pub commit_id: String,
-    /// `submitted_by`.
-    pub submitted_by: String,
-    /// `submitted_at`.
-    pub submitted_at: String,
-    /// `status`: `pending`, `approved`, `rejected` or `conflicted`.
-    pub status: String,
-    /// `reviewed_by`.
-    pub reviewed_by: Option<String>,
-    /// `reviewed_at`.
-    pub reviewed_at: Option<String>,
-    /// `review_note`.
-    pub review_note: Option<String>,
-    /// `snapshot_json`.
-    pub snapshot_json: String,
-    /// `snapshot_hash`.
-    pub snapshot_hash: Option<String>,
-}
-
 /// Everything the import carries, read from one database.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Source {
@@ -170,9 +116,9 @@ pub struct Source {
     /// Sections, by id.
     pub sections: Vec<SourceSection>,
     /// Commits, by section and number.
-    pub commits: Vec<SourceCommit>,
+    pub commits: Vec<CommitRow>,
     /// Submissions, by section and time.
-    pub submissions: Vec<SourceSubmission>,
+    pub submissions: Vec<SubmissionRow>,
     /// Geometries whose legacy `type` was repaired, by id.
     pub repaired_types: Vec<String>,
 }
@@ -507,7 +453,7 @@ fn sections(db: &Connection) -> Result<Vec<SourceSection>, SourceError> {
     Ok(found)
 }
 
-fn commits(db: &Connection) -> Result<Vec<SourceCommit>, SourceError> {
+fn commits(db: &Connection) -> Result<Vec<CommitRow>, SourceError> {
     let wanted = [
         ("id", "NULL"),
         ("section_id", "NULL"),
@@ -529,7 +475,7 @@ fn commits(db: &Connection) -> Result<Vec<SourceCommit>, SourceError> {
         &wanted,
         "section_id, commit_no",
         |c| {
-            Ok(SourceCommit {
+            Ok(CommitRow {
                 id: c.req_text(0, "id")?,
                 section_id: c.req_text(1, "section_id")?,
                 parent_commit_id: c.opt_text(2, "parent_commit_id")?,
@@ -547,7 +493,7 @@ fn commits(db: &Connection) -> Result<Vec<SourceCommit>, SourceError> {
     )
 }
 
-fn submissions(db: &Connection) -> Result<Vec<SourceSubmission>, SourceError> {
+fn submissions(db: &Connection) -> Result<Vec<SubmissionRow>, SourceError> {
     let wanted = [
         ("id", "NULL"),
         ("section_id", "NULL"),
@@ -568,7 +514,7 @@ fn submissions(db: &Connection) -> Result<Vec<SourceSubmission>, SourceError> {
         &wanted,
         "section_id, submitted_at, rowid",
         |c| {
-            Ok(SourceSubmission {
+            Ok(SubmissionRow {
                 id: c.req_text(0, "id")?,
                 section_id: c.req_text(1, "section_id")?,
                 commit_id: c.req_text(2, "commit_id")?,
