@@ -362,7 +362,8 @@ async fn attachment(
 
 /// Moves the document's channel map to the new winner's channels: channels it left get
 /// `{rev, seq}` (Sync Gateway's removal entry), channels it is in are null. A tombstone stays in
-/// its channels so that their readers learn of the deletion.
+/// its channels so that their readers learn of the deletion, but its grants are what the sync
+/// function gave the tombstone (usually none): deleting a granting document revokes its access.
 fn route(
     sync: &mut crate::stored::SyncData,
     channels: &[String],
@@ -371,6 +372,7 @@ fn route(
     seq: i64,
 ) {
     if deleted {
+        sync.access = access.clone();
         return;
     }
     for (name, state) in sync.channels.iter_mut() {
