@@ -42,11 +42,9 @@ struct Export {
     org: String,
     cl: Option<String>,
     /// Answer the audit dump: rows in the spec's row form with `data` in clear.
-    #[serde(default)]
-    clear: bool,
+    clear: Option<bool>,
     /// Apply the classes' treatments.
-    #[serde(default)]
-    treat: bool,
+    treat: Option<bool>,
 }
 
 /// `exportOrg`: every live document of the org (of class `cl` only when given), decrypted,
@@ -57,7 +55,8 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
     caller.admin("exportOrg")?;
     let a: Export = args(body)?;
     let org = caller.org(Some(&a.org))?;
-    let asked = asked(a.treat, a.cl.as_deref());
+    let clear = a.clear.unwrap_or(false);
+    let asked = asked(a.treat.unwrap_or(false), a.cl.as_deref());
     let treatments = &records.settings.treatments;
     treatment::check(treatments, asked)?;
     let classes = match &a.cl {
@@ -92,21 +91,21 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
                     )));
                 }
             };
-            if asked == Asked::No && !a.clear {
+            if asked == Asked::No && !clear {
                 out.push(crate::document::decide::with_pk(Value::Object(data), pk));
                 continue;
             }
             let data = treatment::treat(treatments, asked, &class.clazz, data)?;
             let shape = row::shape(&class, &org, &data)
                 .map_err(|e| Failure::bad(format!("{} {pk} as treated: {e}", class.clazz)))?;
-            out.push(if a.clear {
+            out.push(if clear {
                 clear_row(&org, v, shape, data)
             } else {
                 crate::document::decide::with_pk(Value::Object(data), &shape.pk)
             });
         }
     }
-    Ok(if a.clear {
+    Ok(if clear {
         json!({ "rows": out })
     } else {
         json!({ "docs": out })
@@ -161,8 +160,7 @@ struct Import {
     /// Rows of an audit dump (`exportOrg` with `clear`): their `data` is imported.
     rows: Option<Vec<Map<String, Value>>>,
     /// Apply the classes' treatments.
-    #[serde(default)]
-    treat: bool,
+    treat: Option<bool>,
 }
 
 /// `importOrg`: inserts each exported document — or each clear row's `data` — into `org` (its
@@ -185,7 +183,7 @@ pub async fn import_org(
         (None, Some(rows)) => rows_data(rows)?,
         _ => return Err(Failure::bad("give either docs or rows")),
     };
-    let asked = if a.treat {
+    let asked = if a.treat.unwrap_or(false) {
         Asked::EveryClass
     } else {
         Asked::No
