@@ -343,7 +343,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
 /// `importOrg`'s arguments: the documents as `docs` or as an audit dump's `rows`, one of them.
 fn import_args() -> Value {
     let mut args = obj(
-        json!({"org": s(), "docs": {"type": "array", "items": r("Data")}, "rows": {"type": "array", "items": r("ClearRow")}, "treat": {"type": "boolean", "description": "apply the classes' treatments"}}),
+        json!({"org": s(), "docs": {"type": "array", "items": r("Data")}, "rows": {"type": "array", "items": {"type": "object", "additionalProperties": true, "required": ["data"], "properties": {"data": r("Data")}, "description": "a row of an audit dump (ClearRow): only its data is read"}}, "treat": {"type": "boolean", "description": "apply the classes' treatments"}}),
         &["org"],
     );
     args["oneOf"] = json!([

@@ -16,6 +16,7 @@
 //! `purgeAllDocs {org: A, cl}`, then `importOrg {org: A, rows: T}`.
 
 use crate::class::{FTP, HDR, ORG, TASK};
+use crate::document::decide::with_pk;
 use crate::document::{Action, Write};
 use crate::http::auth::Caller;
 use crate::http::body::{args, clazz};
@@ -27,7 +28,7 @@ use crate::http::run::{Operation, call, run};
 use crate::projection::schema::table;
 use crate::row;
 use crate::treatment::{self, Asked};
-use palimpsest_events::records::IndexValue;
+use palimpsest_events::records::{ClassDeclaration, CollectionKey, IndexValue};
 use palimpsest_web::command::{CommandRequest, Steps};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -67,6 +68,12 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
             .filter(|c| c.clazz != HDR && c.clazz != ORG)
             .collect(),
     };
+    let exporting = Exporting {
+        treatments,
+        asked,
+        clear,
+        org: &org,
+    };
     let client = records.app.read.get().await?;
     let mut out = Vec::new();
     for class in classes {
@@ -80,29 +87,9 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
             Err(e) => return Err(e.into()),
         };
         for stored in rows {
-            let (pk, v): (&str, i64) = (stored.get(0), stored.get(1));
             let sealed: Vec<u8> = stored.get(2);
-            let data = match records.key.open_bytes(&sealed).map_err(Failure::internal)? {
-                Value::Object(data) => data,
-                _ => {
-                    return Err(Failure::internal(format!(
-                        "{}/{pk}: data is not an object",
-                        class.clazz
-                    )));
-                }
-            };
-            if asked == Asked::No && !clear {
-                out.push(crate::document::decide::with_pk(Value::Object(data), pk));
-                continue;
-            }
-            let data = treatment::treat(treatments, asked, &class.clazz, data)?;
-            let shape = row::shape(&class, &org, &data)
-                .map_err(|e| Failure::bad(format!("{} {pk} as treated: {e}", class.clazz)))?;
-            out.push(if clear {
-                clear_row(&org, v, shape, data)
-            } else {
-                crate::document::decide::with_pk(Value::Object(data), &shape.pk)
-            });
+            let data = records.key.open_bytes(&sealed).map_err(Failure::internal)?;
+            out.push(exporting.document(&class, stored.get(0), stored.get(1), data)?);
         }
     }
     Ok(if clear {
@@ -110,6 +97,45 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
     } else {
         json!({ "docs": out })
     })
+}
+
+/// How an export writes each document out.
+struct Exporting<'a> {
+    treatments: &'a treatment::Treatments,
+    asked: Asked<'a>,
+    clear: bool,
+    org: &'a str,
+}
+
+impl Exporting<'_> {
+    /// The stored document `pk` of `class` at version `v`, its `data` opened: as exported data
+    /// (with `pk`) or, for the audit dump, as its clear row; treated first when asked.
+    fn document(
+        &self,
+        class: &ClassDeclaration,
+        pk: &str,
+        v: i64,
+        data: Value,
+    ) -> Result<Value, Failure> {
+        let Value::Object(data) = data else {
+            return Err(Failure::internal(format!(
+                "{}/{pk}: data is not an object",
+                class.clazz
+            )));
+        };
+        if self.asked == Asked::No && !self.clear {
+            return Ok(with_pk(Value::Object(data), pk));
+        }
+        let data = treatment::treat(self.treatments, self.asked, &class.clazz, data)?;
+        // A treatment may change the key or indexed properties: the row follows the new data.
+        let shape = row::shape(class, self.org, &data)
+            .map_err(|e| Failure::bad(format!("{} {pk}: {e}", class.clazz)))?;
+        Ok(if self.clear {
+            clear_row(self.org, v, shape, data)
+        } else {
+            with_pk(Value::Object(data), &shape.pk)
+        })
+    }
 }
 
 /// What a call's `treat` (and the class it names, if any) asks for.
@@ -132,7 +158,13 @@ fn clear_row(org: &str, v: i64, shape: row::Shape, data: Map<String, Value>) -> 
     out.insert("ck".into(), json!(""));
     out.insert("del".into(), json!(0));
     for (name, key) in shape.collections {
-        out.insert(name, serde_json::to_value(key).unwrap_or(Value::Null));
+        out.insert(
+            name,
+            match key {
+                CollectionKey::One(hash) => json!(hash),
+                CollectionKey::Many(hashes) => json!(hashes),
+            },
+        );
     }
     for (name, value) in shape.indexes {
         out.insert(name, index_column(value));
