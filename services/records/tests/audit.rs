@@ -424,3 +424,32 @@ async fn an_import_takes_docs_or_rows_with_data() {
     }
     r.stop().await;
 }
+
+#[tokio::test]
+async fn only_the_administrator_gets_the_audit_dump_and_it_appends_nothing() {
+    let r = start().await;
+    some_documents(&r, "a").await;
+    let token = r.token("a").await;
+    for body in [
+        json!({"org": "a", "clear": true}),
+        json!({"org": "a", "cl": "Article", "clear": true, "treat": true}),
+    ] {
+        let (status, answer) = r.call_as(&token, "exportOrg", body).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+        assert!(!answer.to_string().contains(SECRET));
+    }
+    let head = r.state.store.head_position().await.expect("head");
+    let dump = r
+        .ok(
+            "exportOrg",
+            json!({"org": "a", "clear": true, "treat": true}),
+        )
+        .await;
+    assert_eq!(rows(&dump).len(), 3);
+    assert_eq!(
+        r.state.store.head_position().await.expect("head"),
+        head,
+        "an export is a read: nothing appended"
+    );
+    r.stop().await;
+}
