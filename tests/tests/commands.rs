@@ -728,6 +728,15 @@ async fn records_write_routes_answer_a_repeated_key_once() {
         ))
         .await;
     assert_eq!(imported["result"]["imported"], 2, "{imported}");
+    // An audit dump's rows (exportOrg with clear), treated on the way in.
+    let from_dump = c
+        .twice(&api(
+            "importOrg",
+            json!({"org": "o3", "treat": true, "rows": [
+                {"org": "o2", "pk": "as dumped", "v": 1, "data": {"clazz": "Book", "p1": "r1"}}]}),
+        ))
+        .await;
+    assert_eq!(from_dump["result"]["imported"], 1, "{from_dump}");
     let purged = |n: u64| json!({"result": {"purged": n}});
     let dlv = c
         .twice(&api(

@@ -5,7 +5,7 @@
 //! - Pure core: the spec's hashes ([`hash`]), class declarations ([`class`]), `toRow`
 //!   ([`row`]), sealing `data` with the site key ([`seal`]), the document decider with REGVER,
 //!   zombies, `del` rows and unique locks ([`document`]), the session rules of incremental sync
-//!   ([`sync`]).
+//!   ([`sync`]), the per-class treatments of export / import ([`treatment`]).
 //! - Edges: the projector building the row tables in schema `records` ([`projection()`]) and the
 //!   generic API `POST /records/api/<function>` ([`router`]).
 
@@ -22,6 +22,7 @@ pub mod seal;
 pub mod streams;
 pub mod sync;
 pub mod task;
+pub mod treatment;
 
 pub use audit::{load_schema, state_at};
 pub use error::RecordsError;

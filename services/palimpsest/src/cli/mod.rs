@@ -117,7 +117,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
+/// The contexts' settings `serve` and `run` take from their flags and environment (records'
+/// schema file, DELTA, zombie retention); a test checks through it that a flag reaches the
+/// context.
+pub fn context_settings(http: &HttpSettings) -> anyhow::Result<contexts::ContextSettings> {
     let mut configured = contexts::ContextSettings::default();
     configured.records.delta_ms = http.records_delta_ms;
     configured.records.zombie_retention_ms = http.records_zombie_retention_ms;
@@ -125,6 +128,11 @@ async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> any
         configured.records.schema =
             palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;
     }
+    Ok(configured)
+}
+
+async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
+    let configured = context_settings(&http)?;
     let selected = contexts::select(&http.contexts, configured).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr).await?;
     let running = processes::start(

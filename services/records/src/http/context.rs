@@ -23,6 +23,8 @@ pub struct Settings {
     pub clock: Clock,
     /// Task handlers by `process` name; the runner starts when there is one.
     pub tasks: HashMap<String, crate::http::tasks::TaskHandler>,
+    /// Export / import treatments by class name (`exportOrg`/`importOrg` with `treat`).
+    pub treatments: crate::treatment::Treatments,
     /// How often an idle task runner looks for due tasks (ms).
     pub task_poll_ms: u64,
     /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
@@ -41,6 +43,7 @@ impl Default for Settings {
             delta_ms: 10_000,
             clock: Arc::new(|| chrono::Utc::now().timestamp_millis()),
             tasks: HashMap::new(),
+            treatments: HashMap::new(),
             task_poll_ms: 1000,
             site_key: None,
             zombie_retention_ms: None,
@@ -55,6 +58,7 @@ impl std::fmt::Debug for Settings {
             .field("schema", &self.schema.len())
             .field("delta_ms", &self.delta_ms)
             .field("zombie_retention_ms", &self.zombie_retention_ms)
+            .field("treatments", &self.treatments.keys().collect::<Vec<_>>())
             .finish()
     }
 }

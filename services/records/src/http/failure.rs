@@ -80,6 +80,12 @@ impl From<RecordsError> for Failure {
     }
 }
 
+impl From<crate::treatment::TreatmentError> for Failure {
+    fn from(e: crate::treatment::TreatmentError) -> Self {
+        Failure::bad(e.to_string())
+    }
+}
+
 impl From<LogError> for Failure {
     fn from(e: LogError) -> Self {
         match e {

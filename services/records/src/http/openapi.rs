@@ -303,21 +303,20 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
         ),
         (
             "exportOrg",
-            "An org's live documents as clear data, of one class when cl is given (administrator).",
-            obj(json!({"org": org(), "cl": class()}), &["org"]),
+            "An org's live documents as clear data, of one class when cl is given (administrator). With clear, the audit dump: each document as its row (the row form the host holds) with data in clear, never stored by the server. With treat, each document's data goes through its class's registered treatment (BADREQUEST when cl names a class without one).",
             obj(
-                json!({"docs": {"type": "array", "items": r("Document")}}),
-                &["docs"],
+                json!({"org": org(), "cl": class(), "clear": {"type": "boolean", "description": "answer rows (the audit dump) instead of docs"}, "treat": {"type": "boolean", "description": "apply the classes' treatments"}}),
+                &["org"],
             ),
+            json!({"oneOf": [
+                obj(json!({"docs": {"type": "array", "items": r("Document")}}), &["docs"]),
+                obj(json!({"rows": {"type": "array", "items": r("ClearRow")}}), &["rows"])]}),
             false,
         ),
         (
             "importOrg",
-            "Inserts exported documents into an org, re-keyed to it (administrator).",
-            obj(
-                json!({"org": s(), "docs": {"type": "array", "items": r("Data")}}),
-                &["org", "docs"],
-            ),
+            "Inserts exported documents (docs), or the data of an audit dump's rows (rows), into an org, re-keyed to it and sealed (administrator). With treat, each document's data goes through its class's registered treatment first; a refusal imports nothing.",
+            import_args(),
             obj(json!({"imported": i()}), &["imported"]),
             true,
         ),
@@ -339,6 +338,18 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             false,
         ),
     ]
+}
+
+/// `importOrg`'s arguments: the documents as `docs` or as an audit dump's `rows`, one of them.
+fn import_args() -> Value {
+    let mut args = obj(
+        json!({"org": s(), "docs": {"type": "array", "items": r("Data")}, "rows": {"type": "array", "items": {"type": "object", "additionalProperties": true, "required": ["data"], "properties": {"data": r("Data")}, "description": "a row of an audit dump (ClearRow): only its data is read"}}, "treat": {"type": "boolean", "description": "apply the classes' treatments"}}),
+        &["org"],
+    );
+    args["oneOf"] = json!([
+        {"required": ["docs"], "properties": {"docs": {"type": "array"}}},
+        {"required": ["rows"], "properties": {"rows": {"type": "array"}}}]);
+    args
 }
 
 fn error() -> Value {
@@ -388,6 +399,9 @@ fn schemas() -> Value {
             "properties": {"clazz": s(), "org": s(), "v": i(), "x": {"enum": [0, 1]}, "pk": s()},
             "description": "The stored data, decrypted, with clazz, org, v, x and the row's pk."},
         "Row": obj(json!({"pk": s(), "v": i(), "x": {"enum": [0, 1, 2]}, "del": {"enum": [0, 1]}, "org": s(), "data": r("Document")}), &["pk", "v", "x", "del"]),
+        "ClearRow": {"type": "object", "additionalProperties": true, "required": ["data"],
+            "properties": {"org": s(), "pk": s(), "v": i(), "x": {"enum": [0]}, "z": {"type": "null"}, "ck": s(), "del": {"enum": [0]}, "data": r("Data")},
+            "description": "A row of the audit dump: org, pk, v, x, z, ck, del and the collection and index columns as the host holds them, data in clear. On import only data is read."},
         "List": obj(json!({"rows": {"type": "array", "items": r("Row")}, "v": {"type": "integer", "format": "int64", "description": "the version to store next: this read's time minus DELTA (the first page's time for every page of one listing)"}, "next": {"oneOf": [after(), {"type": "null"}], "description": "pass as `after` for the next page; null on the last"}}), &["rows", "v", "next"]),
         "Write": {"oneOf": [
             obj(json!({"op": {"const": "insert"}, "data": r("Data")}), &["op", "data"]),
