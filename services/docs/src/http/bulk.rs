@@ -2,13 +2,18 @@
 
 use super::auth::{self, Visibility};
 use super::command::{Reply, text_reply};
-use super::doc::{open_items, show};
+use super::doc::show;
 use super::error::CouchError;
+use super::multipart::{self, Part};
 use super::params::{Params, flag};
 use super::read;
+use super::render::{Atts, Show, render, render_delivered};
 use super::write::{Item, Shape, write};
 use crate::body::{Incoming, Members};
+use crate::delivery::{Carry, Following, held_up_to};
+use crate::rev::RevId;
 use crate::stored::StoredDoc;
+use crate::tree::{Node, RevTree};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -16,7 +21,7 @@ use deadpool_postgres::Object;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 
 #[derive(Deserialize)]
@@ -87,22 +92,86 @@ pub async fn load_many(
 
 #[derive(Deserialize)]
 struct BulkGet {
-    docs: Vec<BulkGetItem>,
+    docs: Vec<Value>,
 }
 
-#[derive(Deserialize)]
-struct BulkGetItem {
+/// One `docs` entry of `_bulk_get` as CouchDB reads it: `id`, an optional `rev`, and the
+/// optional `atts_since` revisions the client already holds.
+struct Wanted {
     id: String,
-    #[serde(default)]
     rev: Option<String>,
+    atts_since: Option<Vec<RevId>>,
 }
 
-fn missing(id: &str, rev: &str) -> String {
-    json!({"error": {"id": id, "rev": rev, "error": "not_found", "reason": "missing"}}).to_string()
+/// An entry refused before any lookup: the id and rev as sent (JSON), the error and reason.
+type Refusal = (Value, Value, &'static str, String);
+
+fn wanted(entry: &Value) -> Result<Wanted, Refusal> {
+    let Some(id) = entry.get("id").and_then(Value::as_str) else {
+        let id = entry.get("id").cloned().unwrap_or(Value::Null);
+        return Err((id, Value::Null, "bad_request", "document id missed".into()));
+    };
+    let refused = |rev: &Value, reason: String| (json!(id), rev.clone(), "bad_request", reason);
+    let rev = match entry.get("rev") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(rev)) => match RevId::parse(rev) {
+            Ok(_) => Some(rev.clone()),
+            Err(e) => return Err(refused(&json!(rev), e.to_string())),
+        },
+        Some(other) => return Err(refused(other, "Invalid rev format".into())),
+    };
+    let atts_since = match entry.get("atts_since") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(revs)) if revs.is_empty() => None,
+        Some(Value::Array(revs)) => Some(
+            revs.iter()
+                .map(|r| {
+                    r.as_str()
+                        .and_then(|t| RevId::parse(t).ok())
+                        .ok_or_else(|| refused(r, "Invalid rev format".into()))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(other) => {
+            return Err(refused(
+                other,
+                "att_since value must be array of revs.".into(),
+            ));
+        }
+    };
+    Ok(Wanted {
+        id: id.to_owned(),
+        rev,
+        atts_since,
+    })
 }
 
-/// `POST /{db}/_bulk_get` `{docs: [{id, rev?}]}` (JSON): each revision asked for, as
-/// `{"ok": doc}` or an error; `latest=true` answers superseded revisions with their leaves.
+/// What `_bulk_get` answers for one revision asked for.
+enum Answer {
+    /// The revision: its rev, its JSON and the attachments whose bytes follow it.
+    Doc {
+        rev: String,
+        json: String,
+        following: Vec<Following>,
+    },
+    /// The document or the revision is not there.
+    Missing { rev: String },
+    /// Refused: the rev as sent, the error and reason.
+    Failed {
+        rev: Value,
+        error: &'static str,
+        reason: String,
+    },
+}
+
+/// Query parameters `_bulk_get` refuses, as CouchDB does: each entry says its own.
+const NOT_ACCEPTABLE: [&str; 5] = ["open_revs", "new_edits", "w", "rev", "atts_since"];
+
+/// `POST /{db}/_bulk_get` `{docs: [{id, rev?, atts_since?}]}`: each revision asked for (every
+/// leaf when no rev is given), with `revs`, `latest` and `attachments` honoured. The answer is
+/// JSON (`{"results": [{"id", "docs": [{"ok": doc} | {"error": …}]}]}`) unless the client asks
+/// for `multipart/mixed` and not JSON: then each revision is a part, its attachments following
+/// it as parts of their own (see [`super::multipart`]).
 pub async fn bulk_get(
     State(state): State<AppState>,
     Path(db): Path<String>,
@@ -110,72 +179,197 @@ pub async fn bulk_get(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    if let Some(name) = NOT_ACCEPTABLE.iter().find(|n| params.contains_key(**n)) {
+        return Err(CouchError::bad_request(format!(
+            "\"{name}\" query parameter is not acceptable"
+        )));
+    }
     let request: BulkGet = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
+    let show = show(&params)?;
+    let latest = flag(&params, "latest")?;
+    let multipart = multipart::asked(&headers);
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
     let caller = auth::caller(&state, &client, &db, &headers).await?;
-    let ids: Vec<String> = request.docs.iter().map(|d| d.id.clone()).collect();
+    let entries: Vec<Result<Wanted, Refusal>> = request.docs.iter().map(wanted).collect();
+    let ids: Vec<String> = entries
+        .iter()
+        .filter_map(|e| e.as_ref().ok().map(|w| w.id.clone()))
+        .collect();
     let stored = load_many(&client, &db, &ids).await?;
     let mut trees = HashMap::new();
-    let mut unseen = HashMap::new();
     for (id, doc) in &stored {
-        match caller.sees(&doc.sync) {
-            Visibility::Visible => {
-                trees.insert(id.clone(), doc.tree()?);
-            }
-            other => {
-                unseen.insert(id.clone(), (other, doc.sync.rev.clone()));
-            }
+        if caller.sees(&doc.sync) == Visibility::Visible {
+            trees.insert(id.clone(), doc.tree()?);
         }
     }
-    let show = show(&params)?;
-    let atts = if show.attachments {
-        read::attachment_data(&client, &read::digests(trees.values())).await?
+    let carried = |w: &Wanted| show.attachments || w.atts_since.is_some();
+    let bodies: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.as_ref().ok())
+        .filter(|w| carried(w))
+        .filter_map(|w| trees.get(&w.id).map(|tree| (w, tree)))
+        .flat_map(|(w, tree)| nodes(tree, w.rev.as_deref(), latest))
+        .filter_map(|n| n.ok().and_then(|n| n.body.as_deref()))
+        .collect();
+    let atts = if bodies.is_empty() {
+        Atts::new()
     } else {
-        super::render::Atts::new()
+        read::attachment_data(&client, &crate::delivery::digests(bodies.into_iter())).await?
     };
-    let latest = flag(&params, "latest")?;
-    let mut results = Vec::with_capacity(request.docs.len());
-    for item in &request.docs {
-        let docs: Vec<String> = match (trees.get(&item.id), &item.rev) {
-            (None, _) if unseen.contains_key(&item.id) => match &unseen[&item.id] {
-                (Visibility::Removed, rev) => {
-                    vec![format!("{{\"ok\":{}}}", auth::removed_doc(&item.id, rev))]
-                }
-                _ => vec![json!({"error": {"id": item.id, "rev": item.rev, "error": "forbidden", "reason": "missing channel access"}}).to_string()],
-            },
-            (None, rev) => vec![missing(&item.id, rev.as_deref().unwrap_or("undefined"))],
-            (Some(tree), Some(rev)) => open_items(
-                &item.id,
-                tree,
-                std::slice::from_ref(rev),
-                latest,
-                show,
-                &atts,
-            )
-            .into_iter()
-            .map(|r| match r {
-                Ok(doc) => format!("{{\"ok\":{doc}}}"),
-                Err(rev) => missing(&item.id, &rev),
-            })
-            .collect(),
-            (Some(tree), None) => match tree.winner() {
-                Some(winner) => vec![format!(
-                    "{{\"ok\":{}}}",
-                    super::render::render(&item.id, tree, winner, show, &atts)
-                )],
-                None => vec![missing(&item.id, "undefined")],
-            },
+    let carry = if multipart.is_some() {
+        Carry::Follows
+    } else {
+        Carry::Inline
+    };
+    let mut results: Vec<(Value, Vec<Answer>)> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let wanted = match entry {
+            Ok(wanted) => wanted,
+            Err((id, rev, error, reason)) => {
+                results.push((id, vec![Answer::Failed { rev, error, reason }]));
+                continue;
+            }
         };
-        let mut id = String::new();
-        crate::body::push_string(&mut id, &item.id);
-        results.push(format!("{{\"id\":{id},\"docs\":[{}]}}", docs.join(",")));
+        let answers = match (trees.get(&wanted.id), stored.get(&wanted.id)) {
+            (Some(tree), _) => {
+                let plain = Show {
+                    attachments: false,
+                    ..show
+                };
+                nodes(tree, wanted.rev.as_deref(), latest)
+                    .into_iter()
+                    .map(|found| match found {
+                        Err(rev) => Answer::Missing { rev },
+                        Ok(node) if carried(&wanted) => {
+                            let held = wanted
+                                .atts_since
+                                .as_deref()
+                                .map_or(0, |since| held_up_to(tree, node, since));
+                            let (json, following) =
+                                render_delivered(&wanted.id, tree, node, plain, &atts, held, carry);
+                            let rev = node.rev.to_string();
+                            Answer::Doc {
+                                rev,
+                                json,
+                                following,
+                            }
+                        }
+                        Ok(node) => Answer::Doc {
+                            rev: node.rev.to_string(),
+                            json: render(&wanted.id, tree, node, plain, &atts),
+                            following: Vec::new(),
+                        },
+                    })
+                    .collect()
+            }
+            (None, Some(doc)) if caller.sees(&doc.sync) == Visibility::Removed => {
+                vec![Answer::Doc {
+                    rev: doc.sync.rev.clone(),
+                    json: auth::removed_doc(&wanted.id, &doc.sync.rev),
+                    following: Vec::new(),
+                }]
+            }
+            (None, Some(_)) => vec![Answer::Failed {
+                rev: json!(wanted.rev),
+                error: "forbidden",
+                reason: "missing channel access".into(),
+            }],
+            (None, None) => vec![Answer::Missing {
+                rev: wanted.rev.unwrap_or_else(|| "undefined".into()),
+            }],
+        };
+        results.push((json!(wanted.id), answers));
     }
-    Ok(text_reply(
-        StatusCode::OK,
-        format!("{{\"results\":[{}]}}", results.join(",")),
-    ))
+    Ok(match multipart {
+        Some(kind) => multipart_reply(kind, results),
+        None => json_reply(results),
+    })
+}
+
+/// The nodes a `_bulk_get` entry names: `rev` (with `latest`, the leaves descending from it),
+/// or every leaf; a rev not held (or whose body was pruned) is `Err(rev)`.
+fn nodes<'t>(tree: &'t RevTree, rev: Option<&str>, latest: bool) -> Vec<Result<&'t Node, String>> {
+    let Some(rev) = rev else {
+        return tree.leaves().filter(|n| n.body.is_some()).map(Ok).collect();
+    };
+    let found: Vec<&Node> = match RevId::parse(rev)
+        .ok()
+        .and_then(|r| tree.get(&r).map(|n| (r, n)))
+    {
+        Some((parsed, node)) if latest && node.children > 0 => tree.leaves_under(&parsed),
+        Some((_, node)) => vec![node],
+        None => Vec::new(),
+    };
+    let found: Vec<_> = found.into_iter().filter(|n| n.body.is_some()).collect();
+    if found.is_empty() {
+        return vec![Err(rev.to_owned())];
+    }
+    found.into_iter().map(Ok).collect()
+}
+
+fn json_reply(results: Vec<(Value, Vec<Answer>)>) -> Reply {
+    let mut out = String::from("{\"results\":[");
+    for (i, (id, answers)) in results.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"id\":");
+        out.push_str(&id.to_string());
+        out.push_str(",\"docs\":[");
+        for (j, answer) in answers.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            match answer {
+                Answer::Doc { json, .. } => {
+                    out.push_str("{\"ok\":");
+                    out.push_str(json);
+                    out.push('}');
+                }
+                Answer::Missing { rev } => out.push_str(
+                    &json!({"error": {"id": id, "rev": rev, "error": "not_found", "reason": "missing"}})
+                        .to_string(),
+                ),
+                Answer::Failed { rev, error, reason } => out.push_str(
+                    &json!({"error": {"id": id, "rev": rev, "error": error, "reason": reason}})
+                        .to_string(),
+                ),
+            }
+        }
+        out.push_str("]}");
+    }
+    out.push_str("]}");
+    text_reply(StatusCode::OK, out)
+}
+
+fn multipart_reply(kind: &str, results: Vec<(Value, Vec<Answer>)>) -> Reply {
+    let mut parts = Vec::new();
+    for (id, answers) in results {
+        for answer in answers {
+            parts.push(match answer {
+                Answer::Doc {
+                    rev,
+                    json,
+                    following,
+                } => Part::Doc {
+                    id: id.as_str().unwrap_or_default().to_owned(),
+                    rev,
+                    json,
+                    following,
+                },
+                Answer::Missing { rev } => Part::Error(
+                    json!({"rev": rev, "error": "not_found", "reason": "missing"}).to_string(),
+                ),
+                Answer::Failed { rev, error, reason } => Part::Error(
+                    json!({"id": id, "rev": rev, "error": error, "reason": reason}).to_string(),
+                ),
+            });
+        }
+    }
+    let (content_type, body) = multipart::body(kind, &parts);
+    Reply::new(StatusCode::OK, content_type, body)
 }
 
 /// `POST /{db}/_revs_diff` `{id: [revs]}`: the revisions the database lacks, per document.

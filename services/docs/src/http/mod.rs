@@ -12,6 +12,7 @@ mod doc;
 pub mod error;
 pub(crate) mod load;
 mod local;
+mod multipart;
 pub mod openapi;
 mod params;
 mod principals;
