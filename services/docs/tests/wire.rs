@@ -257,3 +257,37 @@ async fn bulk_get_honours_latest_atts_since_and_refuses_what_couchdb_refuses() {
     );
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn a_document_read_with_atts_since_carries_only_the_newer_attachments() {
+    let docs = Docs::start().await;
+    let (rev1, rev2) = attached(&docs).await;
+    let (status, got) = docs
+        .call("GET", &format!("/db/a?atts_since=[\"{rev1}\"]"), None)
+        .await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["_attachments"]["one.txt"]["stub"], true);
+    assert_eq!(got["_attachments"]["two.bin"]["data"], "AA0KLS3/");
+    // A held revision off the path (or none held) sends everything.
+    let (_, all) = docs.call("GET", "/db/a?atts_since=[\"1-abc\"]", None).await;
+    assert_eq!(
+        all["_attachments"]["one.txt"]["data"],
+        STANDARD.encode("first")
+    );
+    let (_, held) = docs
+        .call("GET", &format!("/db/a?atts_since=[\"{rev2}\"]"), None)
+        .await;
+    assert_eq!(held["_attachments"]["two.bin"]["stub"], true);
+    let (_, open) = docs
+        .call(
+            "GET",
+            &format!("/db/a?open_revs=[\"{rev2}\"]&atts_since=[\"{rev1}\"]"),
+            None,
+        )
+        .await;
+    let atts = &open[0]["ok"]["_attachments"];
+    assert_eq!(atts["one.txt"]["stub"], true, "{open}");
+    assert_eq!(atts["two.bin"]["data"], "AA0KLS3/");
+    assert_eq!(docs.call("GET", "/db/a?atts_since=nope", None).await.0, 400);
+    docs.stop().await;
+}
