@@ -291,3 +291,229 @@ async fn a_document_read_with_atts_since_carries_only_the_newer_attachments() {
     assert_eq!(docs.call("GET", "/db/a?atts_since=nope", None).await.0, 400);
     docs.stop().await;
 }
+
+/// The read model's rows, for comparing the live one with a replay.
+async fn dump(docs: &Docs) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT * FROM docs.kv ORDER BY db, key",
+        "SELECT * FROM docs.channels ORDER BY db, channel, key",
+        "SELECT * FROM docs.access ORDER BY db, grantee, channel, key",
+        "SELECT * FROM docs.role_access ORDER BY db, grantee, role, key",
+    ] {
+        out.push(docs.rows(sql).await);
+    }
+    out
+}
+
+async fn events_of(docs: &Docs, event_type: &str) -> i64 {
+    docs.rows(&format!(
+        "SELECT count(*) AS n FROM log.events WHERE event_type = '{event_type}'"
+    ))
+    .await[0]["n"]
+        .as_i64()
+        .expect("count")
+}
+
+#[tokio::test]
+async fn purge_removes_documents_from_the_read_model_and_the_log_keeps_them() {
+    let docs = Docs::start().await;
+    assert_eq!(docs.admin("PUT", "/_admin/db", "{}").await.0, 201);
+    for id in ["a", "b"] {
+        let body = json!({"channels": ["c"], "id": id}).to_string();
+        assert_eq!(docs.admin("PUT", &format!("/db/{id}"), &body).await.0, 201);
+    }
+    let (_, current) = docs.admin("GET", "/db/a", "").await;
+    let rev: Value = serde_json::from_str(&current).expect("json");
+    let body = json!({"_rev": rev["_rev"], "channels": ["c"], "n": 2}).to_string();
+    assert_eq!(docs.admin("PUT", "/db/a", &body).await.0, 201);
+    assert_eq!(
+        docs.call("POST", "/_admin/db/_purge", Some(json!({"a": ["*"]})))
+            .await
+            .0,
+        401,
+        "admin only"
+    );
+    let asked = json!({"a": ["*"], "b": ["1-abc"], "nope": ["*"]}).to_string();
+    let (status, purged) = docs.admin("POST", "/_admin/db/_purge", &asked).await;
+    assert_eq!(status, 200, "{purged}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&purged).expect("json"),
+        json!({"purged": {"a": ["*"]}})
+    );
+    assert_eq!(docs.admin("GET", "/db/a", "").await.0, 404);
+    assert_eq!(docs.admin("GET", "/db/b", "").await.0, 200);
+    let (_, changes) = docs.admin("GET", "/db/_changes", "").await;
+    let changes: Value = serde_json::from_str(&changes).expect("json");
+    let ids: Vec<&str> = changes["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["b"]);
+    assert_eq!(events_of(&docs, "DocumentPurged").await, 1);
+    assert_eq!(
+        events_of(&docs, "RevisionStored").await,
+        3,
+        "the log keeps the history"
+    );
+    let (status, again) = docs.admin("PUT", "/db/a", r#"{"fresh":true}"#).await;
+    assert_eq!(status, 201, "{again}");
+    assert!(again.contains("\"1-"), "a new tree: {again}");
+    let (_, bad) = docs.admin("POST", "/_admin/db/_purge", "[]").await;
+    assert!(bad.contains("bad_request"), "{bad}");
+    let live = dump(&docs).await;
+    palimpsest_projections::rebuild(
+        &docs.app.state.store,
+        palimpsest_docs::projection().as_ref(),
+        |_, _| {},
+    )
+    .await
+    .expect("rebuild");
+    assert_eq!(dump(&docs).await, live);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn resync_reroutes_the_documents_the_new_sync_function_routes_differently() {
+    let docs = Docs::start().await;
+    let config = json!({"sync": "function(doc) { channel(doc.tag); }"});
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db", &config.to_string()).await.0,
+        201
+    );
+    for (id, tag) in [("x", "red"), ("y", "blue")] {
+        let body = json!({"tag": tag}).to_string();
+        assert_eq!(docs.admin("PUT", &format!("/db/{id}"), &body).await.0, 201);
+    }
+    let warm = json!({"password": "pw-ann", "admin_channels": ["warm"]}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_user/ann", &warm).await.0,
+        200
+    );
+    let source = "function(doc) { channel(doc.tag == 'red' ? 'warm' : 'cold'); }";
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_config/sync", source).await.0,
+        200
+    );
+    let (_, before) = docs
+        .as_user("ann", "pw-ann", "GET", "/db/_changes", None)
+        .await;
+    assert_eq!(
+        before["results"],
+        json!([]),
+        "the new function ran on nothing yet"
+    );
+    let (status, status_body) = docs.admin("POST", "/_admin/db/_resync", "").await;
+    assert_eq!(status, 200, "{status_body}");
+    let answer: Value = serde_json::from_str(&status_body).expect("json");
+    assert_eq!(
+        (
+            answer["status"].clone(),
+            answer["docs_changed"].clone(),
+            answer["docs_processed"].clone()
+        ),
+        (json!("completed"), json!(2), json!(2))
+    );
+    let (_, after) = docs
+        .as_user("ann", "pw-ann", "GET", "/db/_changes", None)
+        .await;
+    let ids: Vec<&str> = after["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["x"]);
+    let (_, raw) = docs.admin("GET", "/_admin/db/_raw/x", "").await;
+    let raw: Value = serde_json::from_str(&raw).expect("json");
+    assert_eq!(raw["_sync"]["channels"]["warm"], Value::Null);
+    assert!(raw["_sync"]["channels"]["red"]["seq"].is_i64(), "{raw}");
+    let head = docs.head().await;
+    let (_, again) = docs.admin("POST", "/_admin/db/_resync", "").await;
+    let again: Value = serde_json::from_str(&again).expect("json");
+    assert_eq!(again["docs_changed"], 0);
+    assert_eq!(docs.head().await, head, "nothing to change appends nothing");
+    assert_eq!(events_of(&docs, "DocumentResynced").await, 2);
+    let live = dump(&docs).await;
+    palimpsest_projections::rebuild(
+        &docs.app.state.store,
+        palimpsest_docs::projection().as_ref(),
+        |_, _| {},
+    )
+    .await
+    .expect("rebuild");
+    assert_eq!(dump(&docs).await, live);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn roles_granted_by_a_document_open_their_channels_until_the_document_revokes_them() {
+    let docs = Docs::start().await;
+    let config =
+        json!({"sync": "function(doc) { channel(doc.channels); role(doc.member, doc.role); }"});
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db", &config.to_string()).await.0,
+        201
+    );
+    let editor = json!({"admin_channels": ["ed"]}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_role/editor", &editor)
+            .await
+            .0,
+        200
+    );
+    let ann = json!({"password": "pw-ann", "admin_channels": ["own"]}).to_string();
+    assert_eq!(docs.admin("PUT", "/_admin/db/_user/ann", &ann).await.0, 200);
+    let body = json!({"channels": ["ed"]}).to_string();
+    assert_eq!(docs.admin("PUT", "/db/e1", &body).await.0, 201);
+    let ann_reads = |path: &'static str| {
+        let docs = &docs;
+        async move { docs.as_user("ann", "pw-ann", "GET", path, None).await }
+    };
+    assert_eq!(ann_reads("/db/e1").await.0, 403);
+    let grant = json!({"member": "ann", "role": "role:editor"}).to_string();
+    let (status, created) = docs.admin("PUT", "/db/grant", &grant).await;
+    assert_eq!(status, 201, "{created}");
+    let rev = serde_json::from_str::<Value>(&created).expect("json")["rev"].clone();
+    assert_eq!(ann_reads("/db/e1").await.0, 200);
+    let (_, user) = docs.admin("GET", "/_admin/db/_user/ann", "").await;
+    let user: Value = serde_json::from_str(&user).expect("json");
+    assert_eq!(user["admin_roles"], json!([]));
+    assert_eq!(user["roles"], json!(["editor"]));
+    assert_eq!(user["all_channels"], json!(["!", "ed", "own"]));
+    let (_, changes) = ann_reads("/db/_changes").await;
+    assert_eq!(changes["results"][0]["id"], "e1", "{changes}");
+    let (_, raw) = docs.admin("GET", "/_admin/db/_raw/grant", "").await;
+    assert!(
+        raw.contains(r#""role_access":{"ann":["role:editor"]}"#),
+        "{raw}"
+    );
+    // Revocation: the granting document changes; then (granted again) it is deleted.
+    let changed = json!({"_rev": rev, "member": "bob", "role": "role:editor"}).to_string();
+    let (_, changed) = docs.admin("PUT", "/db/grant", &changed).await;
+    assert_eq!(ann_reads("/db/e1").await.0, 403);
+    let (_, changes) = ann_reads("/db/_changes").await;
+    assert_eq!(changes["results"], json!([]), "{changes}");
+    let rev = serde_json::from_str::<Value>(&changed).expect("json")["rev"].clone();
+    let again = json!({"_rev": rev, "member": "ann", "role": "role:editor"}).to_string();
+    let (_, again) = docs.admin("PUT", "/db/grant", &again).await;
+    assert_eq!(ann_reads("/db/e1").await.0, 200);
+    let rev = serde_json::from_str::<Value>(&again).expect("json")["rev"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    assert_eq!(
+        docs.admin("DELETE", &format!("/db/grant?rev={rev}"), "")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        ann_reads("/db/e1").await.0,
+        403,
+        "deleting the grant revokes it"
+    );
+    docs.stop().await;
+}

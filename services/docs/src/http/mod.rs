@@ -12,6 +12,7 @@ mod doc;
 pub mod error;
 pub(crate) mod load;
 mod local;
+mod maintenance;
 mod multipart;
 pub mod openapi;
 mod params;
@@ -53,6 +54,8 @@ fn admin_routes(state: AppState) -> Router<AppState> {
                 .delete(principals::delete_role),
         )
         .route("/_admin/{db}/_compact", post(admin::compact))
+        .route("/_admin/{db}/_purge", post(maintenance::purge))
+        .route("/_admin/{db}/_resync", post(maintenance::resync))
         .route("/_admin/{db}/_session", post(session::admin_post))
         .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
         .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
