@@ -490,12 +490,39 @@ async fn roles_granted_by_a_document_open_their_channels_until_the_document_revo
         raw.contains(r#""role_access":{"ann":["role:editor"]}"#),
         "{raw}"
     );
+    let since = changes["last_seq"].as_i64().expect("last_seq");
     // Revocation: the granting document changes; then (granted again) it is deleted.
     let changed = json!({"_rev": rev, "member": "bob", "role": "role:editor"}).to_string();
     let (_, changed) = docs.admin("PUT", "/db/grant", &changed).await;
-    assert_eq!(ann_reads("/db/e1").await.0, 403);
-    let (_, changes) = ann_reads("/db/_changes").await;
-    assert_eq!(changes["results"], json!([]), "{changes}");
+    let (status, gone) = ann_reads("/db/e1").await;
+    assert_eq!((status, gone["_removed"].clone()), (200, json!(true)));
+    let path = format!("/db/_changes?since={since}");
+    let (_, changes) = docs.as_user("ann", "pw-ann", "GET", &path, None).await;
+    assert_eq!(
+        changes["results"].as_array().map(Vec::len),
+        Some(1),
+        "{changes}"
+    );
+    assert_eq!(changes["results"][0]["id"], "e1");
+    assert_eq!(changes["results"][0]["removed"], json!(["ed"]));
+    let after = changes["last_seq"].as_i64().expect("last_seq");
+    assert!(after > since);
+    let path = format!("/db/_changes?since={after}");
+    let (_, once) = docs.as_user("ann", "pw-ann", "GET", &path, None).await;
+    assert_eq!(once["results"], json!([]), "removed appears once: {once}");
+    let (_, bulk) = docs
+        .as_user(
+            "ann",
+            "pw-ann",
+            "POST",
+            "/db/_bulk_get",
+            Some(json!({"docs": [{"id": "e1"}]})),
+        )
+        .await;
+    assert_eq!(
+        bulk["results"][0]["docs"][0]["ok"]["_removed"], true,
+        "{bulk}"
+    );
     let rev = serde_json::from_str::<Value>(&changed).expect("json")["rev"].clone();
     let again = json!({"_rev": rev, "member": "ann", "role": "role:editor"}).to_string();
     let (_, again) = docs.admin("PUT", "/db/grant", &again).await;
@@ -510,10 +537,21 @@ async fn roles_granted_by_a_document_open_their_channels_until_the_document_revo
             .0,
         200
     );
+    let (status, gone) = ann_reads("/db/e1").await;
     assert_eq!(
-        ann_reads("/db/e1").await.0,
-        403,
+        (status, gone["_removed"].clone()),
+        (200, json!(true)),
         "deleting the grant revokes it"
     );
+    // bob held the role in between and lost it too; cy never had it, so never had its documents.
+    let pw = json!({"password": "pw-x"}).to_string();
+    for user in ["bob", "cy"] {
+        let path = format!("/_admin/db/_user/{user}");
+        assert_eq!(docs.admin("PUT", &path, &pw).await.0, 200);
+    }
+    let (_, bob) = docs.as_user("bob", "pw-x", "GET", "/db/e1", None).await;
+    assert_eq!(bob["_removed"], true, "{bob}");
+    let (status, _) = docs.as_user("cy", "pw-x", "GET", "/db/e1", None).await;
+    assert_eq!(status, 403);
     docs.stop().await;
 }

@@ -29,6 +29,9 @@ pub struct Caller {
     pub roles: Vec<String>,
     /// The channels it may read (`*`: all).
     pub channels: BTreeSet<String>,
+    /// The channels a revoked grant took away, with the sequence of the loss (see
+    /// [`super::revoked`]): their documents read as removed.
+    pub lost: std::collections::BTreeMap<String, i64>,
 }
 
 /// Whether a caller may read a document.
@@ -77,7 +80,12 @@ impl Caller {
                 removed = true;
             }
         }
-        if removed {
+        let lost = || {
+            sync.channels
+                .iter()
+                .any(|(channel, removal)| removal.is_none() && self.lost.contains_key(channel))
+        };
+        if removed || lost() {
             Visibility::Removed
         } else {
             Visibility::Hidden
@@ -196,7 +204,8 @@ async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<C
 /// A user's derived roles and channels (`all_channels`): its admin roles and the roles
 /// documents grant it (`role()`); its admin channels, its roles' channels, the documents'
 /// grants to it or its roles, and the public channel. Read on each request, so a revoked grant
-/// (the granting document changed, deleted or purged) takes effect on the next one.
+/// (the granting document changed, deleted or purged) takes effect on the next one, and the
+/// channels it took away are kept as lost.
 pub async fn channels_of(
     client: &Object,
     db: &str,
@@ -208,7 +217,8 @@ pub async fn channels_of(
     let mut roles: BTreeSet<String> = admin_roles.into_iter().collect();
     for row in client
         .query(
-            "SELECT DISTINCT role FROM docs.role_access WHERE db = $1 AND grantee = $2",
+            "SELECT DISTINCT role FROM docs.role_access \
+             WHERE db = $1 AND grantee = $2 AND revoked_seq IS NULL",
             &[&db, &name],
         )
         .await?
@@ -231,7 +241,8 @@ pub async fn channels_of(
     grantees.push(name.to_owned());
     for row in client
         .query(
-            "SELECT DISTINCT channel FROM docs.access WHERE db = $1 AND grantee = ANY($2)",
+            "SELECT DISTINCT channel FROM docs.access \
+             WHERE db = $1 AND grantee = ANY($2) AND revoked_seq IS NULL",
             &[&db, &grantees],
         )
         .await?
@@ -239,11 +250,13 @@ pub async fn channels_of(
         channels.insert(row.get(0));
     }
     channels.insert("!".into());
+    let lost = super::revoked::lost(client, db, name, &roles, &channels).await?;
     Ok(Caller {
         admin: false,
         name: Some(name.to_owned()),
         roles: roles.into_iter().collect(),
         channels,
+        lost,
     })
 }
 

@@ -19,6 +19,7 @@ mod params;
 mod principals;
 mod read;
 mod render;
+mod revoked;
 mod server;
 mod session;
 mod write;

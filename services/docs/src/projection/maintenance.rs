@@ -1,8 +1,8 @@
 //! The admin API's document events in the read model: `DocumentResynced` reroutes a document
 //! at a new sequence (so `_changes` shows it again, with `removed` where it left a channel),
-//! `DocumentPurged` removes it and its index rows entirely.
+//! `DocumentPurged` removes it and its channel rows; its grants end (kept as revoked).
 
-use super::{Grants, index_access, index_channels, index_roles, invalid, route};
+use super::{Grants, index_access, index_channels, index_roles, invalid, revoke, route};
 use crate::stored::StoredDoc;
 use deadpool_postgres::Transaction;
 use palimpsest_events::RecordedEvent;
@@ -53,16 +53,18 @@ pub(super) async fn document(
             )
             .await?;
             index_channels(tx, s, db, doc_id, &stored.sync, event.position).await?;
-            index_access(tx, s, db, doc_id, &stored.sync).await?;
-            index_roles(tx, s, db, doc_id, &stored.sync).await
+            index_access(tx, s, db, doc_id, &stored.sync, event.position).await?;
+            index_roles(tx, s, db, doc_id, &stored.sync, event.position).await
         }
         DocumentEvent::DocumentPurged { db, doc_id } => {
-            for table in ["channels", "access", "role_access"] {
-                tx.execute(
-                    &format!("DELETE FROM {s}.{table} WHERE db = $1 AND key = $2"),
-                    &[db, doc_id],
-                )
-                .await?;
+            tx.execute(
+                &format!("DELETE FROM {s}.channels WHERE db = $1 AND key = $2"),
+                &[db, doc_id],
+            )
+            .await?;
+            // Its grants end, remembered as revoked so their users learn what they lost.
+            for table in ["access", "role_access"] {
+                revoke(tx, s, table, db, doc_id, event.position).await?;
             }
             tx.execute(
                 &format!("DELETE FROM {s}.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL"),

@@ -256,30 +256,49 @@ async fn document(
     )
     .await?;
     index_channels(tx, s, db, doc_id, &stored.sync, event.position).await?;
-    index_access(tx, s, db, doc_id, &stored.sync).await?;
-    index_roles(tx, s, db, doc_id, &stored.sync).await
+    index_access(tx, s, db, doc_id, &stored.sync, event.position).await?;
+    index_roles(tx, s, db, doc_id, &stored.sync, event.position).await
 }
 
-/// Replaces the document's role grants in `role_access`.
+/// Marks every live grant of the document in `table` revoked at `seq`; the grants it still
+/// makes are then written back live.
+pub(super) async fn revoke(
+    tx: &Transaction<'_>,
+    s: &str,
+    table: &str,
+    db: &str,
+    doc_id: &str,
+    seq: i64,
+) -> Result<(), ProjectionError> {
+    tx.execute(
+        &format!(
+            "UPDATE {s}.{table} SET revoked_seq = $3 \
+             WHERE db = $1 AND key = $2 AND revoked_seq IS NULL"
+        ),
+        &[&db, &doc_id, &seq],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Replaces the document's role grants in `role_access` (the ones it no longer makes are
+/// kept, revoked at `seq`).
 async fn index_roles(
     tx: &Transaction<'_>,
     s: &str,
     db: &str,
     doc_id: &str,
     sync: &crate::stored::SyncData,
+    seq: i64,
 ) -> Result<(), ProjectionError> {
-    tx.execute(
-        &format!("DELETE FROM {s}.role_access WHERE db = $1 AND key = $2"),
-        &[&db, &doc_id],
-    )
-    .await?;
+    revoke(tx, s, "role_access", db, doc_id, seq).await?;
     for (grantee, roles) in &sync.role_access {
         // Sync Gateway's `role()` names roles `role:<name>`; a bare name is taken as it is.
         for role in roles.iter().map(|r| r.strip_prefix("role:").unwrap_or(r)) {
             tx.execute(
                 &format!(
                     "INSERT INTO {s}.role_access (db, grantee, role, key) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT DO NOTHING"
+                     ON CONFLICT (db, grantee, role, key) DO UPDATE SET revoked_seq = NULL"
                 ),
                 &[&db, grantee, &role, &doc_id],
             )
@@ -289,25 +308,23 @@ async fn index_roles(
     Ok(())
 }
 
-/// Replaces the document's grants in `access`.
+/// Replaces the document's grants in `access` (the ones it no longer makes are kept, revoked
+/// at `seq`).
 async fn index_access(
     tx: &Transaction<'_>,
     s: &str,
     db: &str,
     doc_id: &str,
     sync: &crate::stored::SyncData,
+    seq: i64,
 ) -> Result<(), ProjectionError> {
-    tx.execute(
-        &format!("DELETE FROM {s}.access WHERE db = $1 AND key = $2"),
-        &[&db, &doc_id],
-    )
-    .await?;
+    revoke(tx, s, "access", db, doc_id, seq).await?;
     for (grantee, channels) in &sync.access {
         for channel in channels {
             tx.execute(
                 &format!(
                     "INSERT INTO {s}.access (db, grantee, channel, key) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT DO NOTHING"
+                     ON CONFLICT (db, grantee, channel, key) DO UPDATE SET revoked_seq = NULL"
                 ),
                 &[&db, grantee, channel, &doc_id],
             )
