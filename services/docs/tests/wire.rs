@@ -387,6 +387,14 @@ async fn resync_reroutes_the_documents_the_new_sync_function_routes_differently(
         let body = json!({"tag": tag}).to_string();
         assert_eq!(docs.admin("PUT", &format!("/db/{id}"), &body).await.0, 201);
     }
+    // More documents than one resync command takes: the call runs several.
+    let many: Vec<Value> = (0..250)
+        .map(|i| json!({"_id": format!("m{i:03}"), "tag": "green"}))
+        .collect();
+    let (status, _) = docs
+        .admin("POST", "/db/_bulk_docs", &json!({"docs": many}).to_string())
+        .await;
+    assert_eq!(status, 201);
     let warm = json!({"password": "pw-ann", "admin_channels": ["warm"]}).to_string();
     assert_eq!(
         docs.admin("PUT", "/_admin/db/_user/ann", &warm).await.0,
@@ -414,7 +422,7 @@ async fn resync_reroutes_the_documents_the_new_sync_function_routes_differently(
             answer["docs_changed"].clone(),
             answer["docs_processed"].clone()
         ),
-        (json!("completed"), json!(2), json!(2))
+        (json!("completed"), json!(252), json!(252))
     );
     let (_, after) = docs
         .as_user("ann", "pw-ann", "GET", "/db/_changes", None)
@@ -435,7 +443,7 @@ async fn resync_reroutes_the_documents_the_new_sync_function_routes_differently(
     let again: Value = serde_json::from_str(&again).expect("json");
     assert_eq!(again["docs_changed"], 0);
     assert_eq!(docs.head().await, head, "nothing to change appends nothing");
-    assert_eq!(events_of(&docs, "DocumentResynced").await, 2);
+    assert_eq!(events_of(&docs, "DocumentResynced").await, 252);
     let live = dump(&docs).await;
     palimpsest_projections::rebuild(
         &docs.app.state.store,

@@ -3,7 +3,7 @@
 //! over every document's winning revision. Both are commands on the documents' streams: the
 //! log keeps every revision and records the purge or the new routing.
 
-use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
+use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, call, encode, run};
 use super::error::CouchError;
 use super::read;
 use crate::body::Outgoing;
@@ -96,11 +96,14 @@ pub async fn purge(
     run(&state, &request, &Purge { db, ids }).await
 }
 
+/// One command of a resync: the documents of one chunk.
 struct Resync {
     db: String,
     ids: Vec<String>,
-    start_time: String,
 }
+
+/// The counts a resync command answers, summed by the call.
+const COUNTS: [&str; 3] = ["docs_changed", "docs_processed", "docs_errored"];
 
 /// The routing the sync function gives `doc_id`'s live winner now; `None` for a tombstone or a
 /// document the function refuses or fails on (logged).
@@ -150,14 +153,7 @@ impl DocsCommand for Resync {
             }
             let reply = Reply::json(
                 StatusCode::OK,
-                &json!({
-                    "status": "completed",
-                    "start_time": self.start_time,
-                    "last_error": "",
-                    "docs_changed": writes.len(),
-                    "docs_processed": processed,
-                    "docs_errored": errored,
-                }),
+                &json!({"docs_changed": writes.len(), "docs_processed": processed, "docs_errored": errored}),
             );
             let mut decision = Decision::new(reply).check(db_stream);
             for (stream, events) in writes {
@@ -168,10 +164,15 @@ impl DocsCommand for Resync {
     }
 }
 
+/// How many documents one command of a resync reruns: each is a command of its own (the call
+/// stays within the log's append limits whatever the database's size).
+const RESYNC_CHUNK: usize = 200;
+
 /// `POST /_admin/{db}/_resync`: reruns the database's current sync function (as an admin, no
 /// `oldDoc`) over every live document's winning revision and records the new channels, access
-/// and role grants of those it routes differently, in one command. Answers Sync Gateway's
-/// resync status when done: `{"status": "completed", "docs_changed", "docs_processed", …}`.
+/// and role grants of those it routes differently, a chunk of documents per command under the
+/// request's key. Answers Sync Gateway's resync status when done: `{"status": "completed",
+/// "docs_changed", "docs_processed", …}`.
 pub async fn resync(
     State(state): State<AppState>,
     Path(db): Path<String>,
@@ -191,10 +192,39 @@ pub async fn resync(
         .collect();
     drop(client);
     let start_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let command = Resync {
-        db,
-        ids,
-        start_time,
-    };
-    run(&state, &request, &command).await
+    let state = &state;
+    call(state, &request, |steps| async move {
+        let mut totals = [0u64; 3];
+        // An empty database is one command all the same: it checks the database exists.
+        let chunks: Vec<&[String]> = if ids.is_empty() {
+            vec![&[]]
+        } else {
+            ids.chunks(RESYNC_CHUNK).collect()
+        };
+        for chunk in chunks {
+            let command = Resync {
+                db: db.clone(),
+                ids: chunk.to_vec(),
+            };
+            let step = steps.next(chunk.join("\n").as_bytes());
+            let reply = run(state, &step, &command).await?;
+            let counts: Value = reply.json_body().map_err(CouchError::internal)?;
+            for (total, name) in totals.iter_mut().zip(COUNTS) {
+                *total += counts[name].as_u64().unwrap_or(0);
+            }
+        }
+        let [changed, processed, errored] = totals;
+        Ok(Reply::json(
+            StatusCode::OK,
+            &json!({
+                "status": "completed",
+                "start_time": start_time,
+                "last_error": "",
+                "docs_changed": changed,
+                "docs_processed": processed,
+                "docs_errored": errored,
+            }),
+        ))
+    })
+    .await
 }
