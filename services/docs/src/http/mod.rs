@@ -6,6 +6,7 @@ mod all_docs;
 mod attachment;
 pub mod auth;
 mod bulk;
+mod bulk_get;
 mod changes;
 mod command;
 mod doc;
@@ -88,7 +89,7 @@ pub fn router(state: AppState) -> Router {
                 .delete(session::delete),
         )
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
-        .route("/{db}/_bulk_get", post(bulk::bulk_get))
+        .route("/{db}/_bulk_get", post(bulk_get::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
         .route("/{db}/_all_docs", get(all_docs::get).post(all_docs::post))
         .route("/{db}/_changes", get(changes::get).post(changes::post))
