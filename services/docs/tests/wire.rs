@@ -563,3 +563,52 @@ async fn roles_granted_by_a_document_open_their_channels_until_the_document_revo
     assert_eq!(status, 403);
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn open_revs_answers_multipart_to_a_replicator_that_names_it() {
+    let docs = Docs::start().await;
+    let (rev1, rev2) = attached(&docs).await;
+    let path =
+        format!("/db/a?open_revs=[\"{rev2}\",\"9-zzz\"]&attachments=true&atts_since=[\"{rev1}\"]");
+    let client = reqwest::Client::new();
+    let json: Value = client
+        .get(docs.url(&path))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("json")
+        .json()
+        .await
+        .expect("json body");
+    let response = client
+        .get(docs.url(&path))
+        .header("accept", "multipart/mixed")
+        .send()
+        .await
+        .expect("multipart");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .expect("type")
+        .to_owned();
+    assert!(
+        content_type.starts_with("multipart/mixed"),
+        "{content_type}"
+    );
+    let body = response.bytes().await.expect("bytes");
+    let (items, followed) = as_json_items(&content_type, &body);
+    assert_eq!(followed, ["two.bin"], "atts_since holds one.txt back");
+    let expected: Vec<Value> = json
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| match item.get("missing") {
+            Some(_) => json!({"error": item}),
+            None => item.clone(),
+        })
+        .collect();
+    assert_eq!(items, expected);
+    // `*/*` (any client that does not say) keeps JSON.
+    let (_, plain) = docs.call("GET", &path, None).await;
+    assert_eq!(plain, json);
+    docs.stop().await;
+}

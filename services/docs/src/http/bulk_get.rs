@@ -258,7 +258,11 @@ pub async fn bulk_get(
 
 /// The nodes a `_bulk_get` entry names: `rev` (with `latest`, the leaves descending from it),
 /// or every leaf; a rev not held (or whose body was pruned) is `Err(rev)`.
-fn nodes<'t>(tree: &'t RevTree, rev: Option<&str>, latest: bool) -> Vec<Result<&'t Node, String>> {
+pub(super) fn nodes<'t>(
+    tree: &'t RevTree,
+    rev: Option<&str>,
+    latest: bool,
+) -> Vec<Result<&'t Node, String>> {
     let Some(rev) = rev else {
         return tree.leaves().filter(|n| n.body.is_some()).map(Ok).collect();
     };

@@ -137,6 +137,17 @@ pub async fn read_doc(
         Atts::new()
     };
     if let Some(revs) = open_revs(params, &tree)? {
+        if super::multipart::named(headers, "multipart/mixed") {
+            let asked = super::open_revs::Asked {
+                revs: &revs,
+                latest: flag(params, "latest")?,
+                show: show(params)?,
+                since: since.as_deref(),
+            };
+            return Ok(super::open_revs::multipart_reply(
+                doc_id, &tree, &asked, &atts,
+            ));
+        }
         let items: Vec<String> = open_items(
             doc_id,
             &tree,

@@ -15,6 +15,7 @@ pub(crate) mod load;
 mod local;
 mod maintenance;
 mod multipart;
+mod open_revs;
 pub mod openapi;
 mod params;
 mod principals;

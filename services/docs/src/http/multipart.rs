@@ -50,6 +50,26 @@ pub fn asked(headers: &HeaderMap) -> Option<&'static str> {
         .find(|t| accepts(&accept, t))
 }
 
+/// Whether the request's `Accept` names `wanted` itself (not through a wildcard) with a
+/// non-zero quality: how a replicator asks `GET …?open_revs=` for `multipart/mixed` (CouchDB
+/// also answers multipart to `*/*`; we keep JSON for that, which every JSON client expects).
+pub fn named(headers: &HeaderMap, wanted: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut pieces = range.split(';');
+            let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+            let quality = pieces
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            media == wanted && quality > 0.0
+        })
+}
+
 /// Whether an `Accept` value accepts `wanted` (mochiweb's `accepts_content_type`): listed, or
 /// its `type/*` or `*/*`, with a non-zero quality, and neither refused with `q=0`.
 fn accepts(accept: &str, wanted: &str) -> bool {
@@ -200,6 +220,18 @@ mod tests {
             asked(&accept("multipart/mixed, application/json;q=0")),
             Some("multipart/mixed")
         );
+    }
+
+    #[test]
+    fn open_revs_is_multipart_only_when_multipart_is_named() {
+        assert!(named(&accept("multipart/mixed"), "multipart/mixed"));
+        assert!(named(
+            &accept("application/json, multipart/mixed;q=0.5"),
+            "multipart/mixed"
+        ));
+        assert!(!named(&accept("*/*"), "multipart/mixed"));
+        assert!(!named(&accept("multipart/mixed;q=0"), "multipart/mixed"));
+        assert!(!named(&HeaderMap::new(), "multipart/mixed"));
     }
 
     #[test]
