@@ -182,6 +182,31 @@ mod tests {
             crate::domain::decode_parts("RevisionStored", 1, &encoded.payload).expect("decode");
         assert_eq!(back, event);
     }
+
+    #[test]
+    fn purges_and_resyncs_round_trip_and_say_their_type() {
+        let events = [
+            DocumentEvent::DocumentPurged {
+                db: "db".into(),
+                doc_id: "a".into(),
+            },
+            DocumentEvent::DocumentResynced {
+                db: "db".into(),
+                doc_id: "a".into(),
+                rev: "2-abc".into(),
+                channels: vec!["c".into()],
+                access: BTreeMap::new(),
+                roles: [("ann".to_owned(), vec!["role:r".to_owned()])].into(),
+            },
+        ];
+        for (event, kind) in events.iter().zip(["DocumentPurged", "DocumentResynced"]) {
+            let encoded = event.encode().expect("encode");
+            assert_eq!(encoded.event_type, kind);
+            let back: DocumentEvent =
+                crate::domain::decode_parts(kind, 1, &encoded.payload).expect("decode");
+            assert_eq!(&back, event);
+        }
+    }
 }
 
 /// Events of an attachment stream `docs/attachment/<sha1 hex>`: content-addressed, so one

@@ -561,6 +561,20 @@ async fn roles_granted_by_a_document_open_their_channels_until_the_document_revo
     assert_eq!(bob["_removed"], true, "{bob}");
     let (status, _) = docs.as_user("cy", "pw-x", "GET", "/db/e1", None).await;
     assert_eq!(status, 403);
+    // The revoked grants are rows a replay writes the same.
+    let live = dump(&docs).await;
+    assert!(
+        live[3].iter().any(|row| row["revoked_seq"].is_i64()),
+        "{live:?}"
+    );
+    palimpsest_projections::rebuild(
+        &docs.app.state.store,
+        palimpsest_docs::projection().as_ref(),
+        |_, _| {},
+    )
+    .await
+    .expect("rebuild");
+    assert_eq!(dump(&docs).await, live);
     docs.stop().await;
 }
 
