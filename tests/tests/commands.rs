@@ -626,6 +626,25 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
         false,
     )
     .await;
+    c.twice(
+        &with(
+            reqwest::Method::PUT,
+            "/docs/keyed2/p1",
+            json!({"channels": ["a"]}),
+        )
+        .bearer(&admin),
+    )
+    .await;
+    // The default function routes p1 as it was: nothing to change, the answer kept all the same.
+    c.twice_appending(
+        &bodiless(reqwest::Method::POST, &format!("{db}/_resync")).bearer(&admin),
+        false,
+    )
+    .await;
+    let purged = c
+        .twice(&Call::json(&format!("{db}/_purge"), json!({"p1": ["*"]})).bearer(&admin))
+        .await;
+    assert_eq!(purged, json!({"purged": {"p1": ["*"]}}));
     app.stop().await;
 }
 

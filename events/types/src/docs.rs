@@ -96,6 +96,38 @@ pub enum DocumentEvent {
         /// The access the sync function granted: user (or `role:` name) → channels.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         access: BTreeMap<String, Vec<String>>,
+        /// The roles the sync function granted (`role()`): user → roles.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        roles: BTreeMap<String, Vec<String>>,
+    },
+    /// `POST /docs/_admin/{db}/_resync`: the database's current sync function, run again over
+    /// the winning revision, routes it differently from before; these replace the document's
+    /// channels, access and role grants (the revision itself is unchanged).
+    DocumentResynced {
+        /// The database the document belongs to.
+        db: String,
+        /// The document id as the client sent it.
+        doc_id: String,
+        /// The winning revision the function ran on.
+        rev: String,
+        /// The channels it now belongs to.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        channels: Vec<String>,
+        /// The access it now grants: user (or `role:` name) → channels.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        access: BTreeMap<String, Vec<String>>,
+        /// The roles it now grants: user → roles.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        roles: BTreeMap<String, Vec<String>>,
+    },
+    /// `POST /docs/_admin/{db}/_purge`: the document leaves the read model entirely (reads are
+    /// 404, `_changes` no longer lists it, its grants end); the log keeps its history. A later
+    /// write of the same id starts a new revision tree.
+    DocumentPurged {
+        /// The database the document belongs to.
+        db: String,
+        /// The document id as the client sent it.
+        doc_id: String,
     },
 }
 
@@ -142,12 +174,38 @@ mod tests {
             deleted: false,
             channels: vec![],
             access: BTreeMap::new(),
+            roles: BTreeMap::new(),
         };
         let encoded = event.encode().expect("encode");
         assert_eq!(encoded.event_type, "RevisionStored");
         let back: DocumentEvent =
             crate::domain::decode_parts("RevisionStored", 1, &encoded.payload).expect("decode");
         assert_eq!(back, event);
+    }
+
+    #[test]
+    fn purges_and_resyncs_round_trip_and_say_their_type() {
+        let events = [
+            DocumentEvent::DocumentPurged {
+                db: "db".into(),
+                doc_id: "a".into(),
+            },
+            DocumentEvent::DocumentResynced {
+                db: "db".into(),
+                doc_id: "a".into(),
+                rev: "2-abc".into(),
+                channels: vec!["c".into()],
+                access: BTreeMap::new(),
+                roles: [("ann".to_owned(), vec!["role:r".to_owned()])].into(),
+            },
+        ];
+        for (event, kind) in events.iter().zip(["DocumentPurged", "DocumentResynced"]) {
+            let encoded = event.encode().expect("encode");
+            assert_eq!(encoded.event_type, kind);
+            let back: DocumentEvent =
+                crate::domain::decode_parts(kind, 1, &encoded.payload).expect("decode");
+            assert_eq!(&back, event);
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod attachments;
 pub mod audit;
 pub mod body;
 pub mod database;
+pub mod delivery;
 pub mod document;
 pub mod local;
 pub mod projection;

@@ -28,6 +28,10 @@ pub struct SyncData {
     /// The access the winning revision grants: user (or `role:` name) → channels.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub access: BTreeMap<String, Vec<String>>,
+    /// The roles the winning revision grants (`role()`): user → roles (Sync Gateway's
+    /// `role_access`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_access: BTreeMap<String, Vec<String>>,
 }
 
 /// When a document left a channel.
@@ -75,6 +79,7 @@ impl StoredDoc {
                 history,
                 channels: BTreeMap::new(),
                 access: BTreeMap::new(),
+                role_access: BTreeMap::new(),
             },
         })
     }

@@ -1,6 +1,6 @@
 //! The document decider: CouchDB's rules for new edits and replicated revisions.
 
-use super::{DocCommand, DocError, DocState};
+use super::{DocCommand, DocError, DocState, Routing};
 use crate::rev::RevId;
 use palimpsest_events::docs::DocumentEvent;
 
@@ -30,6 +30,7 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
                 deleted,
                 channels: Vec::new(),
                 access: Default::default(),
+                roles: Default::default(),
             }])
         }
         DocCommand::Replicate {
@@ -56,6 +57,7 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
                 deleted,
                 channels: Vec::new(),
                 access: Default::default(),
+                roles: Default::default(),
             }])
         }
     }
@@ -81,26 +83,88 @@ fn edit_parent(
     }
 }
 
+/// Purges the document (admin `_purge`): one that was never written (or is already purged) is
+/// not found.
+pub fn purge(db: &str, doc_id: &str, state: &DocState) -> Result<Vec<DocumentEvent>, DocError> {
+    if state.tree.is_empty() {
+        return Err(DocError::NotFound);
+    }
+    Ok(vec![DocumentEvent::DocumentPurged {
+        db: db.to_owned(),
+        doc_id: doc_id.to_owned(),
+    }])
+}
+
+/// Routes the document as `rerun` (the sync function run again over the live winner) says,
+/// when that differs from how it is routed now; a tombstone or an unchanged routing appends
+/// nothing.
+pub fn resync(db: &str, doc_id: &str, state: &DocState, rerun: Routing) -> Vec<DocumentEvent> {
+    let Some(winner) = state.tree.winner().filter(|w| !w.deleted) else {
+        return Vec::new();
+    };
+    if rerun == state.routing {
+        return Vec::new();
+    }
+    vec![DocumentEvent::DocumentResynced {
+        db: db.to_owned(),
+        doc_id: doc_id.to_owned(),
+        rev: winner.rev.to_string(),
+        channels: rerun.channels,
+        access: rerun.access,
+        roles: rerun.roles,
+    }]
+}
+
 /// Folds one event into the state. Rev ids in the log were checked before the append; one that
 /// does not parse is skipped with an error log rather than breaking the stream's fold.
 pub fn evolve(mut state: DocState, event: &DocumentEvent) -> DocState {
-    let DocumentEvent::RevisionStored {
-        rev,
-        ancestry,
-        body,
-        deleted,
-        ..
-    } = event;
-    let parsed = RevId::parse(rev).and_then(|rev| {
-        let ancestry = ancestry
-            .iter()
-            .map(|a| RevId::parse(a))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((rev, ancestry))
-    });
-    match parsed {
-        Ok((rev, ancestry)) => state.tree.insert(rev, &ancestry, body.clone(), *deleted),
-        Err(e) => tracing::error!(error = %e, "stored revision does not parse; skipped"),
+    match event {
+        DocumentEvent::RevisionStored {
+            rev,
+            ancestry,
+            body,
+            deleted,
+            channels,
+            access,
+            roles,
+            ..
+        } => {
+            let parsed = RevId::parse(rev).and_then(|rev| {
+                let ancestry = ancestry
+                    .iter()
+                    .map(|a| RevId::parse(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((rev, ancestry))
+            });
+            match parsed {
+                Ok((rev, ancestry)) => {
+                    state
+                        .tree
+                        .insert(rev.clone(), &ancestry, body.clone(), *deleted);
+                    if state.tree.winner().is_some_and(|w| w.rev == rev) {
+                        if !*deleted {
+                            state.routing.channels = channels.clone();
+                        }
+                        state.routing.access = access.clone();
+                        state.routing.roles = roles.clone();
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "stored revision does not parse; skipped"),
+            }
+        }
+        DocumentEvent::DocumentResynced {
+            channels,
+            access,
+            roles,
+            ..
+        } => {
+            state.routing = Routing {
+                channels: channels.clone(),
+                access: access.clone(),
+                roles: roles.clone(),
+            };
+        }
+        DocumentEvent::DocumentPurged { .. } => state = DocState::default(),
     }
     state
 }

@@ -5,16 +5,32 @@ mod decide;
 #[cfg(test)]
 mod tests;
 
-pub use decide::{decide, evolve};
+pub use decide::{decide, evolve, purge, resync};
 
 use crate::rev::RevId;
 use crate::tree::RevTree;
+use std::collections::BTreeMap;
 
-/// A document's write-side state: its whole revision tree (never pruned: the log is complete).
+/// A document's write-side state: its whole revision tree (never pruned: the log is complete)
+/// and how the sync function routes it as it stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DocState {
     /// Every revision stored so far.
     pub tree: RevTree,
+    /// The document's channels and grants, as the read model routes it.
+    pub routing: Routing,
+}
+
+/// What the sync function gave a document: the winner's channels (a tombstone keeps those of
+/// the revision it deleted) and the grants of the latest winner. `_resync` compares against it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routing {
+    /// `channel()`.
+    pub channels: Vec<String>,
+    /// `access()`: user (or `role:` name) → channels.
+    pub access: BTreeMap<String, Vec<String>>,
+    /// `role()`: user → roles.
+    pub roles: BTreeMap<String, Vec<String>>,
 }
 
 /// What a client asks of a document.

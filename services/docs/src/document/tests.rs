@@ -21,6 +21,39 @@ fn stored(rev: &str, ancestry: &[&str], deleted: bool) -> DocumentEvent {
         deleted,
         channels: vec![],
         access: Default::default(),
+        roles: Default::default(),
+    }
+}
+
+/// A revision routed to `channels`, granting `user` the role `role`.
+fn granting(
+    rev: &str,
+    ancestry: &[&str],
+    channels: &[&str],
+    user: &str,
+    role: &str,
+) -> DocumentEvent {
+    DocumentEvent::RevisionStored {
+        db: "db".into(),
+        doc_id: "doc".into(),
+        rev: rev.into(),
+        ancestry: ancestry.iter().map(|a| (*a).to_owned()).collect(),
+        body: "{}".into(),
+        deleted: false,
+        channels: channels.iter().map(|c| (*c).to_owned()).collect(),
+        access: Default::default(),
+        roles: [(user.to_owned(), vec![role.to_owned()])].into(),
+    }
+}
+
+fn routing(channels: &[&str], roles: &[(&str, &str)]) -> Routing {
+    Routing {
+        channels: channels.iter().map(|c| (*c).to_owned()).collect(),
+        access: Default::default(),
+        roles: roles
+            .iter()
+            .map(|(u, r)| ((*u).to_owned(), vec![(*r).to_owned()]))
+            .collect(),
     }
 }
 
@@ -48,6 +81,7 @@ fn replicate(rev_text: &str, ancestry: &[&str]) -> DocCommand {
 fn the_rev(events: &[DocumentEvent]) -> (String, Vec<String>) {
     match &events[0] {
         DocumentEvent::RevisionStored { rev, ancestry, .. } => (rev.clone(), ancestry.clone()),
+        other => panic!("expected a revision, got {other:?}"),
     }
 }
 
@@ -145,4 +179,53 @@ fn a_replicated_branch_beside_the_current_leaf_is_never_a_conflict() {
 fn a_replicated_revision_already_held_appends_nothing() {
     let state = given(&[stored("1-a", &[], false)]);
     assert_eq!(decide(replicate("1-a", &[]), &state), Ok(vec![]));
+}
+
+#[test]
+fn the_winners_grants_route_the_document_and_a_tombstone_revokes_them_but_keeps_its_channels() {
+    let state = given(&[granting("1-a", &[], &["c"], "ann", "editor")]);
+    assert_eq!(state.routing, routing(&["c"], &[("ann", "editor")]));
+    let deleted = given(&[
+        granting("1-a", &[], &["c"], "ann", "editor"),
+        stored("2-b", &["1-a"], true),
+    ]);
+    assert_eq!(deleted.routing, routing(&["c"], &[]));
+}
+
+#[test]
+fn a_losing_branch_does_not_change_the_routing() {
+    let state = given(&[
+        granting("2-z", &["1-a"], &["c"], "ann", "editor"),
+        stored("2-b", &["1-a"], false),
+    ]);
+    assert_eq!(state.routing, routing(&["c"], &[("ann", "editor")]));
+}
+
+#[test]
+fn resync_appends_only_when_the_rerun_routes_the_live_winner_differently() {
+    let state = given(&[granting("1-a", &[], &["c"], "ann", "editor")]);
+    assert!(resync("db", "doc", &state, routing(&["c"], &[("ann", "editor")])).is_empty());
+    let events = resync("db", "doc", &state, routing(&["d"], &[]));
+    assert!(
+        matches!(&events[..], [DocumentEvent::DocumentResynced { rev, channels, roles, .. }]
+        if rev == "1-a" && channels == &["d"] && roles.is_empty())
+    );
+    assert_eq!(given_after(&state, &events).routing, routing(&["d"], &[]));
+    let tombstone = given(&[stored("1-a", &[], false), stored("2-b", &["1-a"], true)]);
+    assert!(resync("db", "doc", &tombstone, routing(&["x"], &[])).is_empty());
+}
+
+fn given_after(state: &DocState, events: &[DocumentEvent]) -> DocState {
+    events.iter().fold(state.clone(), evolve)
+}
+
+#[test]
+fn a_purged_document_is_gone_and_a_new_write_starts_a_new_tree() {
+    let state = given(&[stored("1-a", &[], false), stored("2-b", &["1-a"], false)]);
+    let events = purge("db", "doc", &state).expect("purged");
+    let after = given_after(&state, &events);
+    assert_eq!(after, DocState::default());
+    assert_eq!(purge("db", "doc", &after), Err(DocError::NotFound));
+    let recreated = decide(edit(None, "{}", false), &after).expect("a fresh document");
+    assert!(the_rev(&recreated).0.starts_with("1-"));
 }

@@ -29,6 +29,9 @@ pub struct Caller {
     pub roles: Vec<String>,
     /// The channels it may read (`*`: all).
     pub channels: BTreeSet<String>,
+    /// The channels a revoked grant took away, with the sequence of the loss (see
+    /// [`super::revoked`]): their documents read as removed.
+    pub lost: std::collections::BTreeMap<String, i64>,
 }
 
 /// Whether a caller may read a document.
@@ -77,7 +80,12 @@ impl Caller {
                 removed = true;
             }
         }
-        if removed {
+        let lost = || {
+            sync.channels
+                .iter()
+                .any(|(channel, removal)| removal.is_none() && self.lost.contains_key(channel))
+        };
+        if removed || lost() {
             Visibility::Removed
         } else {
             Visibility::Hidden
@@ -129,7 +137,7 @@ pub async fn caller(
         let name = session_user(&state.admin_token, db, &token, now)
             .ok_or_else(|| unauthorized("Session expired"))?;
         let stored = stored_user(client, db, &name).await?;
-        return channels_of(client, db, &name, stored).await;
+        return channels_of(client, db, &name, stored.admin_channels, stored.roles).await;
     }
     guest(client, db).await
 }
@@ -190,19 +198,34 @@ async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<C
     if !verified(&hash, password).await? {
         return Err(unauthorized("Invalid login"));
     }
-    channels_of(client, db, name, stored).await
+    channels_of(client, db, name, stored.admin_channels, stored.roles).await
 }
 
-/// A user's derived channels (`all_channels`): admin channels, its roles' channels, the
-/// documents' grants to it or its roles, and the public channel.
-async fn channels_of(
+/// A user's derived roles and channels (`all_channels`): its admin roles and the roles
+/// documents grant it (`role()`); its admin channels, its roles' channels, the documents'
+/// grants to it or its roles, and the public channel. Read on each request, so a revoked grant
+/// (the granting document changed, deleted or purged) takes effect on the next one, and the
+/// channels it took away are kept as lost.
+pub async fn channels_of(
     client: &Object,
     db: &str,
     name: &str,
-    stored: StoredUser,
+    admin_channels: Vec<String>,
+    admin_roles: Vec<String>,
 ) -> Result<Caller, CouchError> {
-    let mut channels: BTreeSet<String> = stored.admin_channels.into_iter().collect();
-    let role_keys: Vec<String> = stored.roles.iter().map(|r| format!("role:{r}")).collect();
+    let mut channels: BTreeSet<String> = admin_channels.into_iter().collect();
+    let mut roles: BTreeSet<String> = admin_roles.into_iter().collect();
+    for row in client
+        .query(
+            "SELECT DISTINCT role FROM docs.role_access \
+             WHERE db = $1 AND grantee = $2 AND revoked_seq IS NULL",
+            &[&db, &name],
+        )
+        .await?
+    {
+        roles.insert(row.get(0));
+    }
+    let role_keys: Vec<String> = roles.iter().map(|r| format!("role:{r}")).collect();
     for row in client
         .query(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = ANY($2)",
@@ -218,7 +241,8 @@ async fn channels_of(
     grantees.push(name.to_owned());
     for row in client
         .query(
-            "SELECT DISTINCT channel FROM docs.access WHERE db = $1 AND grantee = ANY($2)",
+            "SELECT DISTINCT channel FROM docs.access \
+             WHERE db = $1 AND grantee = ANY($2) AND revoked_seq IS NULL",
             &[&db, &grantees],
         )
         .await?
@@ -226,11 +250,13 @@ async fn channels_of(
         channels.insert(row.get(0));
     }
     channels.insert("!".into());
+    let lost = super::revoked::lost(client, db, name, &roles, &channels).await?;
     Ok(Caller {
         admin: false,
         name: Some(name.to_owned()),
-        roles: stored.roles,
+        roles: roles.into_iter().collect(),
         channels,
+        lost,
     })
 }
 

@@ -36,6 +36,8 @@ struct Ask {
     doc_ids: Option<Vec<String>>,
     /// `filter=sync_gateway/bychannel&channels=a,b`.
     channels: Option<Vec<String>>,
+    /// The channels the caller lost through revoked grants (with the sequence of the loss).
+    lost: std::collections::BTreeMap<String, i64>,
 }
 
 /// One page of changes.
@@ -133,12 +135,44 @@ async fn fetch_channels(
         let removed = all_removed.then(|| gone.unwrap_or_default());
         out.push((seq, row_json(&key, seq, &stored, ask, removed.as_deref())?));
     }
+    with_lost(client, ask, channels, &mut out).await?;
     let last_seq = out.last().map(|(s, _)| *s).unwrap_or(ask.since);
     Ok(Page {
         rows: out,
         last_seq,
         pending: 0,
     })
+}
+
+/// Adds the documents of the channels the caller lost after `since` (each once, at the loss,
+/// as `removed`: [`super::revoked`]) to a page, in sequence order and within its limit.
+async fn with_lost(
+    client: &Object,
+    ask: &Ask,
+    channels: &[String],
+    rows: &mut Vec<(i64, String)>,
+) -> Result<(), CouchError> {
+    if ask.lost.is_empty() {
+        return Ok(());
+    }
+    let removed = super::revoked::removed_since(
+        client,
+        &ask.db,
+        ask.since,
+        &ask.lost,
+        channels,
+        ask.doc_ids.as_ref(),
+    )
+    .await?;
+    for gone in removed {
+        let row = row_json(&gone.key, gone.seq, &gone.stored, ask, Some(&gone.channels))?;
+        rows.push((gone.seq, row));
+    }
+    rows.sort_by_key(|(seq, _)| *seq);
+    if let Some(limit) = ask.limit {
+        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    Ok(())
 }
 
 async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
@@ -249,6 +283,12 @@ async fn ask_of(
             )));
         }
     };
+    // A channel filter asks for those channels only: the lost ones are not among them.
+    let lost = if caller.sees_all() || channels.is_some() {
+        Default::default()
+    } else {
+        caller.lost.clone()
+    };
     if let Some(allowed) = caller.filter() {
         channels = Some(match channels {
             Some(asked) => asked.into_iter().filter(|c| allowed.contains(c)).collect(),
@@ -265,6 +305,7 @@ async fn ask_of(
         conflicts: flag(params, "conflicts")?,
         doc_ids,
         channels,
+        lost,
     })
 }
 

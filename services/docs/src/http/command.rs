@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use palimpsest_events::{Metadata, NewEvent};
 use palimpsest_web::AppState;
 pub use palimpsest_web::command::{Attempt, Decision};
-use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError};
+use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError, Steps};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -52,6 +52,27 @@ pub async fn run(
                 .decide(&attempt)
                 .await
                 .map_err(CommandError::Rejected)
+        })
+        .await
+        .map_err(from_command)
+}
+
+/// Runs a call of several commands under `request`'s key (the platform's `run_call`): `work`
+/// takes each command's request from the [`Steps`] it is given; the call's answer is kept
+/// under the key like a single command's.
+pub async fn call<F, Fut>(
+    state: &AppState,
+    request: &CommandRequest,
+    work: F,
+) -> Result<Reply, CouchError>
+where
+    F: FnOnce(Steps) -> Fut,
+    Fut: Future<Output = Result<Reply, CouchError>>,
+{
+    state
+        .commands
+        .run_call(request, CONTEXT, |steps| async move {
+            work(steps).await.map_err(CommandError::Rejected)
         })
         .await
         .map_err(from_command)

@@ -5,7 +5,7 @@ use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json};
 use super::read;
-use super::render::{Atts, Show, render};
+use super::render::{Atts, Show, render, render_delivered};
 use super::write::{Item, Shape, write};
 use crate::body::Incoming;
 use crate::rev::RevId;
@@ -37,6 +37,41 @@ fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, Cou
     }
 }
 
+/// The revisions `atts_since` names (a JSON list): the client holds their attachments.
+fn atts_since(params: &Params) -> Result<Option<Vec<RevId>>, CouchError> {
+    json::<Vec<String>>(params, "atts_since")?
+        .map(|revs| {
+            revs.iter()
+                .map(|r| RevId::parse(r).map_err(|e| CouchError::bad_request(e.to_string())))
+                .collect()
+        })
+        .transpose()
+}
+
+/// `node` as JSON; with `atts_since`, CouchDB's rule: attachments added after the newest held
+/// revision on its path come inline, the others as stubs.
+fn render_node(
+    doc_id: &str,
+    tree: &RevTree,
+    node: &crate::tree::Node,
+    show: Show,
+    atts: &Atts,
+    since: Option<&[RevId]>,
+) -> String {
+    match since {
+        None => render(doc_id, tree, node, show, atts),
+        Some(since) => {
+            let held = crate::delivery::held_up_to(tree, node, since);
+            let show = Show {
+                attachments: false,
+                ..show
+            };
+            let carry = crate::delivery::Carry::Inline;
+            render_delivered(doc_id, tree, node, show, atts, held, carry).0
+        }
+    }
+}
+
 /// The `{"ok": doc}` / `{"missing": rev}` items of `open_revs` (with `latest`, a superseded
 /// revision answers with the leaves that descend from it).
 pub fn open_items(
@@ -46,6 +81,7 @@ pub fn open_items(
     latest: bool,
     show: Show,
     atts: &Atts,
+    since: Option<&[RevId]>,
 ) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     for rev in revs {
@@ -63,7 +99,7 @@ pub fn open_items(
             out.push(Err(rev.clone()));
         }
         for node in found {
-            out.push(Ok(render(doc_id, tree, node, show, atts)));
+            out.push(Ok(render_node(doc_id, tree, node, show, atts, since)));
         }
     }
     out
@@ -94,12 +130,24 @@ pub async fn read_doc(
         Visibility::Hidden => return Err(auth::forbidden()),
     }
     let tree = stored.tree()?;
-    let atts = if flag(params, "attachments")? {
+    let since = atts_since(params)?;
+    let atts = if flag(params, "attachments")? || since.is_some() {
         read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
     } else {
         Atts::new()
     };
     if let Some(revs) = open_revs(params, &tree)? {
+        if super::multipart::named(headers, "multipart/mixed") {
+            let asked = super::open_revs::Asked {
+                revs: &revs,
+                latest: flag(params, "latest")?,
+                show: show(params)?,
+                since: since.as_deref(),
+            };
+            return Ok(super::open_revs::multipart_reply(
+                doc_id, &tree, &asked, &atts,
+            ));
+        }
         let items: Vec<String> = open_items(
             doc_id,
             &tree,
@@ -107,6 +155,7 @@ pub async fn read_doc(
             flag(params, "latest")?,
             show(params)?,
             &atts,
+            since.as_deref(),
         )
         .into_iter()
         .map(|item| match item {
@@ -135,11 +184,12 @@ pub async fn read_doc(
     };
     Ok(text_reply(
         StatusCode::OK,
-        render(doc_id, &tree, node, show(params)?, &atts),
+        render_node(doc_id, &tree, node, show(params)?, &atts, since.as_deref()),
     ))
 }
 
-/// `GET /{db}/{doc}` with `rev`, `revs`, `revs_info`, `open_revs`, `latest`, `conflicts`.
+/// `GET /{db}/{doc}` with `rev`, `revs`, `revs_info`, `open_revs`, `latest`, `conflicts`,
+/// `attachments`, `atts_since`.
 pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,

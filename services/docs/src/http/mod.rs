@@ -6,17 +6,22 @@ mod all_docs;
 mod attachment;
 pub mod auth;
 mod bulk;
+mod bulk_get;
 mod changes;
 mod command;
 mod doc;
 pub mod error;
 pub(crate) mod load;
 mod local;
+mod maintenance;
+mod multipart;
+mod open_revs;
 pub mod openapi;
 mod params;
 mod principals;
 mod read;
 mod render;
+mod revoked;
 mod server;
 mod session;
 mod write;
@@ -52,6 +57,8 @@ fn admin_routes(state: AppState) -> Router<AppState> {
                 .delete(principals::delete_role),
         )
         .route("/_admin/{db}/_compact", post(admin::compact))
+        .route("/_admin/{db}/_purge", post(maintenance::purge))
+        .route("/_admin/{db}/_resync", post(maintenance::resync))
         .route("/_admin/{db}/_session", post(session::admin_post))
         .route("/_admin/{db}/_raw/{*doc}", get(admin::raw))
         .route("/_admin/{db}/_revtree/{*doc}", get(admin::revtree))
@@ -83,7 +90,7 @@ pub fn router(state: AppState) -> Router {
                 .delete(session::delete),
         )
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
-        .route("/{db}/_bulk_get", post(bulk::bulk_get))
+        .route("/{db}/_bulk_get", post(bulk_get::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
         .route("/{db}/_all_docs", get(all_docs::get).post(all_docs::post))
         .route("/{db}/_changes", get(changes::get).post(changes::post))

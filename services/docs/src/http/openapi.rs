@@ -49,6 +49,8 @@ mod tests {
             "/_admin/{db}/_user/{name}",
             "/_admin/{db}/_role/",
             "/_admin/{db}/_role/{name}",
+            "/_admin/{db}/_purge",
+            "/_admin/{db}/_resync",
         ] {
             assert!(paths.contains_key(route), "{route} is not documented");
         }

@@ -221,12 +221,33 @@ async fn get_principal(state: &AppState, db: &str, key: &str) -> Result<Value, C
     Ok(value)
 }
 
-/// `GET /_admin/{db}/_user/{name}` (the password hash is never shown).
+/// `GET /_admin/{db}/_user/{name}` (the password hash is never shown), with Sync Gateway's
+/// derived members: `admin_roles` (granted here), `roles` (those and the ones documents grant
+/// through `role()`) and `all_channels`.
 pub async fn get_user(
     State(state): State<AppState>,
     Path((db, name)): Path<(String, String)>,
 ) -> Result<Reply, CouchError> {
-    let value = get_principal(&state, &db, &format!("user:{name}")).await?;
+    let mut value = get_principal(&state, &db, &format!("user:{name}")).await?;
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let admin_channels = strings(&value["admin_channels"]);
+    let admin_roles = strings(&value["roles"]);
+    let client = read::client(&state).await?;
+    let derived =
+        super::auth::channels_of(&client, &db, &name, admin_channels, admin_roles.clone()).await?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert("admin_roles".into(), json!(admin_roles));
+        object.insert("roles".into(), json!(derived.roles));
+        object.insert("all_channels".into(), json!(derived.channels));
+    }
     Ok(Reply::json(StatusCode::OK, &value))
 }
 

@@ -1,6 +1,7 @@
 //! A revision as a client sees it: `_id`, `_rev`, the body, and the specials it asked for.
 
 use crate::body::Outgoing;
+use crate::delivery::{Carry, Following, deliver};
 use crate::tree::{Node, RevTree};
 use serde_json::json;
 use std::collections::HashMap;
@@ -33,6 +34,30 @@ pub fn render(doc_id: &str, tree: &RevTree, node: &Node, show: Show, atts: &Atts
     } else {
         body
     };
+    with_specials(doc_id, tree, node, show, body)
+}
+
+/// The JSON text of `node` with the attachments newer than generation `held` carrying their
+/// bytes as `carry` says (CouchDB's `atts_since`), and the attachments whose bytes follow.
+pub fn render_delivered(
+    doc_id: &str,
+    tree: &RevTree,
+    node: &Node,
+    show: Show,
+    atts: &Atts,
+    held: u64,
+    carry: Carry,
+) -> (String, Vec<Following>) {
+    let body = node.body.as_deref().unwrap_or("{}");
+    if !body.contains("\"_attachments\"") {
+        return (with_specials(doc_id, tree, node, show, body), Vec::new());
+    }
+    let (body, following) = deliver(body, atts, held, carry);
+    (with_specials(doc_id, tree, node, show, &body), following)
+}
+
+/// `body` with `_id`, `_rev` and the specials `show` asks for.
+fn with_specials(doc_id: &str, tree: &RevTree, node: &Node, show: Show, body: &str) -> String {
     let mut out = Outgoing::new(doc_id, &node.rev.to_string(), body);
     if node.deleted {
         out = out.member("_deleted", "true");

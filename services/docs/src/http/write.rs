@@ -338,6 +338,7 @@ fn revision(
         deleted,
         channels,
         access,
+        roles,
         ..
     }) = events.last_mut()
     {
@@ -357,10 +358,14 @@ fn revision(
         .map_err(sync_error)?;
         *channels = outcome.channels;
         *access = outcome.access;
+        *roles = outcome.roles;
     }
     let rev = events
         .iter()
-        .map(|DocumentEvent::RevisionStored { rev, .. }| rev.clone())
+        .filter_map(|event| match event {
+            DocumentEvent::RevisionStored { rev, .. } => Some(rev.clone()),
+            _ => None,
+        })
         .next_back()
         .or(given_rev)
         .unwrap_or_default();

@@ -4,6 +4,7 @@
 //! before, so a replay from position 0 writes the same rows. The read model prunes each tree
 //! to the database's `revs_limit`; the log keeps every revision.
 
+mod maintenance;
 mod principals;
 pub mod schema;
 
@@ -123,6 +124,11 @@ async fn database(
                     .await?;
                 tx.execute(&format!("DELETE FROM {s}.access WHERE db = $1"), &[&name])
                     .await?;
+                tx.execute(
+                    &format!("DELETE FROM {s}.role_access WHERE db = $1"),
+                    &[&name],
+                )
+                .await?;
             }
         }
     }
@@ -153,7 +159,8 @@ async fn purge(
                 "WITH gone AS (DELETE FROM {s}.kv WHERE db = $1 AND deleted AND seq <= $2 \
                  RETURNING key, seq), \
                  c AS (DELETE FROM {s}.channels WHERE db = $1 AND key IN (SELECT key FROM gone)), \
-                 a AS (DELETE FROM {s}.access WHERE db = $1 AND key IN (SELECT key FROM gone)) \
+                 a AS (DELETE FROM {s}.access WHERE db = $1 AND key IN (SELECT key FROM gone)), \
+                 r AS (DELETE FROM {s}.role_access WHERE db = $1 AND key IN (SELECT key FROM gone)) \
                  SELECT coalesce(max(seq), 0) FROM gone"
             ),
             &[&db, &up_to],
@@ -187,7 +194,11 @@ async fn document(
         deleted,
         channels,
         access,
-    } = payload;
+        roles,
+    } = payload
+    else {
+        return maintenance::document(tx, s, event, payload).await;
+    };
     let limit: i32 = tx
         .query_opt(
             &format!("SELECT revs_limit FROM {s}.databases WHERE name = $1"),
@@ -225,7 +236,8 @@ async fn document(
     stored.sync.channels = previous.channels.clone();
     stored.sync.access = previous.access.clone();
     if stored.sync.rev == rev_text {
-        route(&mut stored.sync, channels, access, *deleted, event.position);
+        let grants = Grants { access, roles };
+        route(&mut stored.sync, channels, grants, *deleted, event.position);
     }
     let text = stored.to_text().map_err(invalid)?;
     tx.execute(
@@ -244,28 +256,75 @@ async fn document(
     )
     .await?;
     index_channels(tx, s, db, doc_id, &stored.sync, event.position).await?;
-    index_access(tx, s, db, doc_id, &stored.sync).await
+    index_access(tx, s, db, doc_id, &stored.sync, event.position).await?;
+    index_roles(tx, s, db, doc_id, &stored.sync, event.position).await
 }
 
-/// Replaces the document's grants in `access`.
+/// Marks every live grant of the document in `table` revoked at `seq`; the grants it still
+/// makes are then written back live.
+pub(super) async fn revoke(
+    tx: &Transaction<'_>,
+    s: &str,
+    table: &str,
+    db: &str,
+    doc_id: &str,
+    seq: i64,
+) -> Result<(), ProjectionError> {
+    tx.execute(
+        &format!(
+            "UPDATE {s}.{table} SET revoked_seq = $3 \
+             WHERE db = $1 AND key = $2 AND revoked_seq IS NULL"
+        ),
+        &[&db, &doc_id, &seq],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Replaces the document's role grants in `role_access` (the ones it no longer makes are
+/// kept, revoked at `seq`).
+async fn index_roles(
+    tx: &Transaction<'_>,
+    s: &str,
+    db: &str,
+    doc_id: &str,
+    sync: &crate::stored::SyncData,
+    seq: i64,
+) -> Result<(), ProjectionError> {
+    revoke(tx, s, "role_access", db, doc_id, seq).await?;
+    for (grantee, roles) in &sync.role_access {
+        // Sync Gateway's `role()` names roles `role:<name>`; a bare name is taken as it is.
+        for role in roles.iter().map(|r| r.strip_prefix("role:").unwrap_or(r)) {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.role_access (db, grantee, role, key) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (db, grantee, role, key) DO UPDATE SET revoked_seq = NULL"
+                ),
+                &[&db, grantee, &role, &doc_id],
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the document's grants in `access` (the ones it no longer makes are kept, revoked
+/// at `seq`).
 async fn index_access(
     tx: &Transaction<'_>,
     s: &str,
     db: &str,
     doc_id: &str,
     sync: &crate::stored::SyncData,
+    seq: i64,
 ) -> Result<(), ProjectionError> {
-    tx.execute(
-        &format!("DELETE FROM {s}.access WHERE db = $1 AND key = $2"),
-        &[&db, &doc_id],
-    )
-    .await?;
+    revoke(tx, s, "access", db, doc_id, seq).await?;
     for (grantee, channels) in &sync.access {
         for channel in channels {
             tx.execute(
                 &format!(
                     "INSERT INTO {s}.access (db, grantee, channel, key) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT DO NOTHING"
+                     ON CONFLICT (db, grantee, channel, key) DO UPDATE SET revoked_seq = NULL"
                 ),
                 &[&db, grantee, channel, &doc_id],
             )
@@ -360,19 +419,28 @@ async fn attachment(
     Ok(())
 }
 
+/// What a revision grants: `access()` and `role()`.
+pub(crate) struct Grants<'a> {
+    /// User (or `role:` name) → channels.
+    pub access: &'a std::collections::BTreeMap<String, Vec<String>>,
+    /// User → roles.
+    pub roles: &'a std::collections::BTreeMap<String, Vec<String>>,
+}
+
 /// Moves the document's channel map to the new winner's channels: channels it left get
 /// `{rev, seq}` (Sync Gateway's removal entry), channels it is in are null. A tombstone stays in
-/// its channels so that their readers learn of the deletion, but its grants are what the sync
-/// function gave the tombstone (usually none): deleting a granting document revokes its access.
-fn route(
+/// its channels so that their readers learn of the deletion, but its grants replace the
+/// document's: deleting the granting document revokes them.
+pub(crate) fn route(
     sync: &mut crate::stored::SyncData,
     channels: &[String],
-    access: &std::collections::BTreeMap<String, Vec<String>>,
+    grants: Grants<'_>,
     deleted: bool,
     seq: i64,
 ) {
+    sync.access = grants.access.clone();
+    sync.role_access = grants.roles.clone();
     if deleted {
-        sync.access = access.clone();
         return;
     }
     for (name, state) in sync.channels.iter_mut() {
@@ -386,5 +454,4 @@ fn route(
     for name in channels {
         sync.channels.insert(name.clone(), None);
     }
-    sync.access = access.clone();
 }

@@ -10,6 +10,11 @@
 //!   sequence at which that last changed: `_changes?filter=sync_gateway/bychannel` reads it.
 //! - `access`: the grants of every document's access map (user or `role:` name → channel),
 //!   from which a user's `all_channels` is derived when it logs in.
+//! - `role_access`: the grants of every document's role map (`role()`: user → role), from
+//!   which a user's derived roles (beside its `admin_roles`) are read on each request.
+//!   In both, a grant the document no longer makes keeps its row with `revoked_seq`, the
+//!   sequence that revoked it (null while granted): a user's `_changes` shows the documents of
+//!   the channels it lost that way once, as `removed`, and reads them as `_removed`.
 //! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
 //!   and the `md5-` digest clients know them by. Shared by every database and document.
 
@@ -53,9 +58,20 @@ CREATE TABLE {schema}.access (
     grantee TEXT NOT NULL,
     channel TEXT NOT NULL,
     key TEXT NOT NULL,
+    revoked_seq BIGINT,
     PRIMARY KEY (db, grantee, channel, key)
 );
 CREATE INDEX access_by_key ON {schema}.access (db, key);
+
+CREATE TABLE {schema}.role_access (
+    db TEXT NOT NULL,
+    grantee TEXT NOT NULL,
+    role TEXT NOT NULL,
+    key TEXT NOT NULL,
+    revoked_seq BIGINT,
+    PRIMARY KEY (db, grantee, role, key)
+);
+CREATE INDEX role_access_by_key ON {schema}.role_access (db, key);
 
 CREATE TABLE {schema}.attachments (
     key TEXT PRIMARY KEY,
