@@ -1,6 +1,7 @@
 //! Channel access on every read route a replicating user has: `_changes`, `_all_docs`,
 //! `_bulk_get` and document reads, before and after each way access ends: the document leaves
-//! the user's channels, and the grant that opened a channel is revoked.
+//! the user's channels, and the grant that opened a channel is revoked. Either way the user's
+//! `_changes` shows the document once as `removed`, and it then reads as `{"_removed": true}`.
 
 mod common;
 
@@ -14,7 +15,7 @@ const SYNC: &str = "function(doc) { channel(doc.channels); access(doc.grant_to, 
 struct Seen {
     /// In `_all_docs`.
     listed: bool,
-    /// `_bulk_get`'s answer: `"ok"`, or the error's name.
+    /// `_bulk_get`'s answer: `"ok"`, `"removed"` (a `_removed` stub), or the error's name.
     bulk: String,
     /// The document GET's status and whether it reads as `_removed`.
     read: (u16, bool),
@@ -39,7 +40,9 @@ async fn seen(docs: &Docs, id: &str) -> Seen {
         )
         .await;
     let answer = &bulk["results"][0]["docs"][0];
-    let bulk = if answer["ok"].is_object() {
+    let bulk = if answer["ok"]["_removed"] == json!(true) {
+        "removed".to_owned()
+    } else if answer["ok"].is_object() {
         "ok".to_owned()
     } else {
         answer["error"]["error"]
@@ -104,6 +107,15 @@ fn visible() -> Seen {
     }
 }
 
+/// A document the user could read and can no longer: Sync Gateway's `_removed` stub.
+fn removed() -> Seen {
+    Seen {
+        listed: false,
+        bulk: "removed".into(),
+        read: (200, true),
+    }
+}
+
 fn forbidden() -> Seen {
     Seen {
         listed: false,
@@ -135,9 +147,7 @@ async fn a_document_that_leaves_the_users_channels_is_removed_once_then_hidden()
     assert_eq!(removal.len(), 1, "{removal:?}");
     assert_eq!(removal[0]["removed"], json!(["a"]));
     assert_eq!(changes_of(&docs, since, "moving").await.len(), 1);
-    let after = seen(&docs, "moving").await;
-    assert!(!after.listed, "{after:?}");
-    assert_eq!(after.read, (200, true), "reads as _removed");
+    assert_eq!(seen(&docs, "moving").await, removed());
     docs.stop().await;
 }
 
@@ -163,7 +173,7 @@ async fn a_revoked_grant_closes_the_channel_on_every_route() {
         .admin("DELETE", &format!("/db/grant?rev={grant}"), "")
         .await;
     assert_eq!(status, 200);
-    assert_eq!(seen(&docs, "in-b").await, forbidden());
+    assert_eq!(seen(&docs, "in-b").await, removed());
     let (_, all) = docs
         .as_user("ann", "pw", "GET", "/db/_all_docs", None)
         .await;
@@ -172,9 +182,12 @@ async fn a_revoked_grant_closes_the_channel_on_every_route() {
         "nothing of in-b is listed: {all}"
     );
     let after = changes_of(&docs, since, "in-b").await;
+    assert_eq!(after.len(), 1, "in-b is removed once: {after:?}");
+    assert_eq!(after[0]["removed"], json!(["b"]));
+    let (_, doc) = docs.as_user("ann", "pw", "GET", "/db/in-b", None).await;
     assert!(
-        after.iter().all(|change| change.get("doc").is_none()),
-        "no body of in-b reaches ann after the revocation: {after:?}"
+        !doc.to_string().contains("channels"),
+        "no body of in-b reaches ann after the revocation: {doc}"
     );
     docs.stop().await;
 }
