@@ -45,8 +45,7 @@ async fn log_rate(store: &EventStore, round: usize) -> f64 {
     for batch in 0..BATCHES {
         let mut request = AppendRequest::new();
         for i in 0..BATCH {
-            let stream =
-                StreamName::new("bench", "floor", doc_id(batch, i)).expect("stream name");
+            let stream = StreamName::new("bench", "floor", doc_id(batch, i)).expect("stream name");
             let payload = json!({
                 "RevisionStored": {
                     "db": "bench", "doc_id": doc_id(batch, i),
@@ -68,12 +67,7 @@ async fn log_rate(store: &EventStore, round: usize) -> f64 {
 }
 
 /// `_bulk_docs` of `BATCHES` batches of new documents (`revs`: none) or of updates of them.
-async fn bulk_rate(
-    http: &reqwest::Client,
-    db_url: &str,
-    round: usize,
-    revs: &mut [String],
-) -> f64 {
+async fn bulk_rate(http: &reqwest::Client, db_url: &str, round: usize, revs: &mut [String]) -> f64 {
     let started = Instant::now();
     for batch in 0..BATCHES {
         let docs: Vec<Value> = (0..BATCH)
@@ -108,7 +102,10 @@ async fn bulk_rate(
 /// by `_changes`, so it need not hold them).
 async fn seed_changes(app: &TestApp, http: &reqwest::Client, db: &str) {
     let db_url = app.url(&format!("/docs/{db}"));
-    assert_eq!(http.put(&db_url).send().await.expect("create").status(), 201);
+    assert_eq!(
+        http.put(&db_url).send().await.expect("create").status(),
+        201
+    );
     let written = http
         .put(format!("{db_url}/template"))
         .json(&body(0, 0, 0))
@@ -126,7 +123,10 @@ async fn seed_changes(app: &TestApp, http: &reqwest::Client, db: &str) {
         .expect("template row");
     let (value, seq): (String, i64) = (row.get(0), row.get(1));
     let marker = format!("\"sequence\":{seq}");
-    assert!(value.contains(&marker), "the stored form names its sequence");
+    assert!(
+        value.contains(&marker),
+        "the stored form names its sequence"
+    );
     client
         .execute(
             "INSERT INTO docs.kv (db, key, value, seq, rev, deleted) \
@@ -168,7 +168,10 @@ async fn main() {
     println!("docs bench (floors measured in the same run)");
 
     let db_url = app.url("/docs/bench");
-    assert_eq!(http.put(&db_url).send().await.expect("create").status(), 201);
+    assert_eq!(
+        http.put(&db_url).send().await.expect("create").status(),
+        201
+    );
     let mut revs = vec![String::new(); BATCHES * BATCH];
     for (round, what) in [(0, "new documents"), (1, "updates")] {
         let floor = log_rate(&app.state.store, round).await;

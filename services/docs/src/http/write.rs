@@ -410,6 +410,13 @@ async fn decide_all(
         stored: HashSet::new(),
         states: HashMap::new(),
     };
+    // Every document's stream in one read of the log (a refused id is answered in its place).
+    let streams: Vec<StreamName> = items
+        .iter()
+        .filter_map(|item| streams::document(incarnation, &item.doc_id).ok())
+        .collect();
+    let states: Vec<DocState> = attempt.load_many(&streams).await?;
+    batch.states.extend(streams.into_iter().zip(states));
     for item in items {
         let scope = Scope {
             incarnation,
