@@ -3,7 +3,8 @@
 //! - `_bulk_docs` of 100-document batches over HTTP (through the command runner, waiting for
 //!   the read model), new documents and then a round of updates of them, beside the log's own
 //!   rate for 100-event appends (one event per stream, payloads of the same size; for the
-//!   updates, a second event on each of those streams) [≥ 50%];
+//!   updates, a second event on each of those streams) [≥ 50%]; and new documents again
+//!   into a database with a JavaScript sync function (QuickJS), beside a fresh floor;
 //! - `_changes` of 100,000 documents (normal feed, read whole by the client) beside a plain scan
 //!   of the same columns of the same rows of the read model's table in one query [≥ 30%];
 //! - real PouchDB 9 (Node, `tests/pouchdb/bench.js`) pushing 10,000 documents and a fresh
@@ -40,12 +41,14 @@ fn doc_id(batch: usize, i: usize) -> String {
 
 /// The floor: 100-event appends, one event per stream, each payload shaped and sized like the
 /// revision the same document becomes (`round` 0: new streams; 1: their second event).
-async fn log_rate(store: &EventStore, round: usize) -> f64 {
+async fn log_rate(store: &EventStore, prefix: &str, round: usize) -> f64 {
     let started = Instant::now();
     for batch in 0..BATCHES {
         let mut request = AppendRequest::new();
         for i in 0..BATCH {
-            let stream = StreamName::new("bench", "floor", doc_id(batch, i)).expect("stream name");
+            let stream =
+                StreamName::new("bench", "floor", format!("{prefix}-{}", doc_id(batch, i)))
+                    .expect("stream name");
             let payload = json!({
                 "RevisionStored": {
                     "db": "bench", "doc_id": doc_id(batch, i),
@@ -68,6 +71,7 @@ async fn log_rate(store: &EventStore, round: usize) -> f64 {
 
 /// `_bulk_docs` of `BATCHES` batches of new documents (`revs`: none) or of updates of them.
 async fn bulk_rate(http: &reqwest::Client, db_url: &str, round: usize, revs: &mut [String]) -> f64 {
+    let key = db_url.rsplit('/').next().unwrap_or("db").to_owned();
     let started = Instant::now();
     for batch in 0..BATCHES {
         let docs: Vec<Value> = (0..BATCH)
@@ -82,7 +86,7 @@ async fn bulk_rate(http: &reqwest::Client, db_url: &str, round: usize, revs: &mu
             .collect();
         let response = http
             .post(format!("{db_url}/_bulk_docs"))
-            .header("Idempotency-Key", format!("bulk-{round}-{batch}"))
+            .header("Idempotency-Key", format!("{key}-{round}-{batch}"))
             .json(&json!({"docs": docs}))
             .send()
             .await
@@ -174,13 +178,35 @@ async fn main() {
     );
     let mut revs = vec![String::new(); BATCHES * BATCH];
     for (round, what) in [(0, "new documents"), (1, "updates")] {
-        let floor = log_rate(&app.state.store, round).await;
+        let floor = log_rate(&app.state.store, "bench", round).await;
         let rate = bulk_rate(&http, &db_url, round, &mut revs).await;
         println!(
             "  _bulk_docs, {BATCH}-document batches, {what:>13}: {rate:>7.0} docs/s   log {BATCH}-event appends: {floor:>7.0} events/s   ratio {:>5.1}% (goal >= 50%)",
             100.0 * rate / floor
         );
     }
+
+    // The same new documents into a database with a JavaScript sync function (QuickJS).
+    let js_url = app.url("/docs/bench_js");
+    assert_eq!(
+        http.put(&js_url).send().await.expect("create").status(),
+        201
+    );
+    let configured = http
+        .put(app.url("/docs/_admin/bench_js/_config/sync"))
+        .bearer_auth(app.admin_token())
+        .body("function(doc, oldDoc) { channel(doc.tags); if (doc.n % 2) { access('user' + doc.n, 'a'); } }")
+        .send()
+        .await
+        .expect("sync function");
+    assert!(configured.status().is_success());
+    let floor = log_rate(&app.state.store, "bench_js", 0).await;
+    let mut js_revs = vec![String::new(); BATCHES * BATCH];
+    let rate = bulk_rate(&http, &js_url, 0, &mut js_revs).await;
+    println!(
+        "  _bulk_docs, {BATCH}-document batches, JS sync fn.: {rate:>7.0} docs/s   log {BATCH}-event appends: {floor:>7.0} events/s   ratio {:>5.1}% (goal >= 50%)",
+        100.0 * rate / floor
+    );
 
     seed_changes(&app, &http, "changes").await;
     let client = app.state.read.get().await.expect("client");
