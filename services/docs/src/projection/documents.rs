@@ -2,8 +2,9 @@
 //! databases' `revs_limit`s, one the stored documents the run touches; the revisions are applied
 //! in memory in event order (several revisions of one document in a run see each other); then
 //! one multi-row statement each writes `kv`, `channels` and `access` (`unnest` arrays), however
-//! many documents the run holds. A `_bulk_docs` batch of a hundred documents costs the
-//! projector five statements, not five hundred.
+//! many documents the run holds, the reads and the writes each sent at once (pipelined). A
+//! `_bulk_docs` batch of a hundred documents costs the projector six statements in two round
+//! trips, not five hundred statements in a thousand.
 //!
 //! The rows written are those of applying the revisions one by one: a document's `kv` row and
 //! its `access` grants are its last state in the run; a `channels` row is the last one any
@@ -19,6 +20,7 @@ use palimpsest_events::RecordedEvent;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_projections::ProjectionError;
 use std::collections::{BTreeMap, HashMap};
+use tokio_postgres::types::ToSql;
 
 /// A document's key in the read model: its database and id.
 type Key = (String, String);
@@ -43,9 +45,13 @@ pub async fn apply(
     if run.is_empty() {
         return Ok(());
     }
-    let limits = revs_limits(tx, s, run).await?;
+    // Commit without waiting for the flush: the checkpoint is in the same transaction, so a
+    // crash loses both together and the events are applied again from the durable log.
+    tx.batch_execute("SET LOCAL synchronous_commit = off")
+        .await?;
+    // Both reads sent at once (pipelined on the transaction's connection).
+    let (limits, stored) = tokio::try_join!(revs_limits(tx, s, run), stored_docs(tx, s, run))?;
     let mut rows = Rows::default();
-    let stored = stored_docs(tx, s, run).await?;
     for (key, doc) in stored {
         rows.at.insert(key.clone(), rows.docs.len());
         rows.docs.push((key, doc));
@@ -193,6 +199,14 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
             }
         }
     }
+    let mut channels: (Vec<&str>, Vec<&str>, Vec<&str>, Vec<i64>, Vec<bool>) = Default::default();
+    for ((db, channel, key), (seq, removed)) in &rows.channels {
+        channels.0.push(db);
+        channels.1.push(channel);
+        channels.2.push(key);
+        channels.3.push(*seq);
+        channels.4.push(*removed);
+    }
     let upsert = tx
         .prepare_cached(&format!(
             "INSERT INTO {s}.kv (db, key, value, seq, rev, deleted) \
@@ -201,51 +215,42 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
              rev = EXCLUDED.rev, deleted = EXCLUDED.deleted"
         ))
         .await?;
-    tx.execute(&upsert, &[&dbs, &keys, &values, &seqs, &revs, &deleted])
+    let index = tx
+        .prepare_cached(&format!(
+            "INSERT INTO {s}.channels (db, channel, key, seq, removed) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bool[]) \
+             ON CONFLICT (db, channel, key) DO UPDATE SET seq = EXCLUDED.seq, removed = EXCLUDED.removed"
+        ))
         .await?;
-    if !rows.channels.is_empty() {
-        let mut columns: (Vec<&str>, Vec<&str>, Vec<&str>, Vec<i64>, Vec<bool>) =
-            Default::default();
-        for ((db, channel, key), (seq, removed)) in &rows.channels {
-            columns.0.push(db);
-            columns.1.push(channel);
-            columns.2.push(key);
-            columns.3.push(*seq);
-            columns.4.push(*removed);
-        }
-        let statement = tx
-            .prepare_cached(&format!(
-                "INSERT INTO {s}.channels (db, channel, key, seq, removed) \
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bool[]) \
-                 ON CONFLICT (db, channel, key) DO UPDATE SET seq = EXCLUDED.seq, removed = EXCLUDED.removed"
-            ))
-            .await?;
-        tx.execute(
-            &statement,
-            &[&columns.0, &columns.1, &columns.2, &columns.3, &columns.4],
-        )
-        .await?;
-    }
     let clear = tx
         .prepare_cached(&format!(
             "DELETE FROM {s}.access a USING unnest($1::text[], $2::text[]) AS u(db, key) \
              WHERE a.db = u.db AND a.key = u.key"
         ))
         .await?;
-    tx.execute(&clear, &[&dbs, &keys]).await?;
-    if !grants[0].is_empty() {
-        let statement = tx
-            .prepare_cached(&format!(
-                "INSERT INTO {s}.access (db, grantee, channel, key) \
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) \
-                 ON CONFLICT DO NOTHING"
-            ))
-            .await?;
-        tx.execute(
-            &statement,
-            &[&grants[0], &grants[1], &grants[2], &grants[3]],
-        )
+    let grant = tx
+        .prepare_cached(&format!(
+            "INSERT INTO {s}.access (db, grantee, channel, key) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) \
+             ON CONFLICT DO NOTHING"
+        ))
         .await?;
-    }
+    // Sent at once, run in the order sent: the grants are cleared before they are written.
+    let kv_params: [&(dyn ToSql + Sync); 6] = [&dbs, &keys, &values, &seqs, &revs, &deleted];
+    let channel_params: [&(dyn ToSql + Sync); 5] = [
+        &channels.0,
+        &channels.1,
+        &channels.2,
+        &channels.3,
+        &channels.4,
+    ];
+    let clear_params: [&(dyn ToSql + Sync); 2] = [&dbs, &keys];
+    let grant_params: [&(dyn ToSql + Sync); 4] = [&grants[0], &grants[1], &grants[2], &grants[3]];
+    tokio::try_join!(
+        tx.execute(&upsert, &kv_params),
+        tx.execute(&index, &channel_params),
+        tx.execute(&clear, &clear_params),
+        tx.execute(&grant, &grant_params),
+    )?;
     Ok(())
 }
