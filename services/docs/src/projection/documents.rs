@@ -36,6 +36,16 @@ struct Rows {
     channels: BTreeMap<(String, String, String), (i64, bool)>,
 }
 
+/// The `channels` rows of a run as the columns of one multi-row statement.
+#[derive(Default)]
+struct ChannelColumns<'a> {
+    dbs: Vec<&'a str>,
+    channels: Vec<&'a str>,
+    keys: Vec<&'a str>,
+    seqs: Vec<i64>,
+    removed: Vec<bool>,
+}
+
 /// Applies a run of document revisions (each with its recorded event) in order.
 pub async fn apply(
     tx: &Transaction<'_>,
@@ -199,13 +209,13 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
             }
         }
     }
-    let mut channels: (Vec<&str>, Vec<&str>, Vec<&str>, Vec<i64>, Vec<bool>) = Default::default();
+    let mut channels = ChannelColumns::default();
     for ((db, channel, key), (seq, removed)) in &rows.channels {
-        channels.0.push(db);
-        channels.1.push(channel);
-        channels.2.push(key);
-        channels.3.push(*seq);
-        channels.4.push(*removed);
+        channels.dbs.push(db);
+        channels.channels.push(channel);
+        channels.keys.push(key);
+        channels.seqs.push(*seq);
+        channels.removed.push(*removed);
     }
     let upsert = tx
         .prepare_cached(&format!(
@@ -238,11 +248,11 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
     // Sent at once, run in the order sent: the grants are cleared before they are written.
     let kv_params: [&(dyn ToSql + Sync); 6] = [&dbs, &keys, &values, &seqs, &revs, &deleted];
     let channel_params: [&(dyn ToSql + Sync); 5] = [
-        &channels.0,
-        &channels.1,
-        &channels.2,
-        &channels.3,
-        &channels.4,
+        &channels.dbs,
+        &channels.channels,
+        &channels.keys,
+        &channels.seqs,
+        &channels.removed,
     ];
     let clear_params: [&(dyn ToSql + Sync); 2] = [&dbs, &keys];
     let grant_params: [&(dyn ToSql + Sync); 4] = [&grants[0], &grants[1], &grants[2], &grants[3]];
