@@ -105,22 +105,69 @@ fn row_json(
     Ok(out)
 }
 
-/// Whether a change row needs the stored document (its tree or its body), or only the
+/// Whether a change row needs the stored document (its `_sync` or its body), or only the
 /// columns `kv` keeps beside it.
 fn needs_value(ask: &Ask) -> bool {
     ask.all_docs || ask.include_docs
 }
 
-/// A change row from the columns alone: what a replicator's feed is made of.
-fn light_row(key: &str, seq: i64, rev: &str, deleted: bool, removed: Option<&[String]>) -> String {
-    let mut out = String::with_capacity(key.len() + rev.len() + 48);
+/// A stored document's `_sync` alone (the body is skipped, not kept).
+#[derive(Deserialize)]
+struct OnlySync {
+    #[serde(rename = "_sync")]
+    sync: crate::stored::SyncData,
+}
+
+/// The leaf revisions of a stored document read from its `_sync` history, without building
+/// its tree: the winner first, then the other leaves, highest first (`style=all_docs`).
+fn leaf_revs(text: &str) -> Result<Vec<String>, CouchError> {
+    let malformed = |e: &dyn std::fmt::Display| {
+        CouchError::internal(format!("stored document is malformed: {e}"))
+    };
+    let OnlySync { sync } = serde_json::from_str(text).map_err(|e| malformed(&e))?;
+    let history = &sync.history;
+    let mut parent = vec![false; history.revs.len()];
+    for &p in &history.parents {
+        if let Some(slot) = usize::try_from(p).ok().and_then(|p| parent.get_mut(p)) {
+            *slot = true;
+        }
+    }
+    let mut others = Vec::new();
+    for (rev, is_parent) in history.revs.iter().zip(parent) {
+        if !is_parent && *rev != sync.rev {
+            others.push(crate::rev::RevId::parse(rev).map_err(|e| malformed(&e))?);
+        }
+    }
+    others.sort_by(|a, b| b.cmp(a));
+    let mut revs = vec![sync.rev];
+    revs.extend(others.iter().map(ToString::to_string));
+    Ok(revs)
+}
+
+/// A change row from its revisions (the winner first) and flags: what a replicator's feed is
+/// made of.
+fn light_row(
+    key: &str,
+    seq: i64,
+    revs: &[String],
+    deleted: bool,
+    removed: Option<&[String]>,
+) -> String {
+    let mut out = String::with_capacity(key.len() + 48 * revs.len() + 48);
     out.push_str("{\"seq\":");
     out.push_str(&seq.to_string());
     out.push_str(",\"id\":");
     push_string(&mut out, key);
-    out.push_str(",\"changes\":[{\"rev\":");
-    push_string(&mut out, rev);
-    out.push_str("}]");
+    out.push_str(",\"changes\":[");
+    for (i, rev) in revs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"rev\":");
+        push_string(&mut out, rev);
+        out.push('}');
+    }
+    out.push(']');
     if deleted {
         out.push_str(",\"deleted\":true");
     }
@@ -146,12 +193,16 @@ fn change_row(
 ) -> Result<(i64, String), CouchError> {
     let key: String = row.get(0);
     let seq: i64 = row.get(2);
+    let deleted: bool = row.get::<_, Option<bool>>(4).unwrap_or(false);
     if !needs_value(ask) {
         let rev: String = row.get(3);
-        let deleted: bool = row.get::<_, Option<bool>>(4).unwrap_or(false);
-        return Ok((seq, light_row(&key, seq, &rev, deleted, removed)));
+        return Ok((seq, light_row(&key, seq, &[rev], deleted, removed)));
     }
     let value: String = row.get(1);
+    if !ask.include_docs {
+        let revs = leaf_revs(&value)?;
+        return Ok((seq, light_row(&key, seq, &revs, deleted, removed)));
+    }
     let stored = StoredDoc::parse(&value)?;
     Ok((seq, row_json(&key, seq, &stored, ask, removed)?))
 }
@@ -591,6 +642,29 @@ mod tests {
     }
 
     #[test]
+    fn all_docs_rows_from_the_history_are_the_rows_from_the_tree() {
+        let mut tree = RevTree::default();
+        let parse = |r: &str| RevId::parse(r).expect("rev");
+        tree.insert(parse("1-aaa"), &[], "{}".into(), false);
+        tree.insert(parse("2-bbb"), &[parse("1-aaa")], "{}".into(), false);
+        tree.insert(parse("2-ccc"), &[parse("1-aaa")], "{}".into(), false);
+        tree.insert(parse("3-ddd"), &[parse("2-bbb")], "{}".into(), true);
+        tree.insert(parse("2-abc"), &[parse("1-aaa")], "{}".into(), false);
+        let stored = StoredDoc::of_tree(&tree, 7).expect("stored");
+        let text = stored.to_text().expect("text");
+        let all_docs = Ask {
+            all_docs: true,
+            ..ask()
+        };
+        let revs = leaf_revs(&text).expect("leaves");
+        assert_eq!(revs, ["2-ccc", "3-ddd", "2-abc"]);
+        assert_eq!(
+            light_row("k", 7, &revs, stored.sync.deleted, None),
+            row_json("k", 7, &stored, &all_docs, None).expect("row")
+        );
+    }
+
+    #[test]
     fn a_row_from_the_columns_is_the_row_from_the_stored_document() {
         for (deleted, removed) in [
             (false, None),
@@ -606,7 +680,7 @@ mod tests {
                 light_row(
                     key,
                     42,
-                    &stored.sync.rev,
+                    std::slice::from_ref(&stored.sync.rev),
                     stored.sync.deleted,
                     removed.as_deref()
                 ),
