@@ -13,6 +13,7 @@
 use rquickjs::{Context, Ctx, Function, Runtime, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Sync Gateway's default sync function.
@@ -151,30 +152,129 @@ pub fn run(
     old_doc: Option<&str>,
     writer: &Writer,
 ) -> Result<Outcome, SyncError> {
-    let runtime = Runtime::new().map_err(failed)?;
-    runtime.set_memory_limit(MEMORY_LIMIT);
-    let deadline = Instant::now() + TIME_LIMIT;
-    runtime.set_interrupt_handler(Some(Box::new(move || Instant::now() > deadline)));
-    let context = Context::full(&runtime).map_err(failed)?;
-    let writer = serde_json::to_string(writer).map_err(failed)?;
-    context.with(|ctx| {
-        let outcome = call(&ctx, source, doc, old_doc, &writer);
-        outcome.map_err(|e| match e {
-            rquickjs::Error::Exception => thrown(&ctx),
-            other => failed(other),
-        })?
-    })
+    Engine::new(source, writer)?.run(doc, old_doc)
+}
+
+/// A database's sync function compiled once for one writer, run for every document of a
+/// batch in the same QuickJS runtime and context: a runtime, a context, the prelude and the
+/// function are made once per batch, not once per document. Each run gets the full time limit
+/// and a fresh `__out`; like Sync Gateway's pooled VMs, globals the function itself sets
+/// persist between the runs of one engine. Not `Send` (QuickJS): made and used between awaits.
+pub struct Engine {
+    context: Context,
+    /// When the current run must stop; the runtime's interrupt handler reads it.
+    deadline: Arc<Mutex<Instant>>,
+    _runtime: Runtime,
+}
+
+impl Engine {
+    /// Compiles `source` for `writer` (the `require…()` helpers' caller).
+    pub fn new(source: &str, writer: &Writer) -> Result<Engine, SyncError> {
+        let runtime = Runtime::new().map_err(failed)?;
+        runtime.set_memory_limit(MEMORY_LIMIT);
+        let deadline = Arc::new(Mutex::new(Instant::now() + TIME_LIMIT));
+        let watched = Arc::clone(&deadline);
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            let until = match watched.lock() {
+                Ok(until) => *until,
+                Err(poisoned) => *poisoned.into_inner(),
+            };
+            Instant::now() > until
+        })));
+        let context = Context::full(&runtime).map_err(failed)?;
+        let writer = serde_json::to_string(writer).map_err(failed)?;
+        context.with(|ctx| {
+            let compiled = ctx.eval::<(), _>(format!(
+                "var __writer = {writer};{PRELUDE}var __sync = ({source});"
+            ));
+            match compiled {
+                Ok(()) => Ok(()),
+                Err(rquickjs::Error::Exception) => Err(thrown(&ctx)),
+                Err(other) => Err(failed(other)),
+            }
+        })?;
+        Ok(Engine {
+            context,
+            deadline,
+            _runtime: runtime,
+        })
+    }
+
+    /// Runs the function on `doc` and `old_doc`, within [`TIME_LIMIT`].
+    pub fn run(&self, doc: &str, old_doc: Option<&str>) -> Result<Outcome, SyncError> {
+        match self.deadline.lock() {
+            Ok(mut until) => *until = Instant::now() + TIME_LIMIT,
+            Err(poisoned) => *poisoned.into_inner() = Instant::now() + TIME_LIMIT,
+        }
+        self.context.with(|ctx| {
+            let outcome = call(&ctx, doc, old_doc);
+            outcome.map_err(|e| match e {
+                rquickjs::Error::Exception => thrown(&ctx),
+                other => failed(other),
+            })?
+        })
+    }
+}
+
+/// What runs the sync function of a batch's database: the native default, or its engine
+/// (made on the first document that needs it; a function that does not compile fails each
+/// document, as a run of it would).
+pub enum Runner<'a> {
+    /// No function configured: channels from the `channels` property.
+    Default,
+    /// The database's function, compiled on first use.
+    Source {
+        /// The function's text.
+        source: &'a str,
+        /// Who writes.
+        writer: &'a Writer,
+        /// The engine, once made.
+        engine: Option<Result<Engine, SyncError>>,
+    },
+}
+
+impl<'a> Runner<'a> {
+    /// The runner for a database's function (`None`: the default) and a writer.
+    pub fn new(source: Option<&'a str>, writer: &'a Writer) -> Runner<'a> {
+        match source {
+            None => Runner::Default,
+            Some(source) => Runner::Source {
+                source,
+                writer,
+                engine: None,
+            },
+        }
+    }
+
+    /// The outcome for `doc` (with `old_doc`, the nearest stored ancestor).
+    pub fn run(&mut self, doc: &str, old_doc: Option<&str>) -> Result<Outcome, SyncError> {
+        match self {
+            Runner::Default => Ok(default_outcome(doc)),
+            Runner::Source {
+                source,
+                writer,
+                engine,
+            } => match engine.get_or_insert_with(|| Engine::new(source, writer)) {
+                Ok(engine) => engine.run(doc, old_doc),
+                Err(e) => Err(e.clone()),
+            },
+        }
+    }
 }
 
 fn call(
     ctx: &Ctx<'_>,
-    source: &str,
     doc: &str,
     old_doc: Option<&str>,
-    writer: &str,
 ) -> Result<Result<Outcome, SyncError>, rquickjs::Error> {
-    ctx.eval::<(), _>(format!("var __writer = {writer};{PRELUDE}"))?;
-    let function: Function = ctx.eval(format!("({source})"))?;
+    ctx.eval::<(), _>("__out = {channels: [], access: {}, roles: {}, expiry: null};")?;
+    let function: Value = ctx.globals().get("__sync")?;
+    let Some(function) = function.as_function().cloned() else {
+        return Ok(Err(SyncError::Failed(
+            "the sync function must be a function".into(),
+        )));
+    };
+    let function: Function = function;
     let doc = ctx.json_parse(doc)?;
     let old = match old_doc {
         Some(old) => ctx.json_parse(old)?,
@@ -315,6 +415,53 @@ mod tests {
             run("function(doc) { requireAdmin(); }", "{}", None, &ann),
             Err(SyncError::Forbidden(_))
         ));
+    }
+
+    #[test]
+    fn one_engine_runs_every_document_of_a_batch_each_from_a_fresh_outcome() {
+        let source = "function(doc, oldDoc) { if (doc.spin) { while (true) {} } if (doc.no) throw({forbidden: 'no'}); channel(doc.c); access(doc.u, doc.c); }";
+        let engine = Engine::new(source, &admin()).expect("compiles");
+        let docs = [
+            r#"{"c":"a","u":"ann"}"#,
+            r#"{"c":"b"}"#,
+            r#"{"spin":true}"#,
+            r#"{"no":true}"#,
+            r#"{"c":"d","u":"bob"}"#,
+        ];
+        for doc in docs {
+            assert_eq!(
+                engine.run(doc, None),
+                run(source, doc, None, &admin()),
+                "{doc}"
+            );
+        }
+        assert!(matches!(
+            engine.run(docs[2], None),
+            Err(SyncError::Failed(_))
+        ));
+        assert_eq!(
+            engine
+                .run(docs[1], None)
+                .expect("runs after a timeout")
+                .channels,
+            ["b"]
+        );
+    }
+
+    #[test]
+    fn a_runner_compiles_once_and_a_broken_function_fails_each_document() {
+        let writer = Writer::default();
+        let mut broken = Runner::new(Some("function(doc) {"), &writer);
+        assert!(matches!(broken.run("{}", None), Err(SyncError::Failed(_))));
+        assert!(matches!(broken.run("{}", None), Err(SyncError::Failed(_))));
+        let mut default = Runner::new(None, &writer);
+        assert_eq!(
+            default
+                .run(r#"{"channels":"x"}"#, None)
+                .expect("native")
+                .channels,
+            ["x"]
+        );
     }
 
     #[test]

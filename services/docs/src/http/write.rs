@@ -240,21 +240,18 @@ struct Scope<'a> {
     incarnation: uuid::Uuid,
     db: &'a str,
     new_edits: bool,
-    sync_source: Option<&'a str>,
     writer: &'a Writer,
 }
 
-/// Decides one item: its attachments stored once, its revision against its stream.
-///
-/// Two levels of failure: the outer error means this try could not read what it needs (the log
-/// is unavailable, a stream does not decode) and the whole write fails, appending nothing and
-/// storing nothing under its key, so it can be retried; the inner one is this document's own
-/// outcome (conflict, forbidden, bad document), answered in its place beside the others.
-async fn decide_one(
-    attempt: &Attempt,
+/// Decides one item against its document's state in the batch (loaded before): its outcome,
+/// with the attachments its revision stores added to `attachments`. Pure but for the sync
+/// function, and synchronous, so one QuickJS engine serves the whole batch.
+fn decide_one(
     batch: &mut Batch,
     scope: &Scope<'_>,
+    sync: &mut sync::Runner<'_>,
     item: &Item,
+    attachments: &mut Vec<NewAttachment>,
 ) -> Result<Outcome, CouchError> {
     let addressed = command(scope.db, item, scope.new_edits).and_then(|command| {
         streams::document(scope.incarnation, &item.doc_id)
@@ -265,19 +262,17 @@ async fn decide_one(
         Ok(addressed) => addressed,
         Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
     };
-    if !batch.states.contains_key(&stream) {
-        let loaded: DocState = attempt.load(&stream).await?;
-        batch.states.insert(stream.clone(), loaded);
-    }
-    let state = batch.states.get(&stream).cloned().unwrap_or_default();
-    let (events, rev, attachments) = match revision(scope, item, command, &state) {
+    let state = batch
+        .states
+        .get(&stream)
+        .cloned()
+        .ok_or_else(|| CouchError::internal(format!("the state of {stream} was not loaded")))?;
+    let (events, rev, stored) = match revision(sync, item, command, &state) {
         Ok(decided) => decided,
         Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
     };
     if !events.is_empty() {
-        for attachment in attachments {
-            store_attachment(attempt, batch, attachment).await?;
-        }
+        attachments.extend(stored);
     }
     batch.push(stream.clone(), encode(&events)?);
     batch
@@ -289,7 +284,7 @@ async fn decide_one(
 /// This document's new revision against its state (pure but for the sync function): its
 /// events, its rev, and the attachments it stores.
 fn revision(
-    scope: &Scope<'_>,
+    sync: &mut sync::Runner<'_>,
     item: &Item,
     command: DocCommand,
     state: &DocState,
@@ -349,13 +344,9 @@ fn revision(
         let old = parent
             .as_deref()
             .map(|p| Outgoing::new(doc_id, "", p).finish());
-        let outcome = sync::run_or_default(
-            scope.sync_source,
-            &doc.finish(),
-            old.as_deref(),
-            scope.writer,
-        )
-        .map_err(sync_error)?;
+        let outcome = sync
+            .run(&doc.finish(), old.as_deref())
+            .map_err(sync_error)?;
         *channels = outcome.channels;
         *access = outcome.access;
         *roles = outcome.roles;
@@ -372,33 +363,46 @@ fn revision(
     Ok((events, rev, attachments))
 }
 
-/// Appends an attachment's bytes unless its content-addressed stream already holds them.
-async fn store_attachment(
+/// Appends the attachments' bytes whose content-addressed streams do not hold them yet (all
+/// of the batch's in one read of the log).
+async fn store_attachments(
     attempt: &Attempt,
     batch: &mut Batch,
-    attachment: NewAttachment,
+    attachments: Vec<NewAttachment>,
 ) -> Result<(), CouchError> {
-    let stream = streams::attachment(&attachment.stream_key())
-        .map_err(|e| CouchError::bad_request(e.to_string()))?;
-    if batch.stored.contains(&stream) {
-        return Ok(());
+    let mut fresh = Vec::new();
+    for attachment in attachments {
+        let stream = streams::attachment(&attachment.stream_key())
+            .map_err(|e| CouchError::bad_request(e.to_string()))?;
+        if batch.stored.insert(stream.clone()) {
+            fresh.push((stream, attachment));
+        }
     }
-    let held: AttachmentState = attempt.load(&stream).await?;
-    batch.stored.insert(stream.clone());
-    if held.stored {
-        return Ok(());
+    let streams: Vec<StreamName> = fresh.iter().map(|(s, _)| s.clone()).collect();
+    let held: Vec<AttachmentState> = attempt.load_many(&streams).await?;
+    for ((stream, attachment), held) in fresh.into_iter().zip(held) {
+        if held.stored {
+            continue;
+        }
+        let event = AttachmentEvent::AttachmentStored {
+            sha1: attachment.sha1,
+            md5: attachment.md5,
+            length: attachment.data.len() as u64,
+            data: attachments::encode(&attachment.data),
+        };
+        batch.push(stream, encode(&[event])?);
     }
-    let event = AttachmentEvent::AttachmentStored {
-        sha1: attachment.sha1,
-        md5: attachment.md5,
-        length: attachment.data.len() as u64,
-        data: attachments::encode(&attachment.data),
-    };
-    batch.push(stream, encode(&[event])?);
     Ok(())
 }
 
-/// Decides every item of a batch against its document's state.
+/// Decides every item of a batch against its document's state: the database and every
+/// document stream read first (one query for the documents), then each item decided in turn
+/// (several edits of one document see each other), then the attachments stored.
+///
+/// Two levels of failure: the outer error means this try could not read what it needs (the log
+/// is unavailable, a stream does not decode) and the whole write fails, appending nothing and
+/// storing nothing under its key, so it can be retried; an item's own outcome (conflict,
+/// forbidden, bad document) is answered in its place beside the others.
 async fn decide_all(
     attempt: &Attempt,
     writer: &Writer,
@@ -415,17 +419,28 @@ async fn decide_all(
         stored: HashSet::new(),
         states: HashMap::new(),
     };
-    for item in items {
-        let scope = Scope {
-            incarnation,
-            db,
-            new_edits,
-            sync_source: db_state.sync.as_deref(),
-            writer,
-        };
-        let outcome = decide_one(attempt, &mut batch, &scope, item).await?;
-        batch.outcomes.push(outcome);
+    // Every document's stream in one read of the log (a refused id is answered in its place).
+    let streams: Vec<StreamName> = items
+        .iter()
+        .filter_map(|item| streams::document(incarnation, &item.doc_id).ok())
+        .collect();
+    let states: Vec<DocState> = attempt.load_many(&streams).await?;
+    batch.states.extend(streams.into_iter().zip(states));
+    let scope = Scope {
+        incarnation,
+        db,
+        new_edits,
+        writer,
+    };
+    let mut attachments = Vec::new();
+    {
+        let mut sync = sync::Runner::new(db_state.sync.as_deref(), scope.writer);
+        for item in items {
+            let outcome = decide_one(&mut batch, &scope, &mut sync, item, &mut attachments)?;
+            batch.outcomes.push(outcome);
+        }
     }
+    store_attachments(attempt, &mut batch, attachments).await?;
     Ok((batch, db_stream))
 }
 

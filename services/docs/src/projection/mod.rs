@@ -4,14 +4,13 @@
 //! before, so a replay from position 0 writes the same rows. The read model prunes each tree
 //! to the database's `revs_limit`; the log keeps every revision.
 
+mod documents;
 mod maintenance;
 mod principals;
 pub mod schema;
 
-use crate::rev::RevId;
-use crate::stored::{StoredDoc, local_text};
+use crate::stored::local_text;
 use crate::streams::CONTEXT;
-use crate::tree::RevTree;
 use deadpool_postgres::Transaction;
 use palimpsest_events::docs::{
     AttachmentEvent, DatabaseEvent, DocumentEvent, LocalEvent, RoleEvent, UserEvent,
@@ -57,7 +56,12 @@ impl Projection for DocsProjection {
         }
         match event.stream.category.as_str() {
             "database" => database(tx, schema, event, &DatabaseEvent::decode(event)?).await,
-            "document" => document(tx, schema, event, &DocumentEvent::decode(event)?).await,
+            "document" => match DocumentEvent::decode(event)? {
+                payload @ DocumentEvent::RevisionStored { .. } => {
+                    documents::apply(tx, schema, &[(event, payload)]).await
+                }
+                payload => maintenance::document(tx, schema, event, &payload).await,
+            },
             "local" => local(tx, schema, &LocalEvent::decode(event)?).await,
             "attachment" => attachment(tx, schema, &AttachmentEvent::decode(event)?).await,
             "user" => principals::user(tx, schema, &UserEvent::decode(event)?).await,
@@ -66,6 +70,32 @@ impl Projection for DocsProjection {
                 "unknown docs stream category `{other}`"
             ))),
         }
+    }
+
+    /// Runs of stored revisions are written together (`documents.rs`); every other event,
+    /// the admin API's document events included, is applied on its own, in its place.
+    async fn apply_batch(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        events: &[RecordedEvent],
+    ) -> Result<(), ProjectionError> {
+        let mut run = Vec::new();
+        for event in events {
+            if event.stream.context == CONTEXT && event.stream.category == "document" {
+                let payload = DocumentEvent::decode(event)?;
+                if matches!(payload, DocumentEvent::RevisionStored { .. }) {
+                    run.push((event, payload));
+                } else {
+                    documents::apply(tx, schema, &std::mem::take(&mut run)).await?;
+                    maintenance::document(tx, schema, event, &payload).await?;
+                }
+                continue;
+            }
+            documents::apply(tx, schema, &std::mem::take(&mut run)).await?;
+            self.apply(tx, schema, event).await?;
+        }
+        documents::apply(tx, schema, &run).await
     }
 }
 
@@ -177,87 +207,6 @@ async fn purge(
 
 fn invalid(e: impl std::fmt::Display) -> ProjectionError {
     ProjectionError::Invalid(e.to_string())
-}
-
-async fn document(
-    tx: &Transaction<'_>,
-    s: &str,
-    event: &RecordedEvent,
-    payload: &DocumentEvent,
-) -> Result<(), ProjectionError> {
-    let DocumentEvent::RevisionStored {
-        db,
-        doc_id,
-        rev,
-        ancestry,
-        body,
-        deleted,
-        channels,
-        access,
-        roles,
-    } = payload
-    else {
-        return maintenance::document(tx, s, event, payload).await;
-    };
-    let limit: i32 = tx
-        .query_opt(
-            &format!("SELECT revs_limit FROM {s}.databases WHERE name = $1"),
-            &[db],
-        )
-        .await?
-        .map(|row| row.get(0))
-        .ok_or_else(|| invalid(format!("revision for missing database `{db}`")))?;
-    let current = tx
-        .query_opt(
-            &format!("SELECT value FROM {s}.kv WHERE db = $1 AND key = $2"),
-            &[db, doc_id],
-        )
-        .await?;
-    let before = current
-        .map(|row| StoredDoc::parse(row.get(0)))
-        .transpose()
-        .map_err(invalid)?;
-    let mut tree = match &before {
-        Some(doc) => doc.tree().map_err(invalid)?,
-        None => RevTree::default(),
-    };
-    let rev_text = rev.clone();
-    let rev = RevId::parse(rev).map_err(invalid)?;
-    let ancestry = ancestry
-        .iter()
-        .map(|a| RevId::parse(a))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(invalid)?;
-    tree.insert(rev, &ancestry, body.clone(), *deleted);
-    tree.prune(usize::try_from(limit).unwrap_or(1));
-    let mut stored = StoredDoc::of_tree(&tree, event.position)
-        .ok_or_else(|| invalid("a document without revisions"))?;
-    let previous = before.map(|d| d.sync).unwrap_or_default();
-    stored.sync.channels = previous.channels.clone();
-    stored.sync.access = previous.access.clone();
-    if stored.sync.rev == rev_text {
-        let grants = Grants { access, roles };
-        route(&mut stored.sync, channels, grants, *deleted, event.position);
-    }
-    let text = stored.to_text().map_err(invalid)?;
-    tx.execute(
-        &format!(
-            "INSERT INTO {s}.kv (db, key, value, seq, rev, deleted) VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (db, key) DO UPDATE SET value = $3, seq = $4, rev = $5, deleted = $6"
-        ),
-        &[
-            db,
-            doc_id,
-            &text,
-            &event.position,
-            &stored.sync.rev,
-            &stored.sync.deleted,
-        ],
-    )
-    .await?;
-    index_channels(tx, s, db, doc_id, &stored.sync, event.position).await?;
-    index_access(tx, s, db, doc_id, &stored.sync, event.position).await?;
-    index_roles(tx, s, db, doc_id, &stored.sync, event.position).await
 }
 
 /// Marks every live grant of the document in `table` revoked at `seq`; the grants it still

@@ -76,6 +76,76 @@ impl Attempt {
         Ok(state)
     }
 
+    /// The current states of several streams of one kind, in the order asked, recording each
+    /// version read: one query of the log for all of them (a stream with more than a page of
+    /// new events then catches up on its own). What a batch of a hundred documents loads.
+    pub async fn load_many<S: StreamState>(
+        &self,
+        streams: &[StreamName],
+    ) -> Result<Vec<S>, LoadError> {
+        let mut distinct: Vec<StreamName> = Vec::with_capacity(streams.len());
+        let mut index: HashMap<&StreamName, usize> = HashMap::with_capacity(streams.len());
+        for stream in streams {
+            index.entry(stream).or_insert_with(|| {
+                distinct.push(stream.clone());
+                distinct.len() - 1
+            });
+        }
+        let states = self.load_distinct::<S>(&distinct).await?;
+        Ok(streams
+            .iter()
+            .map(|stream| states[index[stream]].clone())
+            .collect())
+    }
+
+    async fn load_distinct<S: StreamState>(
+        &self,
+        streams: &[StreamName],
+    ) -> Result<Vec<S>, LoadError> {
+        let mut starts: Vec<(i64, S)> = streams
+            .iter()
+            .map(|stream| {
+                self.cache
+                    .get::<S>(stream)
+                    .unwrap_or_else(|| (0, S::initial(stream)))
+            })
+            .collect();
+        let asked: Vec<(StreamName, i64)> = streams
+            .iter()
+            .zip(&starts)
+            .map(|(stream, (version, _))| (stream.clone(), *version))
+            .collect();
+        let events = self.store.read_streams(&asked, PAGE).await?;
+        let mut read = vec![0i64; streams.len()];
+        let mut at = 0;
+        for event in &events {
+            while at < streams.len() && streams[at] != event.stream {
+                at += 1;
+            }
+            let Some((version, state)) = starts.get_mut(at) else {
+                break;
+            };
+            state.fold(event).map_err(|source| LoadError::Decode {
+                stream: event.stream.clone(),
+                source,
+            })?;
+            *version = event.version;
+            read[at] += 1;
+        }
+        let mut states = Vec::with_capacity(streams.len());
+        for ((stream, start), count) in streams.iter().zip(starts).zip(read) {
+            let (version, state) = if count < PAGE {
+                start
+            } else {
+                self.catch_up(stream, start).await?
+            };
+            self.cache.put(stream, version, state.clone());
+            self.read_at(stream, version);
+            states.push(state);
+        }
+        Ok(states)
+    }
+
     async fn catch_up<S: StreamState>(
         &self,
         stream: &StreamName,
