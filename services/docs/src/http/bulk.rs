@@ -131,7 +131,7 @@ pub async fn bulk_get(
     }
     let show = show(&params)?;
     let atts = if show.attachments {
-        read::attachment_data(&client, &read::digests(trees.values())).await?
+        read::attachment_data(&state, &client, &read::digests(trees.values())).await?
     } else {
         super::render::Atts::new()
     };

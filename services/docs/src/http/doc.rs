@@ -95,7 +95,7 @@ pub async fn read_doc(
     }
     let tree = stored.tree()?;
     let atts = if flag(params, "attachments")? {
-        read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
+        read::attachment_data(state, &client, &read::digests(std::iter::once(&tree))).await?
     } else {
         Atts::new()
     };

@@ -4,7 +4,7 @@
 
 use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
-use crate::attachments::{self, AttachmentError, NewAttachment};
+use crate::attachments::{self, AttachmentError, NewAttachment, Uploaded};
 use crate::body::{Incoming, Outgoing};
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
@@ -19,6 +19,7 @@ use palimpsest_events::docs::AttachmentEvent;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
+use palimpsest_web::content::Content;
 use std::collections::{HashMap, HashSet};
 
 /// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
@@ -37,20 +38,66 @@ pub struct Item {
 /// `PUT` or `DELETE /{db}/{doc}/{attachment}`: the new revision is the parent's body with one
 /// attachment set or removed.
 pub enum AttachmentEdit {
-    /// Upload `data` as `name`.
+    /// Set `name` to bytes already received into the attachment store.
     Put {
         /// The attachment's name.
         name: String,
-        /// Its media type.
-        content_type: String,
-        /// Its bytes.
-        data: Vec<u8>,
+        /// Its media type and bytes.
+        upload: Uploaded,
     },
     /// Remove `name`.
     Delete {
         /// The attachment's name.
         name: String,
     },
+}
+
+/// An item whose inline attachments were received into the store (at the edge, before the
+/// command): its body holds stubs for them, their bytes are here by name; or why they could
+/// not be (that item's outcome).
+struct Received {
+    item: Item,
+    uploaded: Result<Vec<(String, Uploaded)>, CouchError>,
+}
+
+impl Received {
+    /// Every attachment this item brings, by name: those of its body and a standalone upload.
+    fn uploads(&self) -> Vec<(&str, &Uploaded)> {
+        let mut out: Vec<(&str, &Uploaded)> = match &self.uploaded {
+            Ok(uploaded) => uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Some(AttachmentEdit::Put { name, upload }) = &self.item.attachment {
+            out.push((name, upload));
+        }
+        out
+    }
+}
+
+/// Receives every item's inline attachment data into the store: the bytes leave the body
+/// before the command, which then carries stubs (and its events the digests and locations).
+async fn receive_all(state: &AppState, items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
+    let store = attachments::store(&state.data_dir);
+    let mut out = Vec::with_capacity(items.len());
+    for mut item in items {
+        if !item.doc.body.contains("\"_attachments\"") {
+            out.push(Received {
+                item,
+                uploaded: Ok(Vec::new()),
+            });
+            continue;
+        }
+        let uploaded = match attachments::receive_inline(&store, &item.doc.body).await {
+            Ok((body, uploaded)) => {
+                item.doc.body = body;
+                Ok(uploaded)
+            }
+            Err(e @ AttachmentError::Store(_)) => return Err(attachment_error(e)),
+            Err(e) => Err(attachment_error(e)),
+        };
+        out.push(Received { item, uploaded });
+    }
+    Ok(out)
 }
 
 /// The outcome for one document: its new rev, or why not.
@@ -228,9 +275,7 @@ fn attachment_error(e: AttachmentError) -> CouchError {
             "missing_stub",
             e.to_string(),
         ),
-        AttachmentError::TooLarge(_) => {
-            CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string())
-        }
+        AttachmentError::Store(_) => CouchError::internal(e.to_string()),
         AttachmentError::Invalid(..) => CouchError::bad_request(e.to_string()),
     }
 }
@@ -254,8 +299,13 @@ async fn decide_one(
     attempt: &Attempt,
     batch: &mut Batch,
     scope: &Scope<'_>,
-    item: &Item,
+    received: &Received,
 ) -> Result<Outcome, CouchError> {
+    let item = &received.item;
+    if let Err(refused) = &received.uploaded {
+        return Ok((item.doc_id.clone(), Err(refused.clone())));
+    }
+    let uploads = received.uploads();
     let addressed = command(scope.db, item, scope.new_edits).and_then(|command| {
         streams::document(scope.incarnation, &item.doc_id)
             .map(|stream| (command, stream))
@@ -270,13 +320,13 @@ async fn decide_one(
         batch.states.insert(stream.clone(), loaded);
     }
     let state = batch.states.get(&stream).cloned().unwrap_or_default();
-    let (events, rev, attachments) = match revision(scope, item, command, &state) {
+    let (events, rev) = match revision(scope, item, command, &state, &uploads) {
         Ok(decided) => decided,
         Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
     };
     if !events.is_empty() {
-        for attachment in attachments {
-            store_attachment(attempt, batch, attachment).await?;
+        for (_, upload) in &uploads {
+            store_attachment(attempt, batch, &upload.attachment).await?;
         }
     }
     batch.push(stream.clone(), encode(&events)?);
@@ -287,13 +337,14 @@ async fn decide_one(
 }
 
 /// This document's new revision against its state (pure but for the sync function): its
-/// events, its rev, and the attachments it stores.
+/// events and its rev. `uploads` are the attachments received for it, by name.
 fn revision(
     scope: &Scope<'_>,
     item: &Item,
     command: DocCommand,
     state: &DocState,
-) -> Result<(Vec<DocumentEvent>, String, Vec<NewAttachment>), CouchError> {
+    uploads: &[(&str, &Uploaded)],
+) -> Result<(Vec<DocumentEvent>, String), CouchError> {
     let (parent, generation) = parent_of(&command, state);
     let body = match &command {
         DocCommand::Edit { body, .. } | DocCommand::Replicate { body, .. } => body.clone(),
@@ -303,17 +354,9 @@ fn revision(
         Some(edit) => {
             let parent_body = parent.as_deref().unwrap_or("{}");
             match edit {
-                AttachmentEdit::Put {
-                    name,
-                    content_type,
-                    data,
-                } => attachments::set(
-                    parent_body,
-                    name,
-                    Some(
-                        serde_json::json!({"content_type": content_type, "data": attachments::encode(data)}),
-                    ),
-                ),
+                AttachmentEdit::Put { name, .. } => {
+                    attachments::set(parent_body, name, Some(serde_json::json!({"stub": true})))
+                }
                 AttachmentEdit::Delete { name } => {
                     if !attachments::stubs(parent_body).contains_key(name) {
                         return Err(CouchError::not_found("Document is missing attachment"));
@@ -323,8 +366,8 @@ fn revision(
             }
         }
     };
-    let (body, attachments) =
-        attachments::prepare(&body, parent.as_deref(), generation).map_err(attachment_error)?;
+    let body = attachments::prepare(&body, parent.as_deref(), generation, uploads)
+        .map_err(attachment_error)?;
     let command = with_body(command, body);
     let given_rev = match &command {
         DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
@@ -364,16 +407,17 @@ fn revision(
         .next_back()
         .or(given_rev)
         .unwrap_or_default();
-    Ok((events, rev, attachments))
+    Ok((events, rev))
 }
 
-/// Appends an attachment's bytes unless its content-addressed stream already holds them.
+/// Appends an attachment's bytes (or their location) unless its content-addressed stream
+/// already holds them.
 async fn store_attachment(
     attempt: &Attempt,
     batch: &mut Batch,
-    attachment: NewAttachment,
+    attachment: &NewAttachment,
 ) -> Result<(), CouchError> {
-    let stream = streams::attachment(&attachment.stream_key())
+    let stream = streams::attachment(attachment.stream_key())
         .map_err(|e| CouchError::bad_request(e.to_string()))?;
     if batch.stored.contains(&stream) {
         return Ok(());
@@ -383,11 +427,16 @@ async fn store_attachment(
     if held.stored {
         return Ok(());
     }
+    let (data, location) = match &attachment.content {
+        Content::Inline(bytes) => (Some(attachments::encode(bytes)), None),
+        Content::Location(location) => (None, Some(location.clone())),
+    };
     let event = AttachmentEvent::AttachmentStored {
-        sha1: attachment.sha1,
-        md5: attachment.md5,
-        length: attachment.data.len() as u64,
-        data: attachments::encode(&attachment.data),
+        sha1: attachment.digests.sha1.clone(),
+        md5: attachment.digests.md5.clone(),
+        length: attachment.length,
+        data,
+        location,
     };
     batch.push(stream, encode(&[event])?);
     Ok(())
@@ -398,7 +447,7 @@ async fn decide_all(
     attempt: &Attempt,
     writer: &Writer,
     db: &str,
-    items: &[Item],
+    items: &[Received],
     new_edits: bool,
 ) -> Result<(Batch, StreamName), CouchError> {
     let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
@@ -472,7 +521,7 @@ impl Shape {
 struct WriteDocs<'r> {
     writer: &'r Writer,
     db: &'r str,
-    items: Vec<Item>,
+    items: Vec<Received>,
     new_edits: bool,
     shape: Shape,
 }
@@ -491,7 +540,8 @@ impl DocsCommand for WriteDocs<'_> {
     }
 }
 
-/// Writes `items` into `db` and answers in `shape`.
+/// Writes `items` into `db` and answers in `shape`: their inline attachments are received
+/// into the store first, then one command decides and appends them all.
 pub async fn write(
     state: &AppState,
     request: &CommandRequest,
@@ -501,6 +551,7 @@ pub async fn write(
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
+    let items = receive_all(state, items).await?;
     let command = WriteDocs {
         writer,
         db,

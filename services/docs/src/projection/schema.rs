@@ -10,8 +10,10 @@
 //!   sequence at which that last changed: `_changes?filter=sync_gateway/bychannel` reads it.
 //! - `access`: the grants of every document's access map (user or `role:` name → channel),
 //!   from which a user's `all_channels` is derived when it logs in.
-//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
-//!   and the `md5-` digest clients know them by. Shared by every database and document.
+//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes
+//!   (`data`, up to the inline size) or where they are in the attachment folder (`location`,
+//!   relative to it), and the `md5-` digest clients know them by. Shared by every database and
+//!   document.
 
 /// The DDL creating every table and index in `schema`.
 pub fn ddl(schema: &str) -> String {
@@ -61,7 +63,9 @@ CREATE TABLE {schema}.attachments (
     key TEXT PRIMARY KEY,
     md5 TEXT NOT NULL,
     length BIGINT NOT NULL,
-    data BYTEA NOT NULL
+    data BYTEA,
+    location TEXT,
+    CHECK (data IS NOT NULL OR location IS NOT NULL)
 );
 CREATE INDEX attachments_md5 ON {schema}.attachments (md5);
 "#
