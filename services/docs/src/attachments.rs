@@ -220,8 +220,18 @@ fn raw(value: &impl Serialize) -> Result<Box<RawValue>, AttachmentError> {
         .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))
 }
 
-/// The attachments named in `_attachments` as sent.
-fn sent(body: &str) -> Result<Option<(Members, usize, Vec<(String, Sent)>)>, AttachmentError> {
+/// A body's members and its `_attachments` entries as sent.
+struct Parsed {
+    /// The body's members.
+    members: Members,
+    /// Where `_attachments` is among them.
+    slot: usize,
+    /// Its entries, by name.
+    sent: Vec<(String, Sent)>,
+}
+
+/// The attachments named in `_attachments` as sent (`None`: not an object, or none).
+fn sent(body: &str) -> Result<Option<Parsed>, AttachmentError> {
     let Ok(members) = serde_json::from_str::<Members>(body) else {
         return Ok(None);
     };
@@ -238,7 +248,11 @@ fn sent(body: &str) -> Result<Option<(Members, usize, Vec<(String, Sent)>)>, Att
                 .map_err(|e| AttachmentError::Invalid(name, e.to_string()))
         })
         .collect::<Result<_, _>>()?;
-    Ok(Some((members, slot, sent)))
+    Ok(Some(Parsed {
+        members,
+        slot,
+        sent,
+    }))
 }
 
 /// Takes every inline `data` out of `body` into the store (the edge of a `PUT` or a
@@ -248,7 +262,12 @@ pub async fn receive_inline(
     store: &ContentStore,
     body: &str,
 ) -> Result<(String, Vec<(String, Uploaded)>), AttachmentError> {
-    let Some((mut members, slot, sent)) = sent(body)? else {
+    let Some(Parsed {
+        mut members,
+        slot,
+        sent,
+    }) = sent(body)?
+    else {
         return Ok((body.to_owned(), Vec::new()));
     };
     if sent.iter().all(|(_, entry)| entry.data.is_none()) {
@@ -291,7 +310,12 @@ pub fn prepare(
     revpos: u64,
     uploaded: &[(&str, &Uploaded)],
 ) -> Result<String, AttachmentError> {
-    let Some((mut members, slot, sent)) = sent(body)? else {
+    let Some(Parsed {
+        mut members,
+        slot,
+        sent,
+    }) = sent(body)?
+    else {
         return Ok(body.to_owned());
     };
     let inherited = parent.map(stubs).unwrap_or_default();

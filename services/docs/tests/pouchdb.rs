@@ -128,6 +128,10 @@ async fn real_pouchdb_replicates_a_large_attachment_both_ways() {
     let stored = docs
         .rows("SELECT length FROM docs.attachments WHERE location IS NOT NULL")
         .await;
-    assert_eq!(stored.len(), 1, "the attachment is in the folder: {stored:?}");
+    assert_eq!(
+        stored.len(),
+        1,
+        "the attachment is in the folder: {stored:?}"
+    );
     docs.stop().await;
 }
