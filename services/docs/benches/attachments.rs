@@ -10,7 +10,7 @@
 //! 3. The process's peak resident memory during 2., over its resident memory before it (the
 //!    peak is reset first through `/proc/self/clear_refs`), against the 50 MB target.
 //!
-//! `BENCH_ATTACHMENT_MB` sets the size (default 200).
+//! `BENCH_ATTACHMENT_MB` sets the size in MiB (default 200). MB/s are 10^6 bytes per second.
 
 use base64::Engine;
 use bytes::Bytes;
@@ -193,8 +193,8 @@ async fn run() {
     let up = mb_per_s(total, up_seconds);
     let down = mb_per_s(total, down_seconds);
     println!(
-        "attachment of {} MB ({total} bytes), md5 {digest} checked",
-        total / 1_000_000
+        "attachment of {} MiB ({total} bytes), md5 {digest} checked",
+        total / (1024 * 1024)
     );
     println!(
         "up   (PUT, streamed):   {up:8.1} MB/s   floor (file write + fsync): {floor_write:8.1} MB/s   ratio {:.2}",
