@@ -9,8 +9,10 @@
 //! - above it, the file is renamed to `<key[0..2]>/<key>` ([`location_of`]), or removed if that
 //!   key is already there: never copied twice. The event carries the location.
 //!
-//! A body that breaks off, or a folder that cannot be written, leaves no temporary file: it is
-//! removed when the receive fails. What the key is (sha256 hex for resources, SHA-1 hex for
+//! A placed file is synced, and its folder after the rename, before [`receive`] returns: the
+//! event that names it is durable once appended, and so are the bytes it names. A body that
+//! breaks off, or a folder that cannot be written, leaves no temporary file: it is removed when
+//! the receive fails. What the key is (sha256 hex for resources, SHA-1 hex for
 //! docs) is the context's [`Hasher`]; whether a digest was stored before is its command's
 //! business (its content stream), not the store's.
 
@@ -161,9 +163,14 @@ where
         file.write_all(chunk).await?;
     }
     file.flush().await?;
+    let inline = size <= store.inline_max;
+    if !inline {
+        // The event that names this file is durable once appended: so must the file be.
+        file.sync_all().await?;
+    }
     drop(file);
     let digests = hasher.finish();
-    let content = if size <= store.inline_max {
+    let content = if inline {
         Content::Inline(tokio::fs::read(&path).await?)
     } else {
         place(store, temp, &path, &H::key(&digests)).await?
@@ -218,6 +225,10 @@ async fn place(
     }
     tokio::fs::rename(path, &target).await?;
     temp.0 = None;
+    if let Some(folder) = target.parent() {
+        // The rename is durable once its folder is synced.
+        tokio::fs::File::open(folder).await?.sync_all().await?;
+    }
     Ok(Content::Location(location))
 }
 
