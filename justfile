@@ -26,7 +26,8 @@ test: services
 fuzz: services
     bash tests/schemathesis/run.sh
 
-# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions, docs _bulk_docs/_changes/PouchDB.
+# Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions,
+# docs _bulk_docs/_changes/PouchDB and a 200 MB attachment up and down (process growth against the 50 MB target).
 bench: services
     cargo bench -p palimpsest-log --bench log
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p palimpsest-atlas --bench bbox
@@ -34,6 +35,7 @@ bench: services
     cargo bench -p palimpsest-resources --bench resources
     cargo bench -p palimpsest-records --bench records
     cargo bench -p palimpsest-docs --bench docs
+    cargo bench -p palimpsest-docs --bench attachments
 
 # The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
 # of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a

@@ -222,8 +222,14 @@ pub enum AttachmentEvent {
         md5: String,
         /// The length in bytes.
         length: u64,
-        /// The bytes, base64.
-        data: String,
+        /// The bytes, base64, when small enough to travel in the event (exactly one of `data`
+        /// and `location` is set).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        /// Where larger bytes are in the attachment folder (`<sha1 hex[0..2]>/<sha1 hex>`,
+        /// relative to it): they never travel in an event.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        location: Option<String>,
     },
 }
 

@@ -3,41 +3,154 @@
 //! client are resolved against the parent revision.
 //!
 //! Two digests per attachment: the storage key is Sync Gateway's `sha1-<base64>`; the digest a
-//! client sees is CouchDB's `md5-<base64>` (PouchDB compares it with its own).
+//! client sees is CouchDB's `md5-<base64>` (PouchDB compares it with its own). Both are
+//! computed in one pass while the bytes stream into the platform's content store
+//! ([`palimpsest_web::content`]): up to the inline size (64 KiB unless configured) the bytes
+//! travel in the attachment's event; above it they are moved into the attachment folder under
+//! their SHA-1 (stored once however many documents share them) and the event carries the
+//! location, so an attachment of any size (up to the upload limit) is accepted without ever
+//! being whole in memory on the standalone route.
+//!
+//! Receiving is I/O, so it happens at the edge, before the command: [`receive`] for a
+//! standalone upload, [`receive_inline`] for the `data` members of a JSON body (`PUT` doc,
+//! `_bulk_docs`). The pure [`prepare`] then turns the body's entries into stubs.
 
 use crate::body::Members;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use futures::Stream;
 use md5::{Digest, Md5};
+use palimpsest_web::content::{self, Content, ContentError, ContentStore, Hasher, Received};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
+use std::path::Path;
 
-/// Raw attachments above this are refused (their event must stay under NATS' 1 MiB payload).
-pub const MAX_ATTACHMENT: usize = 600_000;
+/// Default largest attachment kept inline (in its event and the table row): 64 KiB.
+pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
 
-/// An attachment whose bytes are to be stored.
+/// The attachment store: the folder from `PALIMPSEST_DOCS_ATTACHMENTS_DIR`, else
+/// `<data_dir>/docs-attachments` (kept, moved and removed with the data folder); the inline
+/// size from `PALIMPSEST_DOCS_INLINE_MAX` (bytes, at most
+/// [`palimpsest_web::content::INLINE_CEILING`]), else [`DEFAULT_INLINE_MAX`].
+pub fn store(data_dir: &Path) -> ContentStore {
+    ContentStore::from_env(
+        "PALIMPSEST_DOCS_ATTACHMENTS_DIR",
+        "PALIMPSEST_DOCS_INLINE_MAX",
+        data_dir.join("docs-attachments"),
+        DEFAULT_INLINE_MAX,
+    )
+}
+
+/// SHA-1 and MD5 over the bytes as they stream in: one pass gives the storage key and the
+/// client's digest.
+#[derive(Default)]
+pub struct AttachmentHasher {
+    sha1: sha1::Sha1,
+    md5: Md5,
+}
+
+/// The digests of an attachment's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewAttachment {
+pub struct Digests {
     /// `sha1-<base64>`: the storage key.
     pub sha1: String,
     /// `md5-<base64>`: the client-facing digest.
     pub md5: String,
-    /// The bytes.
-    pub data: Vec<u8>,
+    /// The SHA-1 as hex: the storage stream's key and the file's name (safe in a NATS subject
+    /// and a path).
+    pub sha1_hex: String,
+}
+
+impl Hasher for AttachmentHasher {
+    type Digests = Digests;
+
+    fn update(&mut self, chunk: &[u8]) {
+        self.sha1.update(chunk);
+        self.md5.update(chunk);
+    }
+
+    fn finish(self) -> Digests {
+        let sha1 = self.sha1.finalize();
+        Digests {
+            sha1: format!("sha1-{}", STANDARD.encode(sha1)),
+            md5: format!("md5-{}", STANDARD.encode(self.md5.finalize())),
+            sha1_hex: hex::encode(sha1),
+        }
+    }
+
+    fn key(digests: &Digests) -> String {
+        digests.sha1_hex.clone()
+    }
+}
+
+/// An attachment received into the store, to be named by its event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAttachment {
+    /// Its digests.
+    pub digests: Digests,
+    /// Bytes.
+    pub length: u64,
+    /// The bytes (small) or their location in the attachment folder.
+    pub content: Content,
 }
 
 impl NewAttachment {
-    /// Digests `data`.
-    pub fn of(data: Vec<u8>) -> NewAttachment {
-        let sha1 = format!("sha1-{}", STANDARD.encode(sha1::Sha1::digest(&data)));
-        let md5 = format!("md5-{}", STANDARD.encode(Md5::digest(&data)));
-        NewAttachment { sha1, md5, data }
+    fn of(received: Received<Digests>) -> NewAttachment {
+        NewAttachment {
+            digests: received.digests,
+            length: received.size,
+            content: received.content,
+        }
     }
 
     /// The storage stream's key: the SHA-1 as hex (safe in a NATS subject).
-    pub fn stream_key(&self) -> String {
-        hex::encode(sha1::Sha1::digest(&self.data))
+    pub fn stream_key(&self) -> &str {
+        &self.digests.sha1_hex
+    }
+}
+
+/// Streams a standalone upload's body into the store, one chunk at a time.
+pub async fn receive<S, E>(store: &ContentStore, body: S) -> Result<NewAttachment, ContentError>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: std::fmt::Display,
+{
+    let received = content::receive(store, body, AttachmentHasher::default()).await?;
+    Ok(NewAttachment::of(received))
+}
+
+/// Stores bytes already in memory (an attachment decoded from a JSON body).
+pub async fn receive_bytes(
+    store: &ContentStore,
+    bytes: Vec<u8>,
+) -> Result<NewAttachment, ContentError> {
+    let received = content::receive_bytes(store, bytes, AttachmentHasher::default()).await?;
+    Ok(NewAttachment::of(received))
+}
+
+/// An attachment received before the command, with what its entry said about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uploaded {
+    /// The media type.
+    pub content_type: String,
+    /// The `revpos` the client sent (a replicated revision keeps its own).
+    pub revpos: Option<u64>,
+    /// The bytes, received.
+    pub attachment: NewAttachment,
+}
+
+impl Uploaded {
+    /// The stub the body keeps in place of the bytes (`revpos` the given one unless sent).
+    fn stub(&self, revpos: u64) -> Stub {
+        Stub {
+            content_type: self.content_type.clone(),
+            digest: self.attachment.digests.md5.clone(),
+            length: self.attachment.length,
+            revpos: self.revpos.unwrap_or(revpos),
+            stub: true,
+        }
     }
 }
 
@@ -84,9 +197,9 @@ pub enum AttachmentError {
     /// A stub names an attachment the parent revision does not have (CouchDB's 412).
     #[error("Invalid attachment stub in {0}")]
     MissingStub(String),
-    /// Too large to carry.
-    #[error("attachment `{0}` is larger than {MAX_ATTACHMENT} bytes")]
-    TooLarge(String),
+    /// The attachment folder could not be written.
+    #[error("attachment store: {0}")]
+    Store(String),
 }
 
 /// The stubs of a body's `_attachments`, by name.
@@ -107,20 +220,25 @@ fn raw(value: &impl Serialize) -> Result<Box<RawValue>, AttachmentError> {
         .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))
 }
 
-/// Replaces inline data by stubs (returning the bytes to store) and completes stubs from
-/// `parent` (the body the revision descends from). `revpos` is the new revision's generation.
-pub fn prepare(
-    body: &str,
-    parent: Option<&str>,
-    revpos: u64,
-) -> Result<(String, Vec<NewAttachment>), AttachmentError> {
-    let Ok(mut members) = serde_json::from_str::<Members>(body) else {
-        return Ok((body.to_owned(), Vec::new()));
+/// A body's members and its `_attachments` entries as sent.
+struct Parsed {
+    /// The body's members.
+    members: Members,
+    /// Where `_attachments` is among them.
+    slot: usize,
+    /// Its entries, by name.
+    sent: Vec<(String, Sent)>,
+}
+
+/// The attachments named in `_attachments` as sent (`None`: not an object, or none).
+fn sent(body: &str) -> Result<Option<Parsed>, AttachmentError> {
+    let Ok(members) = serde_json::from_str::<Members>(body) else {
+        return Ok(None);
     };
     let Some(slot) = members.0.iter().position(|(k, _)| k == "_attachments") else {
-        return Ok((body.to_owned(), Vec::new()));
+        return Ok(None);
     };
-    let sent: Vec<(String, Sent)> = serde_json::from_str::<Members>(members.0[slot].1.get())
+    let sent = serde_json::from_str::<Members>(members.0[slot].1.get())
         .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))?
         .0
         .into_iter()
@@ -130,16 +248,88 @@ pub fn prepare(
                 .map_err(|e| AttachmentError::Invalid(name, e.to_string()))
         })
         .collect::<Result<_, _>>()?;
+    Ok(Some(Parsed {
+        members,
+        slot,
+        sent,
+    }))
+}
+
+/// Takes every inline `data` out of `body` into the store (the edge of a `PUT` or a
+/// `_bulk_docs`): the body keeps a stub in its place and the received attachments come back
+/// by name, for [`prepare`]. A body without attachments (or not an object) is left as it is.
+pub async fn receive_inline(
+    store: &ContentStore,
+    body: &str,
+) -> Result<(String, Vec<(String, Uploaded)>), AttachmentError> {
+    let Some(Parsed {
+        mut members,
+        slot,
+        sent,
+    }) = sent(body)?
+    else {
+        return Ok((body.to_owned(), Vec::new()));
+    };
+    if sent.iter().all(|(_, entry)| entry.data.is_none()) {
+        return Ok((body.to_owned(), Vec::new()));
+    }
+    let mut uploaded = Vec::new();
+    let mut entries = serde_json::from_str::<Members>(members.0[slot].1.get())
+        .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))?;
+    for (name, entry) in sent {
+        let Some(data) = entry.data else { continue };
+        let bytes = STANDARD
+            .decode(data.as_bytes())
+            .map_err(|e| AttachmentError::Invalid(name.clone(), e.to_string()))?;
+        let attachment = receive_bytes(store, bytes)
+            .await
+            .map_err(|e| AttachmentError::Store(e.to_string()))?;
+        let upload = Uploaded {
+            content_type: entry
+                .content_type
+                .unwrap_or_else(|| "application/octet-stream".into()),
+            revpos: entry.revpos,
+            attachment,
+        };
+        if let Some(slot) = entries.0.iter_mut().find(|(k, _)| *k == name) {
+            slot.1 = raw(&upload.stub(0))?;
+        }
+        uploaded.push((name, upload));
+    }
+    members.0[slot].1 = RawValue::from_string(entries.to_json())
+        .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))?;
+    Ok((members.to_json(), uploaded))
+}
+
+/// Turns every entry of the body's `_attachments` into a stored stub: those in `uploaded`
+/// (received at the edge) name their new bytes, stubs are completed from `parent` (the body
+/// the revision descends from). `revpos` is the new revision's generation.
+pub fn prepare(
+    body: &str,
+    parent: Option<&str>,
+    revpos: u64,
+    uploaded: &[(&str, &Uploaded)],
+) -> Result<String, AttachmentError> {
+    let Some(Parsed {
+        mut members,
+        slot,
+        sent,
+    }) = sent(body)?
+    else {
+        return Ok(body.to_owned());
+    };
     let inherited = parent.map(stubs).unwrap_or_default();
-    let mut stored = Vec::new();
     let mut out = Vec::new();
     for (name, entry) in sent {
-        let stub = resolve(&name, entry, &inherited, revpos, &mut stored)?;
+        let stub = match uploaded.iter().find(|(n, _)| *n == name) {
+            Some((_, upload)) => upload.stub(revpos),
+            None => resolve(&name, entry, &inherited, revpos)?,
+        };
         out.push((name, raw(&stub)?));
     }
     members.0[slot].1 = RawValue::from_string(Members(out).to_json())
         .map_err(|e| AttachmentError::Invalid("_attachments".into(), e.to_string()))?;
-    Ok((members.to_json(), stored))
+    Ok(members.to_json())
 }
 
 fn resolve(
@@ -147,29 +337,12 @@ fn resolve(
     entry: Sent,
     inherited: &HashMap<String, Stub>,
     revpos: u64,
-    stored: &mut Vec<NewAttachment>,
 ) -> Result<Stub, AttachmentError> {
-    let content_type = entry
-        .content_type
-        .clone()
-        .unwrap_or_else(|| "application/octet-stream".into());
-    if let Some(data) = entry.data {
-        let bytes = STANDARD
-            .decode(data.as_bytes())
-            .map_err(|e| AttachmentError::Invalid(name.to_owned(), e.to_string()))?;
-        if bytes.len() > MAX_ATTACHMENT {
-            return Err(AttachmentError::TooLarge(name.to_owned()));
-        }
-        let new = NewAttachment::of(bytes);
-        let stub = Stub {
-            content_type,
-            digest: new.md5.clone(),
-            length: new.data.len() as u64,
-            revpos: entry.revpos.unwrap_or(revpos),
-            stub: true,
-        };
-        stored.push(new);
-        return Ok(stub);
+    if entry.data.is_some() {
+        return Err(AttachmentError::Invalid(
+            name.to_owned(),
+            "inline data must be received into the store first".into(),
+        ));
     }
     if entry.follows {
         return Err(AttachmentError::Invalid(
@@ -183,6 +356,9 @@ fn resolve(
             "needs data or stub".into(),
         ));
     }
+    let content_type = entry
+        .content_type
+        .unwrap_or_else(|| "application/octet-stream".into());
     match (inherited.get(name), entry.digest, entry.length) {
         (Some(parent), digest, _) if digest.as_ref().is_none_or(|d| *d == parent.digest) => {
             Ok(parent.clone())
@@ -271,29 +447,64 @@ pub fn decode(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn inline_data_becomes_a_stub_with_couchdbs_md5_digest() {
+    fn temp_store(inline_max: u64) -> ContentStore {
+        let dir = std::env::temp_dir().join(format!("docs-attachments-{}", uuid::Uuid::new_v4()));
+        ContentStore::new(dir, inline_max)
+    }
+
+    #[tokio::test]
+    async fn inline_data_becomes_a_stub_with_couchdbs_md5_digest() {
+        let store = temp_store(DEFAULT_INLINE_MAX);
         let body =
             r#"{"a":1,"_attachments":{"hi.txt":{"content_type":"text/plain","data":"aGVsbG8="}}}"#;
-        let (stored_body, stored) = prepare(body, None, 2).expect("valid");
-        assert_eq!(stored.len(), 1);
-        assert_eq!(stored[0].md5, "md5-XUFAKrxLKna5cZ2REBfFkg==");
-        assert_eq!(stored[0].sha1, "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=");
+        let (received_body, uploaded) = receive_inline(&store, body).await.expect("valid");
+        assert_eq!(uploaded.len(), 1);
+        let attachment = &uploaded[0].1.attachment;
+        assert_eq!(attachment.digests.md5, "md5-XUFAKrxLKna5cZ2REBfFkg==");
+        assert_eq!(attachment.digests.sha1, "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=");
+        assert_eq!(attachment.content, Content::Inline(b"hello".to_vec()));
+        let named: Vec<(&str, &Uploaded)> = uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect();
         assert_eq!(
-            stored_body,
+            prepare(&received_body, None, 2, &named).expect("prepared"),
             r#"{"a":1,"_attachments":{"hi.txt":{"content_type":"text/plain","digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"revpos":2,"stub":true}}}"#
         );
+        assert!(!store.dir.exists(), "inline bytes touch no file");
+    }
+
+    #[tokio::test]
+    async fn large_inline_data_goes_to_the_folder_under_its_sha1() {
+        let store = temp_store(4);
+        let body = r#"{"_attachments":{"x":{"data":"aGVsbG8=","revpos":3}}}"#;
+        let (_, uploaded) = receive_inline(&store, body).await.expect("valid");
+        let attachment = &uploaded[0].1.attachment;
+        let location = format!("aa/{}", attachment.digests.sha1_hex);
+        assert_eq!(attachment.content, Content::Location(location.clone()));
+        assert_eq!(
+            std::fs::read(store.path_of(&location).expect("path")).expect("file"),
+            b"hello"
+        );
+        assert_eq!(uploaded[0].1.stub(9).revpos, 3, "a sent revpos is kept");
+        std::fs::remove_dir_all(&store.dir).expect("cleanup");
     }
 
     #[test]
     fn a_stub_is_completed_from_the_parent_and_an_unknown_stub_is_refused() {
         let parent = r#"{"_attachments":{"x":{"content_type":"text/plain","digest":"md5-a","length":1,"revpos":1,"stub":true}}}"#;
-        let (body, stored) =
-            prepare(r#"{"_attachments":{"x":{"stub":true}}}"#, Some(parent), 2).expect("valid");
-        assert!(stored.is_empty());
+        let body = prepare(
+            r#"{"_attachments":{"x":{"stub":true}}}"#,
+            Some(parent),
+            2,
+            &[],
+        )
+        .expect("valid");
         assert_eq!(stubs(&body)["x"].revpos, 1);
         assert_eq!(
-            prepare(r#"{"_attachments":{"y":{"stub":true}}}"#, Some(parent), 2),
+            prepare(
+                r#"{"_attachments":{"y":{"stub":true}}}"#,
+                Some(parent),
+                2,
+                &[]
+            ),
             Err(AttachmentError::MissingStub("y".into()))
         );
     }

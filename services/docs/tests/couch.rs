@@ -2,6 +2,7 @@
 
 mod common;
 
+use base64::Engine;
 use common::Docs;
 use serde_json::{Value, json};
 
@@ -292,7 +293,13 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
     conflicted(&docs).await;
     docs.call("PUT", "/db/_local/cp", Some(json!({"s": 1})))
         .await;
-    let attached = json!({"_attachments": {"a": {"content_type": "text/plain", "data": "aGk="}}});
+    // "large" is above the inline size: its bytes are in the attachment folder, the read
+    // model (live and rebuilt) records its location.
+    let large = base64::engine::general_purpose::STANDARD.encode(vec![7u8; 100_000]);
+    let attached = json!({"_attachments": {
+        "a": {"content_type": "text/plain", "data": "aGk="},
+        "large": {"content_type": "application/octet-stream", "data": large},
+    }});
     assert_eq!(docs.call("PUT", "/db/att", Some(attached)).await.0, 201);
     let (_, created) = docs.call("PUT", "/db/plain", Some(json!({"k": "v"}))).await;
     let rev = created["rev"].as_str().unwrap_or_default().to_owned();
@@ -303,11 +310,11 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
             docs.rows("SELECT * FROM docs.databases ORDER BY name")
                 .await,
             docs.rows("SELECT * FROM docs.kv ORDER BY db, key").await,
-            docs.rows("SELECT key, md5, length, encode(data, 'hex') AS data FROM docs.attachments ORDER BY key").await,
+            docs.rows("SELECT key, md5, length, encode(data, 'hex') AS data, location FROM docs.attachments ORDER BY key").await,
         )
     };
     let live = dump(&docs).await;
-    assert_eq!((live.1.len(), live.2.len()), (4, 1), "{live:?}");
+    assert_eq!((live.1.len(), live.2.len()), (4, 2), "{live:?}");
     palimpsest_projections::rebuild(
         &docs.app.state.store,
         palimpsest_docs::projection().as_ref(),

@@ -103,3 +103,35 @@ async fn real_pouchdb_as_a_user_replicates_only_its_channels() {
     assert_eq!(status, 200, "ann's push landed");
     docs.stop().await;
 }
+
+#[tokio::test]
+async fn real_pouchdb_replicates_a_large_attachment_both_ways() {
+    tokio::task::spawn_blocking(install).await.expect("install");
+    let docs = Docs::start().await;
+    assert_eq!(docs.call("PUT", "/large", None).await.0, 201);
+    let run = tokio::process::Command::new("node")
+        .arg("large_attachment.js")
+        .arg(docs.url("/large"))
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("PouchDB finished within a minute")
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
+    );
+    let stored = docs
+        .rows("SELECT length FROM docs.attachments WHERE location IS NOT NULL")
+        .await;
+    assert_eq!(
+        stored.len(),
+        1,
+        "the attachment is in the folder: {stored:?}"
+    );
+    docs.stop().await;
+}

@@ -33,7 +33,7 @@ pub struct ContextSettings {
     /// records: the schema file's classes, the clock, DELTA, task handlers, the site key.
     pub records: palimpsest_records::http::context::Settings,
     /// resources: the content folder and the inline size; `None` reads them from the
-    /// environment ([`ContentConfig::from_env`]), as the binary does.
+    /// environment (`palimpsest_resources::content::from_env`), as the binary does.
     pub resources_content: Option<ContentConfig>,
 }
 

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod background;
 pub mod command;
+pub mod content;
 pub mod error;
 pub mod health;
 pub mod limits;

@@ -1,22 +1,30 @@
 //! Standalone attachments: `GET|PUT|DELETE /{db}/{doc}/{name}` (`?rev=` names the revision).
+//! Bytes stream both ways: an upload goes to the attachment store as it arrives, a download
+//! comes from the folder as it is sent.
 
 use super::auth;
 use super::command::Reply;
 use super::error::CouchError;
 use super::params::Params;
+use super::range::{self, Wanted};
 use super::read;
 use super::write::{AttachmentEdit, Item, Shape, write};
-use crate::attachments::stubs;
+use crate::attachments::{self, Uploaded, stubs};
 use crate::body::Incoming;
 use crate::rev::RevId;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
+use palimpsest_web::content::ContentError;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio_util::io::ReaderStream;
 
-/// `GET /{db}/{doc}/{name}`: the attachment's bytes with its media type.
+/// `GET /{db}/{doc}/{name}`: the attachment's bytes with its media type, streamed from the
+/// attachment folder when stored there (never read whole), CouchDB's `ETag` (the quoted base64
+/// MD5), `If-None-Match` answered with 304, and one `Range` answered with 206.
 pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id, name)): Path<(String, String, String)>,
@@ -47,19 +55,91 @@ pub async fn get(
         .map(stubs)
         .and_then(|mut all| all.remove(&name))
         .ok_or_else(|| CouchError::not_found("Document is missing attachment"))?;
-    let data = read::attachment_data(&client, std::slice::from_ref(&stub.digest))
+    let etag = format!(
+        "\"{}\"",
+        stub.digest.strip_prefix("md5-").unwrap_or(&stub.digest)
+    );
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == etag);
+    if unchanged {
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
+    }
+    let (length, content) = read::attachment_content(&state, &client, &stub.digest)
         .await?
-        .remove(&stub.digest)
         .ok_or_else(|| CouchError::internal(format!("attachment bytes {} missing", stub.digest)))?;
-    Ok((
-        StatusCode::OK,
+    let wanted = range::wanted(
+        headers.get(header::RANGE).and_then(|v| v.to_str().ok()),
+        length,
+    );
+    let (status, start, count) = match wanted {
+        Wanted::Whole => (StatusCode::OK, 0, length),
+        Wanted::Part { start, end } => (StatusCode::PARTIAL_CONTENT, start, end - start + 1),
+        Wanted::Unsatisfiable => {
+            return Ok((
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                [(header::CONTENT_RANGE, format!("bytes */{length}"))],
+                axum::Json(serde_json::json!({
+                    "error": "requested_range_not_satisfiable",
+                    "reason": "Requested range not satisfiable"
+                })),
+            )
+                .into_response());
+        }
+    };
+    let body = content_body(content, start, count).await?;
+    let mut response = (
+        status,
         [
             (header::CONTENT_TYPE, stub.content_type),
-            (header::ETAG, format!("\"{}\"", stub.digest)),
+            (header::ETAG, etag),
+            (header::ACCEPT_RANGES, "bytes".to_owned()),
+            (header::CONTENT_LENGTH, count.to_string()),
         ],
-        data,
+        body,
     )
-        .into_response())
+        .into_response();
+    if status == StatusCode::PARTIAL_CONTENT
+        && let Ok(value) = format!("bytes {start}-{}/{length}", start + count - 1).parse()
+    {
+        response.headers_mut().insert(header::CONTENT_RANGE, value);
+    }
+    Ok(response)
+}
+
+/// `count` bytes from `start` of the content: a slice of inline bytes, or the file streamed
+/// chunk by chunk.
+async fn content_body(
+    content: read::AttachmentContent,
+    start: u64,
+    count: u64,
+) -> Result<Body, CouchError> {
+    match content {
+        read::AttachmentContent::Inline(bytes) => {
+            let from = usize::try_from(start)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let to = usize::try_from(start + count)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            Ok(Body::from(bytes[from..to].to_vec()))
+        }
+        read::AttachmentContent::File(path) => {
+            let opened = async {
+                let mut file = tokio::fs::File::open(&path).await?;
+                file.seek(std::io::SeekFrom::Start(start)).await?;
+                Ok::<_, std::io::Error>(file)
+            };
+            let file = opened.await.map_err(|e| {
+                CouchError::internal(format!("attachment file {}: {e}", path.display()))
+            })?;
+            Ok(Body::from_stream(ReaderStream::with_capacity(
+                file.take(count),
+                64 * 1024,
+            )))
+        }
+    }
 }
 
 fn base_rev(params: &Params, headers: &HeaderMap) -> Option<String> {
@@ -85,26 +165,38 @@ fn item(doc_id: String, rev: Option<String>, edit: AttachmentEdit) -> Item {
     }
 }
 
-/// `PUT /{db}/{doc}/{name}?rev=`: a new revision with this attachment (the body's bytes).
+/// `PUT /{db}/{doc}/{name}?rev=`: a new revision with this attachment. The body streams into
+/// the attachment store (one chunk in memory at a time) while its digests are computed; the
+/// revision's events then name it by digest and location.
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id, name)): Path<(String, String, String)>,
     Query(params): Query<Params>,
     headers: HeaderMap,
     request: CommandRequest,
-    body: Bytes,
+    body: Body,
 ) -> Result<Reply, CouchError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/octet-stream")
         .to_owned();
+    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
+    let store = attachments::store(&state.data_dir);
+    let attachment = attachments::receive(&store, body.into_data_stream())
+        .await
+        .map_err(|e| match e {
+            ContentError::Body(reason) => CouchError::bad_request(reason),
+            ContentError::Io(io) => CouchError::internal(format!("attachment store: {io}")),
+        })?;
     let edit = AttachmentEdit::Put {
         name,
-        content_type,
-        data: body.to_vec(),
+        upload: Uploaded {
+            content_type,
+            revpos: None,
+            attachment,
+        },
     };
-    let writer = auth::caller_of(&state, &db, &headers).await?.writer();
     let items = vec![item(doc_id, base_rev(&params, &headers), edit)];
     write(
         &state,

@@ -221,7 +221,12 @@ pub async fn bulk_get(
     let atts = if bodies.is_empty() {
         Atts::new()
     } else {
-        read::attachment_data(&client, &crate::delivery::digests(bodies.into_iter())).await?
+        read::attachment_data(
+            &state,
+            &client,
+            &crate::delivery::digests(bodies.into_iter()),
+        )
+        .await?
     };
     let carry = match multipart {
         Some(_) => Carry::Follows,

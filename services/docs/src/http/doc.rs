@@ -132,7 +132,7 @@ pub async fn read_doc(
     let tree = stored.tree()?;
     let since = atts_since(params)?;
     let atts = if flag(params, "attachments")? || since.is_some() {
-        read::attachment_data(&client, &read::digests(std::iter::once(&tree))).await?
+        read::attachment_data(state, &client, &read::digests(std::iter::once(&tree))).await?
     } else {
         Atts::new()
     };

@@ -19,6 +19,7 @@ mod open_revs;
 pub mod openapi;
 mod params;
 mod principals;
+mod range;
 mod read;
 mod render;
 mod revoked;
@@ -27,6 +28,7 @@ mod session;
 mod write;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use palimpsest_web::AppState;
 
@@ -118,5 +120,9 @@ pub fn router(state: AppState) -> Router {
                 .put(attachment::put)
                 .delete(attachment::delete),
         )
+        // The platform's guard bounds every body by its route's class (the upload class for
+        // documents, `_bulk_docs` and attachments); axum's own 2 MiB default would cut those
+        // short.
+        .layer(DefaultBodyLimit::disable())
         .with_state(state)
 }

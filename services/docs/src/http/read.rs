@@ -71,8 +71,10 @@ pub async fn update_seq(client: &Object, db: &str) -> Result<i64, CouchError> {
     Ok(row.get(0))
 }
 
-/// The bytes of the attachments with these `md5-` digests.
+/// The bytes of the attachments with these `md5-` digests, whether inline in the read model
+/// or in the attachment folder (each is read whole: for bodies that carry them as base64).
 pub async fn attachment_data(
+    state: &AppState,
     client: &Object,
     digests: &[String],
 ) -> Result<super::render::Atts, CouchError> {
@@ -80,16 +82,86 @@ pub async fn attachment_data(
     if digests.is_empty() {
         return Ok(out);
     }
+    let store = crate::attachments::store(&state.data_dir);
     let rows = client
         .query(
-            "SELECT DISTINCT ON (md5) md5, data FROM docs.attachments WHERE md5 = ANY($1)",
+            "SELECT DISTINCT ON (md5) md5, data, location FROM docs.attachments WHERE md5 = ANY($1)",
             &[&digests],
         )
         .await?;
     for row in rows {
-        out.insert(row.get(0), row.get(1));
+        let md5: String = row.get(0);
+        let bytes = match (
+            row.get::<_, Option<Vec<u8>>>(1),
+            row.get::<_, Option<String>>(2),
+        ) {
+            (Some(bytes), _) => bytes,
+            (None, Some(location)) => {
+                let path = stored_file(&store, &location)?;
+                tokio::fs::read(&path).await.map_err(|e| {
+                    CouchError::internal(format!("attachment {md5} at {}: {e}", path.display()))
+                })?
+            }
+            (None, None) => {
+                return Err(CouchError::internal(format!(
+                    "attachment {md5} has neither bytes nor a location"
+                )));
+            }
+        };
+        out.insert(md5, bytes);
     }
     Ok(out)
+}
+
+/// Where an attachment's bytes are: inline in the read model, or a file of the folder.
+pub enum AttachmentContent {
+    /// The bytes (small attachments).
+    Inline(Vec<u8>),
+    /// The file holding them.
+    File(std::path::PathBuf),
+}
+
+/// The length and content of the attachment with this `md5-` digest, if stored.
+pub async fn attachment_content(
+    state: &AppState,
+    client: &Object,
+    md5: &str,
+) -> Result<Option<(u64, AttachmentContent)>, CouchError> {
+    let row = client
+        .query_opt(
+            "SELECT length, data, location FROM docs.attachments WHERE md5 = $1 LIMIT 1",
+            &[&md5],
+        )
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let length = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
+    let content = match (
+        row.get::<_, Option<Vec<u8>>>(1),
+        row.get::<_, Option<String>>(2),
+    ) {
+        (Some(bytes), _) => AttachmentContent::Inline(bytes),
+        (None, Some(location)) => AttachmentContent::File(stored_file(
+            &crate::attachments::store(&state.data_dir),
+            &location,
+        )?),
+        (None, None) => {
+            return Err(CouchError::internal(format!(
+                "attachment {md5} has neither bytes nor a location"
+            )));
+        }
+    };
+    Ok(Some((length, content)))
+}
+
+/// The file of a stored location (a location leaving the folder is an internal error: only
+/// the store writes them).
+fn stored_file(
+    store: &palimpsest_web::content::ContentStore,
+    location: &str,
+) -> Result<std::path::PathBuf, CouchError> {
+    store
+        .path_of(location)
+        .ok_or_else(|| CouchError::internal(format!("attachment location `{location}` is invalid")))
 }
 
 /// The `md5-` digests of every attachment of the trees' leaves.

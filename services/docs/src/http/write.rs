@@ -4,7 +4,7 @@
 
 use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
-use crate::attachments::{self, AttachmentError, NewAttachment};
+use crate::attachments::{self, AttachmentError, NewAttachment, Uploaded};
 use crate::body::{Incoming, Outgoing};
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
@@ -19,6 +19,7 @@ use palimpsest_events::docs::AttachmentEvent;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
+use palimpsest_web::content::Content;
 use std::collections::{HashMap, HashSet};
 
 /// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
@@ -37,20 +38,66 @@ pub struct Item {
 /// `PUT` or `DELETE /{db}/{doc}/{attachment}`: the new revision is the parent's body with one
 /// attachment set or removed.
 pub enum AttachmentEdit {
-    /// Upload `data` as `name`.
+    /// Set `name` to bytes already received into the attachment store.
     Put {
         /// The attachment's name.
         name: String,
-        /// Its media type.
-        content_type: String,
-        /// Its bytes.
-        data: Vec<u8>,
+        /// Its media type and bytes.
+        upload: Uploaded,
     },
     /// Remove `name`.
     Delete {
         /// The attachment's name.
         name: String,
     },
+}
+
+/// An item whose inline attachments were received into the store (at the edge, before the
+/// command): its body holds stubs for them, their bytes are here by name; or why they could
+/// not be (that item's outcome).
+struct Received {
+    item: Item,
+    uploaded: Result<Vec<(String, Uploaded)>, CouchError>,
+}
+
+impl Received {
+    /// Every attachment this item brings, by name: those of its body and a standalone upload.
+    fn uploads(&self) -> Vec<(&str, &Uploaded)> {
+        let mut out: Vec<(&str, &Uploaded)> = match &self.uploaded {
+            Ok(uploaded) => uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Some(AttachmentEdit::Put { name, upload }) = &self.item.attachment {
+            out.push((name, upload));
+        }
+        out
+    }
+}
+
+/// Receives every item's inline attachment data into the store: the bytes leave the body
+/// before the command, which then carries stubs (and its events the digests and locations).
+async fn receive_all(state: &AppState, items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
+    let store = attachments::store(&state.data_dir);
+    let mut out = Vec::with_capacity(items.len());
+    for mut item in items {
+        if !item.doc.body.contains("\"_attachments\"") {
+            out.push(Received {
+                item,
+                uploaded: Ok(Vec::new()),
+            });
+            continue;
+        }
+        let uploaded = match attachments::receive_inline(&store, &item.doc.body).await {
+            Ok((body, uploaded)) => {
+                item.doc.body = body;
+                Ok(uploaded)
+            }
+            Err(e @ AttachmentError::Store(_)) => return Err(attachment_error(e)),
+            Err(e) => Err(attachment_error(e)),
+        };
+        out.push(Received { item, uploaded });
+    }
+    Ok(out)
 }
 
 /// The outcome for one document: its new rev, or why not.
@@ -228,9 +275,7 @@ fn attachment_error(e: AttachmentError) -> CouchError {
             "missing_stub",
             e.to_string(),
         ),
-        AttachmentError::TooLarge(_) => {
-            CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string())
-        }
+        AttachmentError::Store(_) => CouchError::internal(e.to_string()),
         AttachmentError::Invalid(..) => CouchError::bad_request(e.to_string()),
     }
 }
@@ -250,9 +295,14 @@ fn decide_one(
     batch: &mut Batch,
     scope: &Scope<'_>,
     sync: &mut sync::Runner<'_>,
-    item: &Item,
+    received: &Received,
     attachments: &mut Vec<NewAttachment>,
 ) -> Result<Outcome, CouchError> {
+    let item = &received.item;
+    if let Err(refused) = &received.uploaded {
+        return Ok((item.doc_id.clone(), Err(refused.clone())));
+    }
+    let uploads = received.uploads();
     let addressed = command(scope.db, item, scope.new_edits).and_then(|command| {
         streams::document(scope.incarnation, &item.doc_id)
             .map(|stream| (command, stream))
@@ -267,12 +317,12 @@ fn decide_one(
         .get(&stream)
         .cloned()
         .ok_or_else(|| CouchError::internal(format!("the state of {stream} was not loaded")))?;
-    let (events, rev, stored) = match revision(sync, item, command, &state) {
+    let (events, rev) = match revision(sync, item, command, &state, &uploads) {
         Ok(decided) => decided,
         Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
     };
     if !events.is_empty() {
-        attachments.extend(stored);
+        attachments.extend(uploads.iter().map(|(_, upload)| upload.attachment.clone()));
     }
     batch.push(stream.clone(), encode(&events)?);
     batch
@@ -282,13 +332,14 @@ fn decide_one(
 }
 
 /// This document's new revision against its state (pure but for the sync function): its
-/// events, its rev, and the attachments it stores.
+/// events and its rev. `uploads` are the attachments received for it, by name.
 fn revision(
     sync: &mut sync::Runner<'_>,
     item: &Item,
     command: DocCommand,
     state: &DocState,
-) -> Result<(Vec<DocumentEvent>, String, Vec<NewAttachment>), CouchError> {
+    uploads: &[(&str, &Uploaded)],
+) -> Result<(Vec<DocumentEvent>, String), CouchError> {
     let (parent, generation) = parent_of(&command, state);
     let body = match &command {
         DocCommand::Edit { body, .. } | DocCommand::Replicate { body, .. } => body.clone(),
@@ -298,17 +349,9 @@ fn revision(
         Some(edit) => {
             let parent_body = parent.as_deref().unwrap_or("{}");
             match edit {
-                AttachmentEdit::Put {
-                    name,
-                    content_type,
-                    data,
-                } => attachments::set(
-                    parent_body,
-                    name,
-                    Some(
-                        serde_json::json!({"content_type": content_type, "data": attachments::encode(data)}),
-                    ),
-                ),
+                AttachmentEdit::Put { name, .. } => {
+                    attachments::set(parent_body, name, Some(serde_json::json!({"stub": true})))
+                }
                 AttachmentEdit::Delete { name } => {
                     if !attachments::stubs(parent_body).contains_key(name) {
                         return Err(CouchError::not_found("Document is missing attachment"));
@@ -318,8 +361,8 @@ fn revision(
             }
         }
     };
-    let (body, attachments) =
-        attachments::prepare(&body, parent.as_deref(), generation).map_err(attachment_error)?;
+    let body = attachments::prepare(&body, parent.as_deref(), generation, uploads)
+        .map_err(attachment_error)?;
     let command = with_body(command, body);
     let given_rev = match &command {
         DocCommand::Replicate { rev, .. } => Some(rev.to_string()),
@@ -360,11 +403,11 @@ fn revision(
         .next_back()
         .or(given_rev)
         .unwrap_or_default();
-    Ok((events, rev, attachments))
+    Ok((events, rev))
 }
 
-/// Appends the attachments' bytes whose content-addressed streams do not hold them yet (all
-/// of the batch's in one read of the log).
+/// Appends the attachments' digests and bytes (or their location) whose content-addressed
+/// streams do not hold them yet (all of the batch's in one read of the log).
 async fn store_attachments(
     attempt: &Attempt,
     batch: &mut Batch,
@@ -372,7 +415,7 @@ async fn store_attachments(
 ) -> Result<(), CouchError> {
     let mut fresh = Vec::new();
     for attachment in attachments {
-        let stream = streams::attachment(&attachment.stream_key())
+        let stream = streams::attachment(attachment.stream_key())
             .map_err(|e| CouchError::bad_request(e.to_string()))?;
         if batch.stored.insert(stream.clone()) {
             fresh.push((stream, attachment));
@@ -384,11 +427,16 @@ async fn store_attachments(
         if held.stored {
             continue;
         }
+        let (data, location) = match attachment.content {
+            Content::Inline(bytes) => (Some(attachments::encode(&bytes)), None),
+            Content::Location(location) => (None, Some(location)),
+        };
         let event = AttachmentEvent::AttachmentStored {
-            sha1: attachment.sha1,
-            md5: attachment.md5,
-            length: attachment.data.len() as u64,
-            data: attachments::encode(&attachment.data),
+            sha1: attachment.digests.sha1,
+            md5: attachment.digests.md5,
+            length: attachment.length,
+            data,
+            location,
         };
         batch.push(stream, encode(&[event])?);
     }
@@ -407,7 +455,7 @@ async fn decide_all(
     attempt: &Attempt,
     writer: &Writer,
     db: &str,
-    items: &[Item],
+    items: &[Received],
     new_edits: bool,
 ) -> Result<(Batch, StreamName), CouchError> {
     let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
@@ -422,7 +470,7 @@ async fn decide_all(
     // Every document's stream in one read of the log (a refused id is answered in its place).
     let streams: Vec<StreamName> = items
         .iter()
-        .filter_map(|item| streams::document(incarnation, &item.doc_id).ok())
+        .filter_map(|received| streams::document(incarnation, &received.item.doc_id).ok())
         .collect();
     let states: Vec<DocState> = attempt.load_many(&streams).await?;
     batch.states.extend(streams.into_iter().zip(states));
@@ -492,7 +540,7 @@ impl Shape {
 struct WriteDocs<'r> {
     writer: &'r Writer,
     db: &'r str,
-    items: Vec<Item>,
+    items: Vec<Received>,
     new_edits: bool,
     shape: Shape,
 }
@@ -511,7 +559,8 @@ impl DocsCommand for WriteDocs<'_> {
     }
 }
 
-/// Writes `items` into `db` and answers in `shape`.
+/// Writes `items` into `db` and answers in `shape`: their inline attachments are received
+/// into the store first, then one command decides and appends them all.
 pub async fn write(
     state: &AppState,
     request: &CommandRequest,
@@ -521,6 +570,7 @@ pub async fn write(
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
+    let items = receive_all(state, items).await?;
     let command = WriteDocs {
         writer,
         db,

@@ -36,6 +36,11 @@ impl Projection for DocsProjection {
         NAME
     }
 
+    /// 2: attachments may be a location in the attachment folder instead of bytes.
+    fn version(&self) -> i32 {
+        2
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,
@@ -354,15 +359,25 @@ async fn attachment(
         md5,
         length,
         data,
+        location,
     } = payload;
-    let bytes = crate::attachments::decode(data).map_err(invalid)?;
+    let bytes = data
+        .as_deref()
+        .map(crate::attachments::decode)
+        .transpose()
+        .map_err(invalid)?;
+    if bytes.is_none() && location.is_none() {
+        return Err(ProjectionError::Invalid(format!(
+            "attachment {sha1} has neither data nor a location"
+        )));
+    }
     let length = i64::try_from(*length).map_err(invalid)?;
     tx.execute(
         &format!(
-            "INSERT INTO {s}.attachments (key, md5, length, data) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (key) DO NOTHING"
+            "INSERT INTO {s}.attachments (key, md5, length, data, location) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING"
         ),
-        &[&format!("_sync:att:{sha1}"), md5, &length, &bytes],
+        &[&format!("_sync:att:{sha1}"), md5, &length, &bytes, location],
     )
     .await?;
     Ok(())

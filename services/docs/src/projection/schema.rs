@@ -15,8 +15,10 @@
 //!   In both, a grant the document no longer makes keeps its row with `revoked_seq`, the
 //!   sequence that revoked it (null while granted): a user's `_changes` shows the documents of
 //!   the channels it lost that way once, as `removed`, and reads them as `_removed`.
-//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes,
-//!   and the `md5-` digest clients know them by. Shared by every database and document.
+//! - `attachments`: Sync Gateway's `_sync:att:sha1-<base64>` entries (the key), their bytes
+//!   (`data`, up to the inline size) or where they are in the attachment folder (`location`,
+//!   relative to it), and the `md5-` digest clients know them by. Shared by every database and
+//!   document.
 
 /// The DDL creating every table and index in `schema`.
 pub fn ddl(schema: &str) -> String {
@@ -77,7 +79,9 @@ CREATE TABLE {schema}.attachments (
     key TEXT PRIMARY KEY,
     md5 TEXT NOT NULL,
     length BIGINT NOT NULL,
-    data BYTEA NOT NULL
+    data BYTEA,
+    location TEXT,
+    CHECK (data IS NOT NULL OR location IS NOT NULL)
 );
 CREATE INDEX attachments_md5 ON {schema}.attachments (md5);
 "#

@@ -1,4 +1,5 @@
-//! Content: the bytes of file and property revisions, stored once per sha256 digest.
+//! Content: the bytes of file and property revisions, stored once per sha256 digest in the
+//! platform's content-addressed store ([`palimpsest_web::content`]).
 //!
 //! An upload streams to a temporary file in the store's folder while its sha256 and size are
 //! computed, so no body is ever held whole in memory. Then, by size:
@@ -12,68 +13,35 @@
 
 mod receive;
 
-pub use receive::{ContentError, Upload, receive, receive_bytes};
+pub use palimpsest_web::content::{ContentError, INLINE_CEILING, location_of};
+pub use receive::{Upload, receive, receive_bytes};
 
 use std::path::{Path, PathBuf};
+
+/// Where content goes: the platform's store (its folder and inline size), as resources
+/// configures it.
+pub type ContentConfig = palimpsest_web::content::ContentStore;
 
 /// Default largest content kept inline (in the event and the table row): 64 KiB.
 pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
 
-/// Content larger than this is never inline, whatever the setting: an event carries its bytes
-/// as base64 and must stay well under NATS' 1 MiB message limit.
-pub const INLINE_CEILING: u64 = 512 * 1024;
-
-/// Where content goes.
-#[derive(Debug, Clone)]
-pub struct ContentConfig {
-    /// The store's folder.
-    pub dir: PathBuf,
-    /// Content up to this many bytes is stored inline.
-    pub inline_max: u64,
-}
-
-impl ContentConfig {
-    /// The folder from `PALIMPSEST_RESOURCES_CONTENT_DIR`, else inside the data folder
-    /// (`<data_dir>/resources-content`: one folder holds all a process keeps); the inline size from `PALIMPSEST_RESOURCES_INLINE_MAX` (bytes,
-    /// at most [`INLINE_CEILING`]), else [`DEFAULT_INLINE_MAX`].
-    pub fn from_env(data_dir: &Path) -> Self {
-        let dir = std::env::var_os("PALIMPSEST_RESOURCES_CONTENT_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| default_dir(data_dir));
-        let inline_max = std::env::var("PALIMPSEST_RESOURCES_INLINE_MAX")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(DEFAULT_INLINE_MAX);
-        ContentConfig::new(dir, inline_max)
-    }
-
-    /// A store in `dir` keeping up to `inline_max` bytes inline (capped at [`INLINE_CEILING`]).
-    pub fn new(dir: PathBuf, inline_max: u64) -> Self {
-        ContentConfig {
-            dir,
-            inline_max: inline_max.min(INLINE_CEILING),
-        }
-    }
-
-    /// The file of a stored location, refusing locations that would leave the folder.
-    pub fn path_of(&self, location: &str) -> Option<PathBuf> {
-        let safe = !location.is_empty()
-            && location.split('/').all(|part| {
-                !part.is_empty() && part != "." && part != ".." && !part.contains('\\')
-            });
-        safe.then(|| self.dir.join(location))
-    }
+/// The store from `PALIMPSEST_RESOURCES_CONTENT_DIR`, else inside the data folder
+/// (`<data_dir>/resources-content`: one folder holds all a process keeps); the inline size from
+/// `PALIMPSEST_RESOURCES_INLINE_MAX` (bytes, at most [`INLINE_CEILING`]), else
+/// [`DEFAULT_INLINE_MAX`].
+pub fn from_env(data_dir: &Path) -> ContentConfig {
+    ContentConfig::from_env(
+        "PALIMPSEST_RESOURCES_CONTENT_DIR",
+        "PALIMPSEST_RESOURCES_INLINE_MAX",
+        default_dir(data_dir),
+        DEFAULT_INLINE_MAX,
+    )
 }
 
 /// `<data_dir>/resources-content`: inside the data folder, so it is kept, moved and removed
 /// with it.
 fn default_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("resources-content")
-}
-
-/// The location of a digest in the folder.
-pub fn location_of(sha256: &str) -> String {
-    format!("{}/{sha256}", &sha256[..2.min(sha256.len())])
 }
 
 #[cfg(test)]

@@ -1,13 +1,13 @@
-//! Receiving content: stream to a temporary file while hashing, then inline or move into place.
+//! Receiving content: the platform's store streams it to a temporary file while resources'
+//! sha256 is computed, then keeps it inline or moves it into place.
 
-use super::{ContentConfig, location_of};
+use super::ContentConfig;
 use base64::Engine;
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use palimpsest_events::resources::Stored;
+use palimpsest_web::content::{self, Content, ContentError, Hasher, Received};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
-use tokio::io::AsyncWriteExt;
 
 /// Received content, ready to be named in a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,28 +20,37 @@ pub struct Upload {
     pub stored: Stored,
 }
 
-/// Why content could not be received.
-#[derive(Debug, thiserror::Error)]
-pub enum ContentError {
-    /// The client's body broke off or could not be read.
-    #[error("the request body could not be read: {0}")]
-    Body(String),
-    /// The store's folder could not be written.
-    #[error("content store: {0}")]
-    Io(#[from] std::io::Error),
+/// resources' key: the sha256 of the content, lower-case hex.
+struct Sha256Hex(Sha256);
+
+impl Hasher for Sha256Hex {
+    type Digests = String;
+
+    fn update(&mut self, chunk: &[u8]) {
+        self.0.update(chunk);
+    }
+
+    fn finish(self) -> String {
+        hex::encode(self.0.finalize())
+    }
+
+    fn key(sha256: &String) -> String {
+        sha256.clone()
+    }
 }
 
-/// Removes a temporary file when dropped, unless it was moved away.
-struct TempFile(Option<PathBuf>);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if let Some(path) = self.0.take()
-            && let Err(e) = std::fs::remove_file(&path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(path = %path.display(), error = %e, "temporary upload not removed");
-        }
+/// An upload as resources' events name it.
+fn upload(received: Received<String>) -> Upload {
+    let stored = match received.content {
+        Content::Inline(bytes) => Stored::Inline {
+            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        },
+        Content::Location(location) => Stored::Location { location },
+    };
+    Upload {
+        sha256: received.digests,
+        size: received.size as i64,
+        stored,
     }
 }
 
@@ -51,70 +60,20 @@ where
     S: Stream<Item = Result<Bytes, E>>,
     E: std::fmt::Display,
 {
-    let tmp_dir = config.dir.join(".tmp");
-    tokio::fs::create_dir_all(&tmp_dir).await?;
-    let temp = TempFile(Some(tmp_dir.join(uuid::Uuid::new_v4().to_string())));
-    let path = temp.0.clone().unwrap_or_default();
-    let mut file = tokio::fs::File::create(&path).await?;
-    let mut hasher = Sha256::new();
-    let mut size: u64 = 0;
-    let mut body = std::pin::pin!(body);
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| ContentError::Body(e.to_string()))?;
-        hasher.update(&chunk);
-        size += chunk.len() as u64;
-        file.write_all(&chunk).await?;
-    }
-    file.flush().await?;
-    drop(file);
-    let sha256 = hex::encode(hasher.finalize());
-    let stored = if size <= config.inline_max {
-        let bytes = tokio::fs::read(&path).await?;
-        Stored::Inline {
-            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }
-    } else {
-        place(config, temp, &path, &sha256).await?
-    };
-    Ok(Upload {
-        sha256,
-        size: size as i64,
-        stored,
-    })
+    let received = content::receive(config, body, Sha256Hex(Sha256::new())).await?;
+    Ok(upload(received))
 }
 
 /// [`receive`] for content already in memory (a property value, a description).
 pub async fn receive_bytes(config: &ContentConfig, bytes: Bytes) -> Result<Upload, ContentError> {
-    receive(
-        config,
-        futures::stream::once(async { Ok::<_, ContentError>(bytes) }),
-    )
-    .await
-}
-
-/// Moves the temporary file to the digest's location, unless that digest is already stored.
-async fn place(
-    config: &ContentConfig,
-    mut temp: TempFile,
-    path: &Path,
-    sha256: &str,
-) -> Result<Stored, ContentError> {
-    let location = location_of(sha256);
-    let target = config.dir.join(&location);
-    if tokio::fs::try_exists(&target).await? {
-        return Ok(Stored::Location { location });
-    }
-    if let Some(folder) = target.parent() {
-        tokio::fs::create_dir_all(folder).await?;
-    }
-    tokio::fs::rename(path, &target).await?;
-    temp.0 = None;
-    Ok(Stored::Location { location })
+    let received = content::receive_bytes(config, bytes.to_vec(), Sha256Hex(Sha256::new())).await?;
+    Ok(upload(received))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn config(inline_max: u64) -> (ContentConfig, PathBuf) {
         let dir = std::env::temp_dir().join(format!("resources-content-{}", uuid::Uuid::new_v4()));

@@ -53,7 +53,7 @@ pub struct Resources {
 impl Resources {
     /// The context's state over the platform's, with the content store from the environment.
     pub fn new(app: AppState) -> Self {
-        let content = ContentConfig::from_env(&app.data_dir);
+        let content = crate::content::from_env(&app.data_dir);
         Self::with_content(app, content)
     }
 

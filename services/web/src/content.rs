@@ -1,0 +1,325 @@
+//! The content-addressed store every context keeps large bytes in (resources' file and property
+//! content, docs' attachments): one folder, each content once, named by its digest.
+//!
+//! Bytes never travel whole through memory on the way in: [`receive`] streams a body to a
+//! temporary file in `<folder>/.tmp` while a context's [`Hasher`] digests it, one chunk at a
+//! time. Then, by size:
+//! - up to [`ContentStore::inline_max`] bytes, the bytes are read back and returned, for the
+//!   event to carry them (the temporary file is removed);
+//! - above it, the file is renamed to `<key[0..2]>/<key>` ([`location_of`]), or removed if that
+//!   key is already there: never copied twice. The event carries the location.
+//!
+//! A placed file is synced, and its folder after the rename, before [`receive`] returns: the
+//! event that names it is durable once appended, and so are the bytes it names. A body that
+//! breaks off, or a folder that cannot be written, leaves no temporary file: it is removed when
+//! the receive fails. What the key is (sha256 hex for resources, SHA-1 hex for
+//! docs) is the context's [`Hasher`]; whether a digest was stored before is its command's
+//! business (its content stream), not the store's.
+
+use futures::{Stream, StreamExt};
+use std::path::{Path, PathBuf};
+use tokio::io::AsyncWriteExt;
+
+/// Content larger than this is never inline, whatever the setting: an event carries its bytes
+/// as base64 and must stay well under NATS' 1 MiB message limit.
+pub const INLINE_CEILING: u64 = 512 * 1024;
+
+/// A folder of content and the size up to which content stays inline instead.
+#[derive(Debug, Clone)]
+pub struct ContentStore {
+    /// The store's folder.
+    pub dir: PathBuf,
+    /// Content up to this many bytes is stored inline.
+    pub inline_max: u64,
+}
+
+impl ContentStore {
+    /// A store in `dir` keeping up to `inline_max` bytes inline (capped at [`INLINE_CEILING`]).
+    pub fn new(dir: PathBuf, inline_max: u64) -> Self {
+        ContentStore {
+            dir,
+            inline_max: inline_max.min(INLINE_CEILING),
+        }
+    }
+
+    /// A store configured by the environment: the folder from `dir_var`, else `default_dir`;
+    /// the inline size from `inline_var` (bytes), else `default_inline`.
+    pub fn from_env(
+        dir_var: &str,
+        inline_var: &str,
+        default_dir: PathBuf,
+        default_inline: u64,
+    ) -> Self {
+        let dir = std::env::var_os(dir_var)
+            .map(PathBuf::from)
+            .unwrap_or(default_dir);
+        let inline_max = std::env::var(inline_var)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(default_inline);
+        ContentStore::new(dir, inline_max)
+    }
+
+    /// The file of a stored location, refusing locations that would leave the folder.
+    pub fn path_of(&self, location: &str) -> Option<PathBuf> {
+        let safe = !location.is_empty()
+            && location.split('/').all(|part| {
+                !part.is_empty() && part != "." && part != ".." && !part.contains('\\')
+            });
+        safe.then(|| self.dir.join(location))
+    }
+}
+
+/// The location of a key in the folder: `<key[0..2]>/<key>`.
+pub fn location_of(key: &str) -> String {
+    let prefix: String = key.chars().take(2).collect();
+    format!("{prefix}/{key}")
+}
+
+/// The digests a context computes over content while it streams in.
+pub trait Hasher {
+    /// What the digests are once every byte was seen.
+    type Digests;
+
+    /// Takes the next chunk.
+    fn update(&mut self, chunk: &[u8]);
+
+    /// The digests of every chunk seen.
+    fn finish(self) -> Self::Digests;
+
+    /// The content's file name in the folder (path-safe: hex or similar).
+    fn key(digests: &Self::Digests) -> String;
+}
+
+/// Where received content is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Small enough to travel in the event: the bytes.
+    Inline(Vec<u8>),
+    /// In the folder at this location (relative to it).
+    Location(String),
+}
+
+/// Content received into the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received<D> {
+    /// The context's digests of the bytes.
+    pub digests: D,
+    /// Size in bytes.
+    pub size: u64,
+    /// Inline bytes or the location in the folder.
+    pub content: Content,
+}
+
+/// Why content could not be received.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    /// The client's body broke off or could not be read.
+    #[error("the request body could not be read: {0}")]
+    Body(String),
+    /// The store's folder could not be written.
+    #[error("content store: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Removes a temporary file when dropped, unless it was moved away.
+struct TempFile(Option<PathBuf>);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take()
+            && let Err(e) = std::fs::remove_file(&path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), error = %e, "temporary upload not removed");
+        }
+    }
+}
+
+/// Streams `body` into the store (see the module doc), holding one chunk at a time.
+pub async fn receive<H, S, B, E>(
+    store: &ContentStore,
+    body: S,
+    mut hasher: H,
+) -> Result<Received<H::Digests>, ContentError>
+where
+    H: Hasher,
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
+    let tmp_dir = store.dir.join(".tmp");
+    tokio::fs::create_dir_all(&tmp_dir).await?;
+    let path = tmp_dir.join(uuid::Uuid::new_v4().to_string());
+    let temp = TempFile(Some(path.clone()));
+    let mut file = tokio::fs::File::create(&path).await?;
+    let mut size: u64 = 0;
+    let mut body = std::pin::pin!(body);
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| ContentError::Body(e.to_string()))?;
+        let chunk = chunk.as_ref();
+        hasher.update(chunk);
+        size += chunk.len() as u64;
+        file.write_all(chunk).await?;
+    }
+    file.flush().await?;
+    let inline = size <= store.inline_max;
+    if !inline {
+        // The event that names this file is durable once appended: so must the file be.
+        file.sync_all().await?;
+    }
+    drop(file);
+    let digests = hasher.finish();
+    let content = if inline {
+        Content::Inline(tokio::fs::read(&path).await?)
+    } else {
+        place(store, temp, &path, &H::key(&digests)).await?
+    };
+    Ok(Received {
+        digests,
+        size,
+        content,
+    })
+}
+
+/// [`receive`] for content already in memory (a property value, an attachment sent as base64
+/// in a JSON body): inline content is digested in place, without a temporary file.
+pub async fn receive_bytes<H: Hasher>(
+    store: &ContentStore,
+    bytes: Vec<u8>,
+    mut hasher: H,
+) -> Result<Received<H::Digests>, ContentError> {
+    let size = bytes.len() as u64;
+    if size > store.inline_max {
+        return receive(
+            store,
+            futures::stream::once(async { Ok::<_, ContentError>(bytes) }),
+            hasher,
+        )
+        .await;
+    }
+    hasher.update(&bytes);
+    Ok(Received {
+        digests: hasher.finish(),
+        size,
+        content: Content::Inline(bytes),
+    })
+}
+
+/// Moves the temporary file to the key's location, unless that key is already stored.
+async fn place(
+    store: &ContentStore,
+    mut temp: TempFile,
+    path: &Path,
+    key: &str,
+) -> Result<Content, ContentError> {
+    let location = location_of(key);
+    let target = store
+        .path_of(&location)
+        .ok_or_else(|| std::io::Error::other(format!("content key `{key}` is not a file name")))?;
+    if tokio::fs::try_exists(&target).await? {
+        return Ok(Content::Location(location));
+    }
+    if let Some(folder) = target.parent() {
+        tokio::fs::create_dir_all(folder).await?;
+    }
+    tokio::fs::rename(path, &target).await?;
+    temp.0 = None;
+    if let Some(folder) = target.parent() {
+        // The rename is durable once its folder is synced.
+        tokio::fs::File::open(folder).await?.sync_all().await?;
+    }
+    Ok(Content::Location(location))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest;
+
+    /// sha256 hex, as resources keys its content.
+    struct Sha256(sha2::Sha256);
+
+    impl Hasher for Sha256 {
+        type Digests = String;
+        fn update(&mut self, chunk: &[u8]) {
+            self.0.update(chunk);
+        }
+        fn finish(self) -> String {
+            hex::encode(self.0.finalize())
+        }
+        fn key(digests: &String) -> String {
+            digests.clone()
+        }
+    }
+
+    fn hasher() -> Sha256 {
+        Sha256(sha2::Sha256::new())
+    }
+
+    fn store(inline_max: u64) -> ContentStore {
+        let dir = std::env::temp_dir().join(format!("content-store-{}", uuid::Uuid::new_v4()));
+        ContentStore::new(dir, inline_max)
+    }
+
+    #[test]
+    fn locations_stay_inside_the_folder_and_inline_is_capped() {
+        let store = ContentStore::new(PathBuf::from("/store"), 10 * INLINE_CEILING);
+        assert_eq!(store.inline_max, INLINE_CEILING);
+        assert_eq!(
+            store.path_of("ab/abcd"),
+            Some(PathBuf::from("/store/ab/abcd"))
+        );
+        assert_eq!(store.path_of("../etc/passwd"), None);
+        assert_eq!(store.path_of("/etc/passwd"), None);
+        assert_eq!(location_of("abcdef"), "ab/abcdef");
+    }
+
+    #[tokio::test]
+    async fn small_content_is_inline_and_large_content_is_stored_once_by_key() {
+        let store = store(4);
+        let small = receive_bytes(&store, b"abc".to_vec(), hasher())
+            .await
+            .expect("small");
+        assert_eq!(small.content, Content::Inline(b"abc".to_vec()));
+        assert_eq!(small.size, 3);
+        let chunks = futures::stream::iter(vec![
+            Ok::<_, std::io::Error>(b"hello ".to_vec()),
+            Ok(b"world".to_vec()),
+        ]);
+        let large = receive(&store, chunks, hasher()).await.expect("large");
+        let again = receive_bytes(&store, b"hello world".to_vec(), hasher())
+            .await
+            .expect("again");
+        assert_eq!(large, again);
+        let Content::Location(location) = &large.content else {
+            panic!("expected a location: {large:?}");
+        };
+        assert_eq!(location, &location_of(&large.digests));
+        let path = store.path_of(location).expect("path");
+        assert_eq!(std::fs::read(path).expect("stored"), b"hello world");
+        let temps = std::fs::read_dir(store.dir.join(".tmp"))
+            .expect("tmp")
+            .count();
+        assert_eq!(temps, 0, "temporary files are removed");
+        std::fs::remove_dir_all(&store.dir).expect("cleanup");
+    }
+
+    #[tokio::test]
+    async fn a_broken_body_leaves_no_file() {
+        let store = store(4);
+        let chunks = futures::stream::iter(vec![
+            Ok(b"hello ".to_vec()),
+            Err(std::io::Error::other("reset")),
+        ]);
+        assert!(matches!(
+            receive(&store, chunks, hasher()).await,
+            Err(ContentError::Body(_))
+        ));
+        let temps = std::fs::read_dir(store.dir.join(".tmp"))
+            .expect("tmp")
+            .count();
+        assert_eq!(temps, 0);
+        std::fs::remove_dir_all(&store.dir).expect("cleanup");
+    }
+}
