@@ -273,6 +273,30 @@ async fn main() {
         std::hint::black_box(key.open_bytes(&sealed).expect("open"));
     }
     let decode = started.elapsed().as_secs_f64();
+    // A row's JSON as lists wrote it before (a Value tree, then serialised) and as now
+    // (transcoded from the msgpack), one thread, the same rows.
+    let started = Instant::now();
+    let mut out = Vec::with_capacity(256);
+    for row in &rows {
+        let sealed: &[u8] = row.get(4);
+        let data = palimpsest_records::document::decide::with_pk(
+            key.open_bytes(sealed).expect("open"),
+            row.get(0),
+        );
+        out.clear();
+        serde_json::to_writer(&mut out, &data).expect("json");
+        std::hint::black_box(&out);
+    }
+    let through_value = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for row in &rows {
+        let sealed: &[u8] = row.get(4);
+        let plain = key.open_plain(sealed).expect("open");
+        out.clear();
+        palimpsest_records::transcode::data_json(&plain, row.get(0), &mut out).expect("transcode");
+        std::hint::black_box(&out);
+    }
+    let transcoded = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let body = http
         .post(format!("{base}/api/listDocsSk"))
@@ -308,6 +332,12 @@ async fn main() {
     println!(
         "  decrypt + msgpack decode: {:.2} us per document",
         decode * 1e6 / SYNC_DOCS as f64
+    );
+    println!(
+        "  a row's data as JSON: decrypt + decode into a Value + serialise {:.2} us (before) | \
+         decrypt + transcode {:.2} us (now) per document",
+        through_value * 1e6 / SYNC_DOCS as f64,
+        transcoded * 1e6 / SYNC_DOCS as f64
     );
 
     shutdown.cancel();
