@@ -34,6 +34,12 @@ impl Projection for RecordsProjection {
         NAME
     }
 
+    /// 2: a single-valued collection has its sync index (`schema::class_ddl`); a read model
+    /// of version 1 is rebuilt to get it.
+    fn version(&self) -> i32 {
+        2
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,
