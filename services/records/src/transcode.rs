@@ -260,9 +260,17 @@ mod tests {
 
     #[test]
     fn pk_goes_first_last_or_between() {
-        for data in [json!({}), json!({"a": 1}), json!({"z": 1}), json!({"a": 1, "z": 2})] {
+        for data in [
+            json!({}),
+            json!({"a": 1}),
+            json!({"z": 1}),
+            json!({"a": 1, "z": 2}),
+        ] {
             let plain = rmp_serde::to_vec_named(&data).expect("msgpack");
-            assert_eq!(transcoded(&plain, "k").expect("transcode"), through_value(&plain, "k"));
+            assert_eq!(
+                transcoded(&plain, "k").expect("transcode"),
+                through_value(&plain, "k")
+            );
         }
     }
 
@@ -275,8 +283,14 @@ mod tests {
 
     #[test]
     fn what_is_not_msgpack_of_json_is_refused() {
-        assert!(matches!(transcoded(&[0x81, 0xa1], "k"), Err(TranscodeError::Invalid(_))));
-        assert!(matches!(transcoded(&[0x91, 0x01], "k"), Err(TranscodeError::Invalid(_))));
+        assert!(matches!(
+            transcoded(&[0x81, 0xa1], "k"),
+            Err(TranscodeError::Invalid(_))
+        ));
+        assert!(matches!(
+            transcoded(&[0x91, 0x01], "k"),
+            Err(TranscodeError::Invalid(_))
+        ));
         assert!(matches!(
             transcoded(&[0x81, 0xa1, b'a', 0xc4, 0x01, 0x00], "k"),
             Err(TranscodeError::Invalid(_))

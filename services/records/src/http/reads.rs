@@ -136,9 +136,8 @@ fn write_row(
             // Maps not in sorted order (or bytes the Value path may still read, or refuse
             // with its own error): decode, sort, write.
             out.truncate(start);
-            let data: Value = rmp_serde::from_slice(&plain).map_err(|_| {
-                Failure::internal(crate::seal::SealError::Open)
-            })?;
+            let data: Value = rmp_serde::from_slice(&plain)
+                .map_err(|_| Failure::internal(crate::seal::SealError::Open))?;
             serde_json::to_writer(&mut *out, &crate::document::decide::with_pk(data, pk))
                 .map_err(Failure::internal)?;
         }
