@@ -60,7 +60,10 @@ pub async fn ensure(
 /// Returns how many events were applied (0 when caught up).
 ///
 /// `BEGIN`; the projection's lock pipelined with the read of the events after the checkpoint;
-/// the projection's writes; the checkpoint pipelined with the notification; `COMMIT`.
+/// the projection's writes pipelined with the checkpoint and the notification (all in the one
+/// transaction, so their order inside it does not matter: they commit together or not at all,
+/// and the notification is only delivered at the commit); `COMMIT`. Four round trips a batch,
+/// each of them waited on by every write whose client reads its own writes.
 #[tracing::instrument(skip_all, fields(projection = projection.name()))]
 pub async fn apply_next_batch(
     store: &EventStore,
@@ -91,7 +94,6 @@ pub async fn apply_next_batch(
         return Ok(0);
     };
     let (last_position, last_time) = (last.position, last.recorded_at);
-    projection.apply_batch(&tx, name, &events).await?;
     let write = tx
         .prepare_cached(&format!(
             "UPDATE {name}.projection_checkpoint SET position = $2, updated_at = now(), \
@@ -103,8 +105,17 @@ pub async fn apply_next_batch(
     let write_params: [&(dyn ToSql + Sync); 2] = [&name, &last_position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&PROJECTION_CHANNEL, &note];
     tokio::try_join!(
-        tx.execute(&write, &write_params),
-        tx.execute(&notify, &notify_params)
+        projection.apply_batch(&tx, name, &events),
+        async {
+            tx.execute(&write, &write_params)
+                .await
+                .map_err(ProjectionError::from)
+        },
+        async {
+            tx.execute(&notify, &notify_params)
+                .await
+                .map_err(ProjectionError::from)
+        }
     )?;
     tx.commit().await?;
     let lag = (store.head().current() - last_position).max(0);

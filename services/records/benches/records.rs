@@ -9,10 +9,18 @@
 //!   server's);
 //! - the decrypt-and-decode cost per document.
 //!
+//! Each write phase also prints its time budget: the log's own (queue wait, round trips, plan,
+//! durability wait per append) and this process's CPU per write; where the rest goes is read
+//! from a CPU profile (`perf record -a -g` while the phase runs; see ARCHITECTURE.md).
+//!
 //! `cargo bench -p palimpsest-records --bench records` (uses a fresh database on the local
-//! Postgres, or the server `DATABASE_URL` names, and drops it).
+//! Postgres, or the server `DATABASE_URL` names, and drops it). `RECORDS_BENCH_PHASES` (a comma
+//! list of `write1`, `write64`, `sync`; all by default) runs some phases only, and
+//! `RECORDS_BENCH_WRITES` sets the writes per client at 64 clients (30 by default): a longer
+//! phase to profile.
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+use palimpsest_log::budget::{BudgetSnapshot, Phase};
 use palimpsest_log::{AppendRequest, EventStore};
 use palimpsest_records::hash::sha16;
 use palimpsest_records::seal::{Nonces, SiteKey};
@@ -23,6 +31,59 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 const SYNC_DOCS: usize = 100_000;
+
+/// Whether `phase` is to run (`RECORDS_BENCH_PHASES`, every phase when unset).
+fn runs(phase: &str) -> bool {
+    std::env::var("RECORDS_BENCH_PHASES")
+        .map(|phases| phases.split(',').any(|p| p.trim() == phase))
+        .unwrap_or(true)
+}
+
+/// CPU seconds this process has used (user + system), from `/proc/self/stat`; 0 elsewhere.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) end with `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 (11 and 12 after the name); 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn ms(total: std::time::Duration, count: u64) -> f64 {
+    total.as_secs_f64() * 1000.0 / count.max(1) as f64
+}
+
+/// The log's budget of the appends between two snapshots, per append (command), and this
+/// process's CPU per write.
+fn print_budget(b: &BudgetSnapshot, writes: usize, cpu: f64) {
+    let n = b.batches;
+    println!(
+        "    log: {} appends in {} batches ({:.1} a batch); per append: queue wait {:.2} ms | \
+         per batch: reads round trip {:.2} ms | plan {:.2} ms | writes+COMMIT {:.2} ms | durable {:.2} ms",
+        b.commands,
+        n,
+        b.commands as f64 / n.max(1) as f64,
+        ms(b.queue_wait, b.commands),
+        ms(b.phase(Phase::Reads), n),
+        ms(b.phase(Phase::Plan), n),
+        ms(b.phase(Phase::Writes), n),
+        ms(b.phase(Phase::Durable), n),
+    );
+    println!(
+        "    this process's CPU: {:.0} us per write",
+        cpu * 1e6 / writes.max(1) as f64
+    );
+}
 
 async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 {
     let started = Instant::now();
@@ -150,8 +211,21 @@ async fn main() {
     assert!(declared.status().is_success());
 
     println!("records bench (floors measured in the same run)");
-    for (clients, per_client) in [(1usize, 300usize), (64, 30)] {
+    let writes_64: usize = std::env::var("RECORDS_BENCH_WRITES")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(30);
+    for (phase, clients, per_client) in [("write1", 1usize, 300usize), ("write64", 64, writes_64)] {
+        if !runs(phase) {
+            continue;
+        }
+        let before = state.store.budget();
+        let cpu = cpu_seconds();
         let floor = log_rate(&state.store, clients, per_client).await;
+        let floor_budget = state.store.budget().since(&before);
+        let floor_cpu = cpu_seconds() - cpu;
+        let before = state.store.budget();
+        let cpu = cpu_seconds();
         let rate = insert_rate(
             &http,
             &base,
@@ -161,10 +235,28 @@ async fn main() {
             &format!("c{clients}"),
         )
         .await;
+        let budget = state.store.budget().since(&before);
+        let cpu = cpu_seconds() - cpu;
         println!(
             "  insertDoc, {clients:>2} clients: {rate:>8.0} docs/s   log 1-event appends: {floor:>8.0}/s   ratio {:>5.1}% (goal >= 50%)",
             100.0 * rate / floor
         );
+        println!(
+            "    mean time a write takes: {:.2} ms (floor's append: {:.2} ms)",
+            1000.0 * clients as f64 / rate,
+            1000.0 * clients as f64 / floor
+        );
+        print_budget(&budget, clients * per_client, cpu);
+        println!("    the floor's own:");
+        print_budget(&floor_budget, clients * per_client, floor_cpu);
+    }
+    if !runs("sync") {
+        shutdown.cancel();
+        let _ = runner.await;
+        let _ = server.await;
+        let _ = std::fs::remove_dir_all(&state.data_dir);
+        db.drop().await;
+        return;
     }
 
     let key = SiteKey::load(&state.data_dir).expect("key");
@@ -186,6 +278,30 @@ async fn main() {
         std::hint::black_box(key.open_bytes(&sealed).expect("open"));
     }
     let decode = started.elapsed().as_secs_f64();
+    // A row's JSON as lists wrote it before (a Value tree, then serialised) and as now
+    // (transcoded from the msgpack), one thread, the same rows.
+    let started = Instant::now();
+    let mut out = Vec::with_capacity(256);
+    for row in &rows {
+        let sealed: &[u8] = row.get(4);
+        let data = palimpsest_records::document::decide::with_pk(
+            key.open_bytes(sealed).expect("open"),
+            row.get(0),
+        );
+        out.clear();
+        serde_json::to_writer(&mut out, &data).expect("json");
+        std::hint::black_box(&out);
+    }
+    let through_value = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for row in &rows {
+        let sealed: &[u8] = row.get(4);
+        let plain = key.open_plain(sealed).expect("open");
+        out.clear();
+        palimpsest_records::transcode::data_json(&plain, row.get(0), &mut out).expect("transcode");
+        std::hint::black_box(&out);
+    }
+    let transcoded = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let body = http
         .post(format!("{base}/api/listDocsSk"))
@@ -221,6 +337,12 @@ async fn main() {
     println!(
         "  decrypt + msgpack decode: {:.2} us per document",
         decode * 1e6 / SYNC_DOCS as f64
+    );
+    println!(
+        "  a row's data as JSON: decrypt + decode into a Value + serialise {:.2} us (before) | \
+         decrypt + transcode {:.2} us (now) per document",
+        through_value * 1e6 / SYNC_DOCS as f64,
+        transcoded * 1e6 / SYNC_DOCS as f64
     );
 
     shutdown.cancel();

@@ -3,7 +3,8 @@
 //! `records-org-store.fr.md`).
 //!
 //! - Pure core: the spec's hashes ([`hash`]), class declarations ([`class`]), `toRow`
-//!   ([`row`]), sealing `data` with the site key ([`seal`]), the document decider with REGVER,
+//!   ([`row`]), sealing `data` with the site key ([`seal`]), its msgpack written as JSON
+//!   without a `Value` tree ([`transcode`]), the document decider with REGVER,
 //!   zombies, `del` rows and unique locks ([`document`]), the session rules of incremental sync
 //!   ([`sync`]), the per-class treatments of export / import ([`treatment`]).
 //! - Edges: the projector building the row tables in schema `records` ([`projection()`]) and the
@@ -22,6 +23,7 @@ pub mod seal;
 pub mod streams;
 pub mod sync;
 pub mod task;
+pub mod transcode;
 pub mod treatment;
 
 pub use audit::{load_schema, state_at};

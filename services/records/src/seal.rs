@@ -111,15 +111,21 @@ impl SiteKey {
 
     /// Opens sealed bytes back into data.
     pub fn open_bytes(&self, sealed: &[u8]) -> Result<Value, SealError> {
+        let plain = self.open_plain(sealed)?;
+        rmp_serde::from_slice(&plain).map_err(|_| SealError::Open)
+    }
+
+    /// Opens sealed bytes into the msgpack they hold, not decoded (lists write it as JSON
+    /// directly: `crate::transcode`).
+    pub fn open_plain(&self, sealed: &[u8]) -> Result<Vec<u8>, SealError> {
         if sealed.len() < IV_LEN + 16 {
             return Err(SealError::Open);
         }
         let (iv, rest) = sealed.split_at(IV_LEN);
-        let plain = std::iter::once(&self.0)
+        std::iter::once(&self.0)
             .chain(self.1.iter())
             .find_map(|key| key.decrypt(Nonce::from_slice(iv), rest).ok())
-            .ok_or(SealError::Open)?;
-        rmp_serde::from_slice(&plain).map_err(|_| SealError::Open)
+            .ok_or(SealError::Open)
     }
 
     /// Opens the base64url form.

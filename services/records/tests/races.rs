@@ -106,3 +106,34 @@ async fn regver_is_retried_with_a_new_time() {
     );
     r.stop().await;
 }
+
+/// A creation is decided without reading its document first (it expects it absent); when the
+/// document exists after all, the answer is still the one the stored document gives (`EXISTS`),
+/// never a refusal decided on the guess (here `UNIQUE`: as if new, it would claim a value
+/// another document holds).
+#[tokio::test]
+async fn creating_an_existing_document_is_exists_even_when_the_guess_would_refuse_otherwise() {
+    let r = Records::start().await;
+    r.ok(
+        "insertDoc",
+        json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "code": "x"}}),
+    )
+    .await;
+    r.ok(
+        "insertDoc",
+        json!({"org": "demo", "data": {"clazz": "Article", "p1": "a2", "code": "y"}}),
+    )
+    .await;
+    let (status, body) = r
+        .admin_call(
+            "insertDoc",
+            json!({"org": "demo", "data": {"clazz": "Article", "p1": "a1", "code": "y"}}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("EXISTS")),
+        "{body}"
+    );
+    r.stop().await;
+}

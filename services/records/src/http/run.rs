@@ -214,6 +214,15 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
                     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                     return Err(CommandError::Conflict { stream });
                 }
+                // Decided on a document taken as new without reading it: read it and decide
+                // again before answering a refusal (it may exist: EXISTS, not what this saw).
+                Err(_) if attempt.assumed_new() => {
+                    let stream = prepared
+                        .first()
+                        .map(|p| p.key.stream())
+                        .unwrap_or_else(|| streams::class("Document"));
+                    return Err(CommandError::Conflict { stream });
+                }
                 Err(e) => return Err(rejected(e)),
             };
             let result = if single {
@@ -266,7 +275,12 @@ fn regver_key(e: &RecordsError) -> &str {
 async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<Failure>> {
     let mut view = View::default();
     for p in prepared {
-        let state: DocumentState = attempt.load(&p.key.stream()).await?;
+        let stream = p.key.stream();
+        // A creation expects its document absent: it need not read it first.
+        let state: DocumentState = match (&p.change, p.read) {
+            (Some(_), None) => attempt.load_expecting_new(&stream).await?,
+            _ => attempt.load(&stream).await?,
+        };
         view.docs.insert(p.key.clone(), state);
     }
     for lock in unique_locks(prepared, &view.docs) {

@@ -34,6 +34,12 @@ impl Projection for RecordsProjection {
         NAME
     }
 
+    /// 2: a single-valued collection has its sync index (`schema::class_ddl`); a read model
+    /// of version 1 is rebuilt to get it.
+    fn version(&self) -> i32 {
+        2
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,
@@ -70,9 +76,15 @@ impl Projection for RecordsProjection {
         if statements.is_empty() {
             return Ok(());
         }
-        tx.batch_execute("SET LOCAL synchronous_commit = off")
-            .await?;
-        statement::run(tx, statements).await
+        // Sent with the statements rather than before them: it only has to reach the
+        // transaction before its commit, and waiting for its answer cost a round trip a batch.
+        let asynchronous = async {
+            tx.batch_execute("SET LOCAL synchronous_commit = off")
+                .await
+                .map_err(ProjectionError::from)
+        };
+        tokio::try_join!(asynchronous, statement::run(tx, statements))?;
+        Ok(())
     }
 }
 

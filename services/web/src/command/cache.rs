@@ -33,6 +33,14 @@ impl StateCache {
         Some((entry.version, state.clone()))
     }
 
+    /// Whether a state of `stream` as `S` is kept (the stream was seen with events).
+    pub(crate) fn holds<S: 'static>(&self, stream: &StreamName) -> bool {
+        self.entries
+            .lock()
+            .map(|entries| entries.contains_key(&(TypeId::of::<S>(), stream.clone())))
+            .unwrap_or(false)
+    }
+
     /// Keeps `state` at `version` unless a newer one is already kept.
     pub(crate) fn put<S: Clone + Send + Sync + 'static>(
         &self,

@@ -88,7 +88,7 @@ impl CommandRunner {
             if attempt > 0 {
                 backoff(attempt).await;
             }
-            let tried = Attempt::new(self.store.clone(), self.cache.clone());
+            let tried = Attempt::new(self.store.clone(), self.cache.clone(), attempt);
             let decision = match decide(tried.clone()).await {
                 Ok(decision) => decision,
                 // The decider saw that something it read had already moved on: try again.
