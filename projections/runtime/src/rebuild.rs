@@ -26,6 +26,12 @@ pub struct RebuildReport {
     pub position: i64,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// Of it, seconds the applier waited for the next range of the log to be read and decoded.
+    pub reading_wait: f64,
+    /// Seconds in the projection's `apply_batch` (its statements, before the swap).
+    pub applying: f64,
+    /// Seconds writing checkpoints and committing the replay's transactions.
+    pub committing: f64,
 }
 
 /// Rebuilds `projection` from the whole log and swaps it in; `progress(done, total)` is called
@@ -69,22 +75,33 @@ pub async fn rebuild(
     });
     let mut position = 0;
     let mut events = 0u64;
-    while let Some(batch) = incoming.recv().await {
+    let (mut reading_wait, mut applying, mut committing) = (0.0, 0.0, 0.0);
+    loop {
+        let waiting = Instant::now();
+        let Some(batch) = incoming.recv().await else {
+            break;
+        };
+        reading_wait += waiting.elapsed().as_secs_f64();
         let batch = batch?;
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
         };
+        let started_batch = Instant::now();
         let tx = client.transaction().await?;
         // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
         // past every batch: these need not wait for their own fsync.
         tx.batch_execute("SET LOCAL synchronous_commit = off")
             .await?;
+        let applied = Instant::now();
         if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
             drop(tx);
             return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
         }
+        let apply_time = applied.elapsed().as_secs_f64();
+        applying += apply_time;
         checkpoint::write(&tx, &fresh, name, last).await?;
         tx.commit().await?;
+        committing += started_batch.elapsed().as_secs_f64() - apply_time;
         position = last;
         events += batch.len() as u64;
         progress(position, store.head().current().max(position));
@@ -118,6 +135,9 @@ pub async fn rebuild(
         events,
         position,
         seconds: started.elapsed().as_secs_f64(),
+        reading_wait,
+        applying,
+        committing,
     })
 }
 
