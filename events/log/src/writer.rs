@@ -97,6 +97,7 @@ pub(crate) fn spawn(
         line: None,
         in_flight: VecDeque::new(),
         depth: options.pipeline_depth.max(1),
+        flush_when_alone: options.flush_when_alone,
     };
     tokio::spawn(async move {
         let mut last_batch = 1usize;
@@ -140,7 +141,7 @@ pub(crate) fn spawn(
             let waited = batch.iter().map(|j| started - j.2).sum();
             appender.budget.batch(batch.len(), events, waited);
             // Nothing waits behind this batch: holding the lock across its fsync delays nobody.
-            let commit = match queue.is_empty() {
+            let commit = match appender.flush_when_alone && queue.is_empty() {
                 true => Commit::Flushed,
                 false => Commit::Deferred,
             };
@@ -268,6 +269,8 @@ struct Appender {
     in_flight: VecDeque<Sent>,
     /// Most batches in flight (see [`AppendOptions::pipeline_depth`]).
     depth: usize,
+    /// See [`AppendOptions::flush_when_alone`].
+    flush_when_alone: bool,
 }
 
 /// A warm batch on the line.
