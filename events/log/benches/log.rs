@@ -622,7 +622,9 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
         .expect("scan");
     let scan = rows.len() as f64 / t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let decoded = palimpsest_log::rows::to_events(&rows).expect("decode").len();
+    let decoded = palimpsest_log::rows::to_events(&rows)
+        .expect("decode")
+        .len();
     let decode = decoded as f64 / t1.elapsed().as_secs_f64();
     drop(rows);
     let report = rebuild(store, &StreamHeads, |_, _| {})

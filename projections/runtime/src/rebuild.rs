@@ -62,9 +62,18 @@ pub async fn rebuild(
     let reader_store = store.clone();
     let (batches, mut incoming) = tokio::sync::mpsc::channel(READERS);
     let reader = tokio::spawn(async move {
+        // Each range is read and decoded by a task of its own, so decoding runs on several
+        // threads while the batches before it are applied.
         let ranges = (0..head).step_by(REPLAY_BATCH as usize).map(move |after| {
             let store = reader_store.clone();
-            async move { store.read_all(after, REPLAY_BATCH.min(head - after)).await }
+            let read =
+                tokio::spawn(
+                    async move { store.read_all(after, REPLAY_BATCH.min(head - after)).await },
+                );
+            async move {
+                read.await
+                    .map_err(|e| palimpsest_log::LogError::Corrupt(e.to_string()))?
+            }
         });
         let mut reads = futures::stream::iter(ranges).buffered(READERS);
         while let Some(batch) = reads.next().await {
