@@ -12,8 +12,10 @@ use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
 use std::time::Instant;
 
-/// Events per transaction while replaying.
-const REPLAY_BATCH: i64 = 5000;
+/// Events per transaction while replaying. Measured on a log of 1.6M events with 5000: the
+/// per-transaction statements (`BEGIN`, checkpoint, `COMMIT`) took more time than the
+/// projection's own writes.
+const REPLAY_BATCH: i64 = 20_000;
 /// Ranges of the log read at once while replaying.
 const READERS: usize = 3;
 
@@ -97,10 +99,6 @@ pub async fn rebuild(
         };
         let started_batch = Instant::now();
         let tx = client.transaction().await?;
-        // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
-        // past every batch: these need not wait for their own fsync.
-        tx.batch_execute("SET LOCAL synchronous_commit = off")
-            .await?;
         let applied = Instant::now();
         if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
             drop(tx);
@@ -108,7 +106,14 @@ pub async fn rebuild(
         }
         let apply_time = applied.elapsed().as_secs_f64();
         applying += apply_time;
-        checkpoint::write(&tx, &fresh, name, last).await?;
+        // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
+        // past every batch: these need not wait for their own fsync (set with the checkpoint,
+        // in one round trip).
+        tokio::try_join!(checkpoint::write(&tx, &fresh, name, last), async {
+            tx.batch_execute("SET LOCAL synchronous_commit = off")
+                .await
+                .map_err(ProjectionError::from)
+        },)?;
         tx.commit().await?;
         committing += started_batch.elapsed().as_secs_f64() - apply_time;
         position = last;
