@@ -490,6 +490,7 @@ async fn compare_pipelining(url: &str) {
         let pool = palimpsest_log::store::pool(url, 16).expect("pool");
         let options = AppendOptions {
             pipeline_depth: depth,
+            ..AppendOptions::default()
         };
         stores.push((
             depth,
@@ -505,6 +506,38 @@ async fn compare_pipelining(url: &str) {
                 let tag = format!("pipe-{depth}-{events}-{round}");
                 let rate = append_rate(store, 64, events, &tag).await;
                 line.push_str(&format!(" depth {depth} {rate:>7.0}/s |"));
+            }
+        }
+        println!("{line}");
+    }
+}
+
+/// A lone batch committed synchronously (chosen) vs asynchronously with the separate
+/// durability commit, alternating in the same run (A B A B).
+async fn compare_flush_when_alone(url: &str) {
+    println!(
+        "-- option: a lone batch commits synchronously (flush, chosen) vs asynchronously + \
+         durability commit (defer) --"
+    );
+    let mut stores = Vec::new();
+    for flush in [true, false] {
+        let pool = palimpsest_log::store::pool(url, 16).expect("pool");
+        let options = AppendOptions {
+            flush_when_alone: flush,
+            ..AppendOptions::default()
+        };
+        let store = EventStore::with_options(url, pool, options)
+            .await
+            .expect("store");
+        stores.push((if flush { "flush" } else { "defer" }, store));
+    }
+    for (writers, events) in [(1, 1), (64, 1), (64, 10)] {
+        let mut line = format!("{writers:>2} writers x {events:>2}-event:");
+        for round in 0..2 {
+            for (name, store) in &stores {
+                let tag = format!("alone-{name}-{writers}-{events}-{round}");
+                let rate = append_rate(store, writers, events, &tag).await;
+                line.push_str(&format!(" {name} {rate:>7.0}/s |"));
             }
         }
         println!("{line}");
@@ -539,6 +572,7 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
     if events_before == 0 {
         profile(store, server).await;
         compare_pipelining(url).await;
+        compare_flush_when_alone(url).await;
     }
     let r = |w, e| rates.get(&(w, e)).copied().unwrap_or(0.0);
     let max_rate = rates.values().copied().fold(0.0, f64::max);
@@ -587,13 +621,24 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
         .await
         .expect("scan");
     let scan = rows.len() as f64 / t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let decoded = palimpsest_log::rows::to_events(&rows)
+        .expect("decode")
+        .len();
+    let decode = decoded as f64 / t1.elapsed().as_secs_f64();
     drop(rows);
     let report = rebuild(store, &StreamHeads, |_, _| {})
         .await
         .expect("rebuild");
     let replay = report.events as f64 / report.seconds;
     println!("floor: plain SELECT scan of the log  {scan:>10.0} rows/s ({total} rows)");
+    println!("  decoding those rows into envelopes (one thread) {decode:>10.0} events/s");
     println!("replay: stream_heads rebuild         {replay:>10.0} events/s");
+    println!(
+        "  replay budget (s of {:.2}): waiting for reads+decoding {:.2} | apply_batch {:.2} | \
+         checkpoint+BEGIN+COMMIT {:.2}",
+        report.seconds, report.reading_wait, report.applying, report.committing
+    );
     println!(
         "ratio: replay / scan = {:.2} (target >= 0.50)",
         replay / scan

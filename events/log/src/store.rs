@@ -15,13 +15,21 @@ use uuid::Uuid;
 pub struct AppendOptions {
     /// Most batches sent on the append line before the oldest has committed (1: one at a time).
     pub pipeline_depth: usize,
+    /// Whether a batch with nothing queued behind it commits synchronously and is answered when
+    /// its `COMMIT` returns (one round trip), instead of committing asynchronously and waiting
+    /// for a separate durability commit (two). Either way an answered append is durable.
+    pub flush_when_alone: bool,
 }
 
 impl Default for AppendOptions {
     fn default() -> Self {
-        // Measured on the 2-core box (`just bench`, "option" line): pipelining made batches
-        // smaller, and per-transaction costs outweighed the hidden round trips.
-        AppendOptions { pipeline_depth: 1 }
+        // Measured on the 2-core box (`just bench`, "option" lines): pipelining made batches
+        // smaller, and per-transaction costs outweighed the hidden round trips; a lone batch
+        // committed synchronously saves the durability round trip of a single writer.
+        AppendOptions {
+            pipeline_depth: 1,
+            flush_when_alone: true,
+        }
     }
 }
 

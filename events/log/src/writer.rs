@@ -16,10 +16,12 @@
 //! first: their unique indexes refuse a repeat, and the batch is then re-run carefully, with the
 //! keys and ids read under the lock, so a repeat returns its first result.
 //!
-//! **Durability off the lock.** The batch commits with `synchronous_commit = off`, so the lock
-//! is never held across an fsync; its callers are answered only after a later synchronous
-//! commit has been flushed ([`durable`]), and concurrent waits share fsyncs. After a crash only
-//! events nobody was told about can be missing.
+//! **Durability off the lock when busy.** A batch with commands queued behind it commits with
+//! `synchronous_commit = off`, so the lock is not held across an fsync while they wait; its
+//! callers are answered only after a later synchronous commit has been flushed ([`durable`]),
+//! and concurrent waits share fsyncs. A batch with nothing queued behind it commits
+//! synchronously instead and is answered when its `COMMIT` returns: one round trip, not two
+//! ([`Commit`]). After a crash only events nobody was told about can be missing.
 //!
 //! If the batch's transaction fails as a whole for another reason, each command is retried
 //! alone, carefully, so that only the faulty one fails.
@@ -95,6 +97,7 @@ pub(crate) fn spawn(
         line: None,
         in_flight: VecDeque::new(),
         depth: options.pipeline_depth.max(1),
+        flush_when_alone: options.flush_when_alone,
     };
     tokio::spawn(async move {
         let mut last_batch = 1usize;
@@ -137,7 +140,12 @@ pub(crate) fn spawn(
             let started = Instant::now();
             let waited = batch.iter().map(|j| started - j.2).sum();
             appender.budget.batch(batch.len(), events, waited);
-            appender.take(batch).await;
+            // Nothing waits behind this batch: holding the lock across its fsync delays nobody.
+            let commit = match appender.flush_when_alone && queue.is_empty() {
+                true => Commit::Flushed,
+                false => Commit::Deferred,
+            };
+            appender.take(batch, commit).await;
         }
     });
     WriterHandle { jobs }
@@ -163,6 +171,38 @@ pub(crate) async fn durable(pool: &Pool) -> Result<(), LogError> {
 /// server's default.
 const DURABLE_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = on; \
      SELECT pg_logical_emit_message(true, 'palimpsest.durable', ''); COMMIT";
+
+/// How a batch's transaction commits, and so what its callers wait for before they are told.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Commit {
+    /// `synchronous_commit = off`: the lock is not held across an fsync, and the callers wait
+    /// for a later [`durable`] commit (shared with concurrent batches). For a busy appender.
+    Deferred,
+    /// Synchronously: the commit's own WAL flush makes the batch — and every commit record
+    /// before it — durable, so its callers are answered without the separate durability round
+    /// trip. Taken when nothing is queued behind the batch, so the fsync under the lock delays
+    /// no other command of this process.
+    Flushed,
+}
+
+impl Commit {
+    /// What starts the batch's transaction: the commit mode is set explicitly either way, so
+    /// the server's default cannot make a `Flushed` batch asynchronous.
+    fn begin_sql(self) -> &'static str {
+        match self {
+            Commit::Deferred => BEGIN_SQL,
+            Commit::Flushed => BEGIN_FLUSHED_SQL,
+        }
+    }
+
+    /// Whether a batch that commits `rows` this way is durable when its `COMMIT` returns. A
+    /// transaction that wrote nothing (every command refused, or repeats of earlier commands
+    /// whose own flush may still be pending) writes no WAL, so Postgres commits it without a
+    /// flush: its callers wait for [`durable`] like those of a deferred batch.
+    fn flushes(self, rows: &Rows) -> bool {
+        self == Commit::Flushed && !(rows.position.is_empty() && rows.keys.key.is_empty())
+    }
+}
 
 /// What the appender remembers of the log between batches: the head position after its last
 /// commit and the heads of streams it read or wrote. Valid only while nobody else appends,
@@ -229,6 +269,8 @@ struct Appender {
     in_flight: VecDeque<Sent>,
     /// Most batches in flight (see [`AppendOptions::pipeline_depth`]).
     depth: usize,
+    /// See [`AppendOptions::flush_when_alone`].
+    flush_when_alone: bool,
 }
 
 /// A warm batch on the line.
@@ -237,6 +279,8 @@ struct Sent {
     replies: Vec<Reply>,
     plans: Vec<Plan>,
     position: i64,
+    /// Durable once committed (see [`Commit::flushes`]).
+    flushed: bool,
     io: JoinHandle<Result<(), AppendError>>,
 }
 
@@ -249,21 +293,27 @@ enum Wake {
 impl Appender {
     /// Runs or sends a batch: warm ones go on the line behind those in flight; others wait for
     /// the line to settle and run alone.
-    #[tracing::instrument(skip_all, fields(commands = batch.len()))]
-    async fn take(&mut self, batch: Vec<Job>) {
+    #[tracing::instrument(skip_all, fields(commands = batch.len(), ?commit))]
+    async fn take(&mut self, batch: Vec<Job>, commit: Commit) {
         let (requests, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|j| (j.0, j.1)).unzip();
         metrics::histogram!("palimpsest_append_batch_commands").record(requests.len() as f64);
         if self.known.heads.len() > MAX_REMEMBERED_STREAMS {
             self.drain().await;
             self.known.heads.clear();
         }
+        // A batch behind others on the line would hold the lock across its fsync while they
+        // wait for nothing: only a batch with nothing in flight commits flushed.
+        let commit = match self.in_flight.is_empty() {
+            true => commit,
+            false => Commit::Deferred,
+        };
         if !self.known.covers(&requests) {
             self.drain().await;
-            return self.run(requests, replies, Mode::Read).await;
+            return self.run(requests, replies, Mode::Read, commit).await;
         }
-        if let Some((requests, replies)) = self.send(requests, replies).await {
+        if let Some((requests, replies)) = self.send(requests, replies, commit).await {
             self.drain().await;
-            return self.run(requests, replies, Mode::Careful).await;
+            return self.run(requests, replies, Mode::Careful, commit).await;
         }
         // While Postgres writes one batch, the next is planned, encoded and queued behind it,
         // so the backend goes from one batch to the next without waiting for this process.
@@ -282,6 +332,7 @@ impl Appender {
         &mut self,
         requests: Vec<AppendRequest>,
         replies: Vec<Reply>,
+        commit: Commit,
     ) -> Option<(Vec<AppendRequest>, Vec<Reply>)> {
         let Some(expected) = self.known.position else {
             return Some((requests, replies));
@@ -306,11 +357,12 @@ impl Appender {
             }
         };
         self.known.advance(position, &rows);
+        let flushed = commit.flushes(&rows);
         let budget = self.budget.clone();
         let mut io = Box::pin(async move {
             let sent = Instant::now();
-            let result =
-                one_round_trip(&line, &rows, (expected, last_event), position, &budget).await;
+            let guard = (expected, last_event);
+            let result = one_round_trip(&line, &rows, guard, position, commit, &budget).await;
             budget.add(Phase::Writes, sent.elapsed());
             result
         });
@@ -325,6 +377,7 @@ impl Appender {
             replies,
             plans,
             position,
+            flushed,
             io,
         });
         None
@@ -380,7 +433,9 @@ impl Appender {
         }
         for (sent, e) in failed {
             tracing::debug!(error = %e, "batch on the line failed; planning it again");
-            self.run(sent.requests, sent.replies, mode_after(&e)).await;
+            let mode = mode_after(&e);
+            self.run(sent.requests, sent.replies, mode, Commit::Deferred)
+                .await;
         }
     }
 
@@ -397,7 +452,7 @@ impl Appender {
         match outcome {
             Ok((outcomes, last)) => {
                 self.head.advance(last);
-                self.answer_when_durable(sent.replies, outcomes);
+                self.answer(sent.replies, outcomes, sent.flushed);
             }
             Err(e) => {
                 self.head.advance(sent.position);
@@ -419,13 +474,19 @@ impl Appender {
     }
 
     /// Runs a batch alone, from heads read under the lock, more carefully after each failure.
-    async fn run(&mut self, requests: Vec<AppendRequest>, replies: Vec<Reply>, mut mode: Mode) {
+    async fn run(
+        &mut self,
+        requests: Vec<AppendRequest>,
+        replies: Vec<Reply>,
+        mut mode: Mode,
+        commit: Commit,
+    ) {
         loop {
-            match self.commit(&requests, mode).await {
+            match self.commit(&requests, mode, commit).await {
                 Ok(None) => mode = Mode::Careful,
-                Ok(Some((outcomes, last))) => {
+                Ok(Some(((outcomes, last), flushed))) => {
                     self.head.advance(last);
-                    self.answer_when_durable(replies, outcomes);
+                    self.answer(replies, outcomes, flushed);
                     return;
                 }
                 Err(e) if mode != Mode::Careful => {
@@ -441,6 +502,22 @@ impl Appender {
                     return self.one_by_one(requests, replies).await;
                 }
             }
+        }
+    }
+
+    /// Answers a batch's callers: at once when its own commit flushed it, otherwise when
+    /// durable.
+    fn answer(
+        &self,
+        replies: Vec<Reply>,
+        outcomes: Vec<Result<Appended, AppendError>>,
+        flushed: bool,
+    ) {
+        if !flushed {
+            return self.answer_when_durable(replies, outcomes);
+        }
+        for (reply, outcome) in replies.into_iter().zip(outcomes) {
+            let _ = reply.send(outcome);
         }
     }
 
@@ -467,9 +544,10 @@ impl Appender {
 
     async fn one_by_one(&mut self, requests: Vec<AppendRequest>, replies: Vec<Reply>) {
         for (req, reply) in requests.into_iter().zip(replies) {
-            let outcome = match self.commit(std::slice::from_ref(&req), Mode::Careful).await {
+            let alone = std::slice::from_ref(&req);
+            let outcome = match self.commit(alone, Mode::Careful, Commit::Deferred).await {
                 Ok(None) => Err(AppendError::Log(LogError::WriterStopped)),
-                Ok(Some((mut outcomes, last))) => {
+                Ok(Some(((mut outcomes, last), _))) => {
                     self.head.advance(last);
                     match durable(&self.pool).await {
                         Ok(()) => outcomes
@@ -485,19 +563,23 @@ impl Appender {
     }
 
     /// Runs a batch in `mode`; `None` when it must be planned again carefully (nothing written).
+    /// With the outcomes, whether the batch was durable when it committed.
     async fn commit(
         &mut self,
         requests: &[AppendRequest],
         mode: Mode,
-    ) -> Result<Option<Outcomes>, AppendError> {
+        commit: Commit,
+    ) -> Result<Option<(Outcomes, bool)>, AppendError> {
         let started = Instant::now();
         let client = self.pool.get().await?;
         self.budget.add(Phase::Pool, started.elapsed());
         let result = self
-            .commit_read(&client, requests, mode == Mode::Careful)
+            .commit_read(&client, requests, mode == Mode::Careful, commit)
             .await;
         let result = match result {
-            Ok(Some(plans)) => replay(&client, plans).await.map(Some),
+            Ok(Some((plans, flushed))) => replay(&client, plans)
+                .await
+                .map(|outcomes| Some((outcomes, flushed))),
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         };
@@ -517,7 +599,8 @@ impl Appender {
         client: &Client,
         requests: &[AppendRequest],
         careful: bool,
-    ) -> Result<Option<(Vec<Plan>, i64)>, AppendError> {
+        commit: Commit,
+    ) -> Result<Option<((Vec<Plan>, i64), bool)>, AppendError> {
         let lock = client.prepare_cached(LOCK_SQL).await?;
         let head_stmt = client.prepare_cached(HEAD_SQL).await?;
         let heads_stmt = client.prepare_cached(HEADS_SQL).await?;
@@ -535,7 +618,7 @@ impl Appender {
         let ids_params: [&(dyn ToSql + Sync); 1] = [&ids];
         let sent = Instant::now();
         let (begun, locked, head_row, head_rows, key_rows, id_rows) = tokio::try_join!(
-            timed(client.batch_execute(BEGIN_SQL)),
+            timed(client.batch_execute(commit.begin_sql())),
             timed(client.execute(&lock, &lock_params)),
             client.query_one(&head_stmt, &[]),
             client.query(&heads_stmt, &heads_params),
@@ -578,7 +661,7 @@ impl Appender {
         write(client, &rows, position).await?;
         self.budget.add(Phase::Writes, sent.elapsed());
         self.known.advance(position, &rows);
-        Ok(Some((plans, position)))
+        Ok(Some(((plans, position), commit.flushes(&rows))))
     }
 
     fn plan(&mut self, requests: &[AppendRequest], start: i64, seen: Seen) -> (Vec<Plan>, i64) {
@@ -735,6 +818,7 @@ async fn one_round_trip(
     rows: &Rows,
     (expected, last_event): (i64, Option<Uuid>),
     position: i64,
+    commit: Commit,
     budget: &Budget,
 ) -> Result<(), AppendError> {
     let lock = client.prepare_cached(LOCK_SQL).await?;
@@ -742,7 +826,7 @@ async fn one_round_trip(
     let lock_params: [&(dyn ToSql + Sync); 1] = [&APPEND_LOCK_KEY];
     let guard_params: [&(dyn ToSql + Sync); 2] = [&expected, &last_event];
     let (begun, locked, _, _) = tokio::try_join!(
-        timed(async { Ok::<_, AppendError>(client.batch_execute(BEGIN_SQL).await?) }),
+        timed(async { Ok::<_, AppendError>(client.batch_execute(commit.begin_sql()).await?) }),
         timed(async { Ok::<_, AppendError>(client.execute(&lock, &lock_params).await?) }),
         async { Ok::<_, AppendError>(client.execute(&guard, &guard_params).await?) },
         write(client, rows, position),
@@ -767,6 +851,8 @@ async fn timed<T, E>(f: impl Future<Output = Result<T, E>>) -> Result<(T, Instan
 /// Commit without waiting for the WAL flush, so the append lock is held for the batch's round
 /// trips and not for an fsync; `durable` is awaited before anyone is told (see the module).
 const BEGIN_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off";
+/// A batch with nothing queued behind it commits synchronously (see [`Commit::Flushed`]).
+const BEGIN_FLUSHED_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = on";
 const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
 const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";

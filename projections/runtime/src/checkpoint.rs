@@ -59,11 +59,11 @@ pub async fn write(
     name: &str,
     position: i64,
 ) -> Result<(), ProjectionError> {
-    tx.execute(
-        &format!("UPDATE {schema}.projection_checkpoint SET position = $2, updated_at = now(), stalled = NULL WHERE name = $1"),
-        &[&name, &position],
-    )
-    .await?;
+    // Prepared once per connection and schema: a replay writes it once a batch.
+    let write = tx
+        .prepare_cached(&format!("UPDATE {schema}.projection_checkpoint SET position = $2, updated_at = now(), stalled = NULL WHERE name = $1"))
+        .await?;
+    tx.execute(&write, &[&name, &position]).await?;
     Ok(())
 }
 

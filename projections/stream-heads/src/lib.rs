@@ -70,18 +70,20 @@ impl Projection for StreamHeads {
             pos.push(e.position);
             at.push(e.recorded_at);
         }
-        tx.execute(
-            &format!(
+        // Prepared once per connection and schema: unprepared, every batch paid a second round
+        // trip (parse, then execute) and a fresh plan.
+        let upsert = tx
+            .prepare_cached(&format!(
                 "INSERT INTO {schema}.stream_heads AS h
                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::timestamptz[])
                  ON CONFLICT (context, category, stream_key) DO UPDATE SET
                      version = excluded.version, last_event_type = excluded.last_event_type,
                      last_position = excluded.last_position, last_event_at = excluded.last_event_at
                  WHERE h.last_position < excluded.last_position"
-            ),
-            &[&ctx, &cat, &key, &ver, &typ, &pos, &at],
-        )
-        .await?;
+            ))
+            .await?;
+        tx.execute(&upsert, &[&ctx, &cat, &key, &ver, &typ, &pos, &at])
+            .await?;
         Ok(())
     }
 }
