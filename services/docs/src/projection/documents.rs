@@ -1,4 +1,4 @@
-//! Document revisions into the read model, a run of them at a time: one query reads the
+//! Document revisions (and the admin `_resync`'s reroutings) into the read model, a run of them at a time: one query reads the
 //! databases' `revs_limit`s, one the stored documents the run touches; the revisions are applied
 //! in memory in event order (several revisions of one document in a run see each other); then
 //! one multi-row statement each writes `kv`, `channels`, `access` and `role_access` (`unnest`
@@ -75,7 +75,13 @@ pub async fn apply(
         rows.docs.push((key, doc));
     }
     for (event, payload) in run {
-        revision(&mut rows, &limits, event, payload)?;
+        match payload {
+            DocumentEvent::RevisionStored { .. } => revision(&mut rows, &limits, event, payload)?,
+            DocumentEvent::DocumentResynced { .. } => resync(&mut rows, event, payload)?,
+            DocumentEvent::DocumentPurged { .. } => {
+                return Err(invalid("a purge is not applied in a run"));
+            }
+        }
     }
     write(tx, s, &rows).await
 }
@@ -129,11 +135,18 @@ async fn stored_docs(
         .collect()
 }
 
-/// A stored revision's database and document id (other document events are not in a run).
+/// Whether the event is applied in a run: a stored revision, or the admin `_resync`'s
+/// rerouting (a purge removes rows and is applied on its own).
+pub fn in_run(payload: &DocumentEvent) -> bool {
+    key_of(payload).is_some()
+}
+
+/// The database and document id of an event applied in a run.
 fn key_of(payload: &DocumentEvent) -> Option<(&str, &str)> {
     match payload {
-        DocumentEvent::RevisionStored { db, doc_id, .. } => Some((db, doc_id)),
-        _ => None,
+        DocumentEvent::RevisionStored { db, doc_id, .. }
+        | DocumentEvent::DocumentResynced { db, doc_id, .. } => Some((db, doc_id)),
+        DocumentEvent::DocumentPurged { .. } => None,
     }
 }
 
@@ -226,27 +239,81 @@ fn revision(
         let grants = Grants { access, roles };
         route(&mut stored.sync, channels, grants, *deleted, event.position);
     }
+    let previous = previous.clone();
+    settle(rows, key, &previous, stored, event.position);
+    Ok(())
+}
+
+/// Applies the admin `_resync`'s rerouting of the document's winner: the current sync
+/// function's channels and grants replace the document's, at the event's sequence (so
+/// `_changes` shows it again, with `removed` where it left a channel).
+fn resync(
+    rows: &mut Rows,
+    event: &RecordedEvent,
+    payload: &DocumentEvent,
+) -> Result<(), ProjectionError> {
+    let DocumentEvent::DocumentResynced {
+        db,
+        doc_id,
+        rev,
+        channels,
+        access,
+        roles,
+    } = payload
+    else {
+        return Err(invalid("only a resync is applied as one"));
+    };
+    let key: Key = (db.clone(), doc_id.clone());
+    let before = rows
+        .at
+        .get(&key)
+        .map(|&i| &rows.docs[i].1)
+        .ok_or_else(|| invalid(format!("resync of missing document `{doc_id}`")))?;
+    if before.sync.rev != *rev {
+        return Err(invalid(format!(
+            "resync of `{doc_id}` ran on {rev}, the read model's winner is {}",
+            before.sync.rev
+        )));
+    }
+    let previous = before.sync.clone();
+    let mut stored = before.clone();
+    route(
+        &mut stored.sync,
+        channels,
+        Grants { access, roles },
+        false,
+        event.position,
+    );
+    stored.sync.sequence = event.position;
+    settle(rows, key, &previous, stored, event.position);
+    Ok(())
+}
+
+/// Keeps the document's new state in `rows`: the channel rows that changed at `seq`, the
+/// grants it stopped making (revoked at `seq`), and the state itself.
+fn settle(rows: &mut Rows, key: Key, previous: &SyncData, stored: StoredDoc, seq: i64) {
+    let (db, doc_id) = &key;
     revoke(
         &mut rows.revoked_access,
         &access_grants(db, doc_id, previous),
         &access_grants(db, doc_id, &stored.sync),
-        event.position,
+        seq,
     );
     revoke(
         &mut rows.revoked_roles,
         &role_grants(db, doc_id, previous),
         &role_grants(db, doc_id, &stored.sync),
-        event.position,
+        seq,
     );
     for (channel, removal) in &stored.sync.channels {
         let removed = match removal {
             None => false,
-            Some(r) if r.seq == event.position => true,
+            Some(r) if r.seq == seq => true,
             Some(_) => continue,
         };
         rows.channels.insert(
             (db.clone(), channel.clone(), doc_id.clone()),
-            (event.position, removed),
+            (seq, removed),
         );
     }
     match rows.at.get(&key) {
@@ -256,7 +323,6 @@ fn revision(
             rows.docs.push((key, stored));
         }
     }
-    Ok(())
 }
 
 /// Writes the run's rows: `kv`, `channels`, and the grants in `access` and `role_access`.

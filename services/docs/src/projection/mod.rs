@@ -62,7 +62,7 @@ impl Projection for DocsProjection {
         match event.stream.category.as_str() {
             "database" => database(tx, schema, event, &DatabaseEvent::decode(event)?).await,
             "document" => match DocumentEvent::decode(event)? {
-                payload @ DocumentEvent::RevisionStored { .. } => {
+                payload if documents::in_run(&payload) => {
                     documents::apply(tx, schema, &[(event, payload)]).await
                 }
                 payload => maintenance::document(tx, schema, event, &payload).await,
@@ -77,8 +77,8 @@ impl Projection for DocsProjection {
         }
     }
 
-    /// Runs of stored revisions are written together (`documents.rs`); every other event,
-    /// the admin API's document events included, is applied on its own, in its place.
+    /// Runs of stored revisions (and `_resync` reroutings) are written together
+    /// (`documents.rs`); every other event, a purge included, is applied on its own, in its place.
     async fn apply_batch(
         &self,
         tx: &Transaction<'_>,
@@ -89,7 +89,7 @@ impl Projection for DocsProjection {
         for event in events {
             if event.stream.context == CONTEXT && event.stream.category == "document" {
                 let payload = DocumentEvent::decode(event)?;
-                if matches!(payload, DocumentEvent::RevisionStored { .. }) {
+                if documents::in_run(&payload) {
                     run.push((event, payload));
                 } else {
                     documents::apply(tx, schema, &std::mem::take(&mut run)).await?;
@@ -232,86 +232,6 @@ pub(super) async fn revoke(
         &[&db, &doc_id, &seq],
     )
     .await?;
-    Ok(())
-}
-
-/// Replaces the document's role grants in `role_access` (the ones it no longer makes are
-/// kept, revoked at `seq`).
-async fn index_roles(
-    tx: &Transaction<'_>,
-    s: &str,
-    db: &str,
-    doc_id: &str,
-    sync: &crate::stored::SyncData,
-    seq: i64,
-) -> Result<(), ProjectionError> {
-    revoke(tx, s, "role_access", db, doc_id, seq).await?;
-    for (grantee, roles) in &sync.role_access {
-        // Sync Gateway's `role()` names roles `role:<name>`; a bare name is taken as it is.
-        for role in roles.iter().map(|r| r.strip_prefix("role:").unwrap_or(r)) {
-            tx.execute(
-                &format!(
-                    "INSERT INTO {s}.role_access (db, grantee, role, key) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (db, grantee, role, key) DO UPDATE SET revoked_seq = NULL"
-                ),
-                &[&db, grantee, &role, &doc_id],
-            )
-            .await?;
-        }
-    }
-    Ok(())
-}
-
-/// Replaces the document's grants in `access` (the ones it no longer makes are kept, revoked
-/// at `seq`).
-async fn index_access(
-    tx: &Transaction<'_>,
-    s: &str,
-    db: &str,
-    doc_id: &str,
-    sync: &crate::stored::SyncData,
-    seq: i64,
-) -> Result<(), ProjectionError> {
-    revoke(tx, s, "access", db, doc_id, seq).await?;
-    for (grantee, channels) in &sync.access {
-        for channel in channels {
-            tx.execute(
-                &format!(
-                    "INSERT INTO {s}.access (db, grantee, channel, key) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (db, grantee, channel, key) DO UPDATE SET revoked_seq = NULL"
-                ),
-                &[&db, grantee, channel, &doc_id],
-            )
-            .await?;
-        }
-    }
-    Ok(())
-}
-
-/// Indexes the channels that changed at `seq`: ones the document is in, ones it just left.
-async fn index_channels(
-    tx: &Transaction<'_>,
-    s: &str,
-    db: &str,
-    doc_id: &str,
-    sync: &crate::stored::SyncData,
-    seq: i64,
-) -> Result<(), ProjectionError> {
-    for (channel, removal) in &sync.channels {
-        let removed = match removal {
-            None => false,
-            Some(r) if r.seq == seq => true,
-            Some(_) => continue,
-        };
-        tx.execute(
-            &format!(
-                "INSERT INTO {s}.channels (db, channel, key, seq, removed) VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (db, channel, key) DO UPDATE SET seq = $4, removed = $5"
-            ),
-            &[&db, channel, &doc_id, &seq, &removed],
-        )
-        .await?;
-    }
     Ok(())
 }
 
