@@ -1,10 +1,10 @@
-//! Document revisions (and the admin `_resync`'s reroutings) into the read model, a run of
-//! them at a time: one query reads the databases' `revs_limit`s, one the stored documents the
-//! run touches; the revisions are applied in memory in event order (several revisions of one
-//! document in a run see each other); then one multi-row statement each writes `kv`, `channels`, `access` and `role_access` (`unnest`
-//! arrays), however many documents the run holds, the reads and the writes each sent at once
-//! (pipelined). A `_bulk_docs` batch of a hundred documents costs the projector eight
-//! statements in two round trips, not five hundred statements in a thousand.
+//! Document revisions (and the admin `_resync`'s reroutings) into the read model, a run of them at
+//! a time: one query reads the databases' `revs_limit`s, one the stored documents the run touches;
+//! the revisions are applied in memory in event order (several revisions of one document in a run
+//! see each other); then one multi-row statement each writes `kv`, `channels`, `access` and
+//! `role_access` (`unnest` arrays), however many documents the run holds, the reads and the writes
+//! each sent at once (pipelined). A `_bulk_docs` batch of a hundred documents costs the projector
+//! eight statements in two round trips, not five hundred statements in a thousand.
 //!
 //! The rows written are those of applying the revisions one by one: a document's `kv` row and
 //! its live grants are its last state in the run; a grant it stopped making keeps its row with
