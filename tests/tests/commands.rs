@@ -66,6 +66,11 @@ impl Call {
             headers: Vec::new(),
         }
     }
+
+    /// A records API call: `POST /records/api/<function>` with a JSON body, as `token`.
+    fn records(token: &str, function: &str, body: Value) -> Call {
+        Call::json(&format!("/records/api/{function}"), body).bearer(token)
+    }
 }
 
 impl Call {
@@ -104,7 +109,15 @@ struct Client<'a> {
     http: reqwest::Client,
 }
 
-impl Client<'_> {
+impl<'a> Client<'a> {
+    /// A client of `app`.
+    fn of(app: &'a TestApp) -> Client<'a> {
+        Client {
+            app,
+            http: reqwest::Client::new(),
+        }
+    }
+
     async fn send(&self, call: &Call, key: Option<&str>) -> (u16, Vec<u8>) {
         let mut req = self
             .http
@@ -179,10 +192,7 @@ fn pads_key(app: &TestApp) -> String {
 #[tokio::test]
 async fn every_write_route_answers_a_repeated_key_once() {
     let app = TestApp::start().await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let k = pads_key(&app);
     let pad = |f: &str, p: &[(&str, &str)]| Call::pads(&k, f, p);
 
@@ -386,10 +396,7 @@ async fn a_write_whose_connection_died_after_the_append_is_answered_by_its_key()
     let after = app.state.store.head_position().await.expect("head");
 
     app.start_projectors();
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let (status, body) = c.send(&call, Some("k-lost")).await;
     let body: Value = serde_json::from_slice(&body).expect("json");
     assert_eq!((status, body["code"].clone()), (200, json!(0)), "{body}");
@@ -473,10 +480,7 @@ async fn concurrent_writers_on_one_stream_get_success_or_409_never_5xx() {
 async fn a_write_right_after_a_create_never_fails_because_the_projector_lags() {
     let app = TestApp::start_without_projectors().await;
     let k = pads_key(&app);
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     for (function, params) in [
         ("createPad", vec![("padID", "fresh")]),
         ("appendText", vec![("padID", "fresh"), ("text", "x")]),
@@ -514,10 +518,7 @@ async fn a_write_right_after_a_create_never_fails_because_the_projector_lags() {
 #[tokio::test]
 async fn docs_write_routes_answer_a_repeated_key_once() {
     let app = TestApp::start().await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let with = |method: reqwest::Method, path: &str, body: Value| Call {
         method,
         ..Call::json(path, body)
@@ -651,14 +652,9 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
 #[tokio::test]
 async fn records_write_routes_answer_a_repeated_key_once() {
     let app = TestApp::start().await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let admin = app.admin_token();
-    let api = |function: &str, body: Value| {
-        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
-    };
+    let api = |function: &str, body: Value| Call::records(&admin, function, body);
     c.twice(&api(
         "declareClass",
         json!({"clazz": "Book", "sync": true, "pk": ["p1"], "collections": [],
@@ -730,9 +726,7 @@ async fn records_write_routes_answer_a_repeated_key_once() {
     ))
     .await;
     // An org's own token goes the same way.
-    let mine = |function: &str, body: Value| {
-        Call::json(&format!("/records/api/{function}"), body).bearer(&token)
-    };
+    let mine = |function: &str, body: Value| Call::records(&token, function, body);
     c.twice(&mine(
         "insertDoc",
         json!({"data": {"clazz": "Book", "p1": "own"}}),
@@ -795,14 +789,9 @@ async fn records_write_routes_answer_a_repeated_key_once() {
 #[tokio::test]
 async fn a_concurrent_repeat_of_a_records_call_gets_the_first_answer() {
     let app = TestApp::start().await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let admin = app.admin_token();
-    let api = |function: &str, body: Value| {
-        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
-    };
+    let api = |function: &str, body: Value| Call::records(&admin, function, body);
     let docs: Vec<Value> = (0..120)
         .map(|i| json!({"clazz": "Item", "p1": format!("i{i}")}))
         .collect();
@@ -833,14 +822,9 @@ async fn a_concurrent_repeat_of_a_records_call_gets_the_first_answer() {
 #[tokio::test]
 async fn records_refuses_a_key_another_caller_already_used() {
     let app = TestApp::start().await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let admin = app.admin_token();
-    let api = |function: &str, body: Value| {
-        Call::json(&format!("/records/api/{function}"), body).bearer(&admin)
-    };
+    let api = |function: &str, body: Value| Call::records(&admin, function, body);
     let mut tokens = Vec::new();
     for org in ["o1", "o2"] {
         let (status, body) = c
@@ -868,9 +852,7 @@ async fn records_refuses_a_key_another_caller_already_used() {
         ),
     ] {
         let key = uuid::Uuid::new_v4().to_string();
-        let call = |token: &str| {
-            Call::json(&format!("/records/api/{function}"), body.clone()).bearer(token)
-        };
+        let call = |token: &str| Call::records(token, function, body.clone());
         let (first, _) = c.send(&call(&tokens[0]), Some(&key)).await;
         assert_eq!(first, 200, "{function}");
         let head = c.head().await;
@@ -900,10 +882,7 @@ async fn a_key_reused_with_another_slug_is_422() {
         .data_file("resources-keys.json", keys)
         .start()
         .await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let create = |slug: &str| {
         Call::raw(
             reqwest::Method::POST,
@@ -933,10 +912,7 @@ async fn resources_write_routes_answer_a_repeated_key_once() {
         .data_file("resources-keys.json", keys)
         .start()
         .await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app);
     let admin = app.admin_token();
     let deki = |method: reqwest::Method, path: &str, body: &str| {
         Call::raw(
