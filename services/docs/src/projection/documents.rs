@@ -239,8 +239,8 @@ fn revision(
         let grants = Grants { access, roles };
         route(&mut stored.sync, channels, grants, *deleted, event.position);
     }
-    let previous = previous.clone();
-    settle(rows, key, &previous, stored, event.position);
+    let held = HeldGrants::of(db, doc_id, previous);
+    settle(rows, key, held, stored, event.position);
     Ok(())
 }
 
@@ -275,7 +275,7 @@ fn resync(
             before.sync.rev
         )));
     }
-    let previous = before.sync.clone();
+    let held = HeldGrants::of(db, doc_id, &before.sync);
     let mut stored = before.clone();
     route(
         &mut stored.sync,
@@ -285,26 +285,33 @@ fn resync(
         event.position,
     );
     stored.sync.sequence = event.position;
-    settle(rows, key, &previous, stored, event.position);
+    settle(rows, key, held, stored, event.position);
     Ok(())
 }
 
+/// A document's grants as rows: its `access()` ones and its `role()` ones.
+struct HeldGrants {
+    access: BTreeSet<Grant>,
+    roles: BTreeSet<Grant>,
+}
+
+impl HeldGrants {
+    /// The grants `sync` holds, as rows of document `doc_id` in `db`.
+    fn of(db: &str, doc_id: &str, sync: &SyncData) -> HeldGrants {
+        HeldGrants {
+            access: access_grants(db, doc_id, sync),
+            roles: role_grants(db, doc_id, sync),
+        }
+    }
+}
+
 /// Keeps the document's new state in `rows`: the channel rows that changed at `seq`, the
-/// grants it stopped making (revoked at `seq`), and the state itself.
-fn settle(rows: &mut Rows, key: Key, previous: &SyncData, stored: StoredDoc, seq: i64) {
+/// grants it stopped making since `held` (revoked at `seq`), and the state itself.
+fn settle(rows: &mut Rows, key: Key, held: HeldGrants, stored: StoredDoc, seq: i64) {
     let (db, doc_id) = &key;
-    revoke(
-        &mut rows.revoked_access,
-        &access_grants(db, doc_id, previous),
-        &access_grants(db, doc_id, &stored.sync),
-        seq,
-    );
-    revoke(
-        &mut rows.revoked_roles,
-        &role_grants(db, doc_id, previous),
-        &role_grants(db, doc_id, &stored.sync),
-        seq,
-    );
+    let now = HeldGrants::of(db, doc_id, &stored.sync);
+    revoke(&mut rows.revoked_access, &held.access, &now.access, seq);
+    revoke(&mut rows.revoked_roles, &held.roles, &now.roles, seq);
     for (channel, removal) in &stored.sync.channels {
         let removed = match removal {
             None => false,
