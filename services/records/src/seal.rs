@@ -6,7 +6,7 @@
 //! `PALIMPSEST_RECORDS_KEY` or the secret file `<data dir>/records-key` (64 hex digits), like the
 //! platform's other secrets; it is never logged.
 
-use aes_gcm::aead::{Aead, KeyInit};
+use aes_gcm::aead::{Aead, AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -118,14 +118,29 @@ impl SiteKey {
     /// Opens sealed bytes into the msgpack they hold, not decoded (lists write it as JSON
     /// directly: `crate::transcode`).
     pub fn open_plain(&self, sealed: &[u8]) -> Result<Vec<u8>, SealError> {
+        let mut plain = Vec::with_capacity(sealed.len());
+        self.open_plain_into(sealed, &mut plain)?;
+        Ok(plain)
+    }
+
+    /// Opens sealed bytes into `plain` (cleared first), reusing its allocation: a list opens
+    /// thousands of rows one after another into one buffer.
+    pub fn open_plain_into(&self, sealed: &[u8], plain: &mut Vec<u8>) -> Result<(), SealError> {
         if sealed.len() < IV_LEN + 16 {
             return Err(SealError::Open);
         }
         let (iv, rest) = sealed.split_at(IV_LEN);
-        std::iter::once(&self.0)
-            .chain(self.1.iter())
-            .find_map(|key| key.decrypt(Nonce::from_slice(iv), rest).ok())
-            .ok_or(SealError::Open)
+        for key in std::iter::once(&self.0).chain(self.1.iter()) {
+            plain.clear();
+            plain.extend_from_slice(rest);
+            if key
+                .decrypt_in_place(Nonce::from_slice(iv), b"", plain)
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+        Err(SealError::Open)
     }
 
     /// Opens the base64url form.
@@ -206,6 +221,25 @@ mod tests {
         assert_eq!(rotated.open_bytes(&old), Ok(json!({"a": 1})));
         assert!(!rotated.is_current(&old));
         assert!(rotated.is_current(&rotated.seal_bytes(&json!(1), [4; IV_LEN]).expect("seal")));
+    }
+
+    #[test]
+    fn opening_into_a_used_buffer_gives_the_plain_bytes_even_under_a_previous_key() {
+        let rotated = SiteKey::from_hex(&"cd".repeat(32))
+            .and_then(|k| k.with_previous([&*"ab".repeat(32)]))
+            .expect("keys");
+        let old = key()
+            .seal_bytes(&json!({"titre": "Germinal"}), [5; IV_LEN])
+            .expect("seal");
+        let mut plain = b"left over from the row before".to_vec();
+        rotated.open_plain_into(&old, &mut plain).expect("open");
+        assert_eq!(Ok(plain), key().open_plain(&old));
+        let mut altered = old.clone();
+        altered[IV_LEN] ^= 1;
+        assert_eq!(
+            rotated.open_plain_into(&altered, &mut Vec::new()),
+            Err(SealError::Open)
+        );
     }
 
     #[test]

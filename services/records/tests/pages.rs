@@ -121,3 +121,63 @@ async fn a_document_written_while_a_client_pages_comes_on_its_next_sync() {
     );
     r.stop().await;
 }
+
+#[tokio::test]
+async fn a_whole_sync_keeps_the_rows_its_pages_keep_when_documents_left_and_came_back() {
+    let r = Records::start().await;
+    let write = |p1: &str, auteur: &str, v: Option<&Value>| {
+        let mut args =
+            json!({"org": "demo", "data": {"clazz": "Article", "p1": p1, "auteur": auteur}});
+        match v {
+            Some(v) => {
+                args["v"] = v.clone();
+                ("updateDoc", args)
+            }
+            None => ("insertDoc", args),
+        }
+    };
+    // c0 stays with Zola; c1 leaves Zola for Hugo (a del row for Zola); c2 leaves and comes
+    // back (a del row for Zola older than its row there); c3 leaves twice (two del rows).
+    let mut docs = Vec::new();
+    for i in 0..4 {
+        let (f, a) = write(&format!("c{i}"), "Zola", None);
+        docs.push(r.ok(f, a).await);
+    }
+    for (i, moves) in [
+        (1, &["Hugo"][..]),
+        (2, &["Hugo", "Zola"]),
+        (3, &["Hugo", "Zola", "Sand"]),
+    ] {
+        for auteur in moves {
+            let (f, a) = write(&format!("c{i}"), auteur, Some(&docs[i]["v"]));
+            docs[i] = r.ok(f, a).await;
+        }
+    }
+    let args = json!({"org": "demo", "cl": "Article", "ik": 1, "val": "Zola", "v": 0});
+    let whole = r.ok("listDocsSk", args.clone()).await;
+    let rows = |page: &Value| page["rows"].as_array().cloned().unwrap_or_default();
+    let paged: Vec<Value> = all_pages(&r, "listDocsSk", args, 1)
+        .await
+        .iter()
+        .flat_map(rows)
+        .collect();
+    assert_eq!(rows(&whole), paged, "{whole}");
+    let del = |p1: &str| {
+        let pk = palimpsest_records::hash::sha16(p1);
+        rows(&whole)
+            .iter()
+            .find(|row| row["pk"] == pk.as_str())
+            .map(|row| row["del"].clone())
+    };
+    assert_eq!(
+        [del("c0"), del("c1"), del("c2"), del("c3")],
+        [
+            Some(json!(0)),
+            Some(json!(1)),
+            Some(json!(0)),
+            Some(json!(1))
+        ],
+        "{whole}"
+    );
+    r.stop().await;
+}

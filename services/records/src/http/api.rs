@@ -4,7 +4,7 @@
 use crate::http::auth::Caller;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::reads::Listing;
+use crate::http::listing::Listing;
 use crate::http::writes::{self, Request};
 use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
 use axum::Json;

@@ -11,6 +11,8 @@ pub mod context;
 pub mod failure;
 pub mod feed;
 pub mod ftp;
+pub mod listing;
+pub mod newest;
 pub mod openapi;
 pub mod page;
 pub mod purges;

@@ -11,34 +11,18 @@ use crate::http::body::args;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::page::{Page, Paging};
+use crate::http::listing::{COLUMNS, Listing, list, row_json};
+use crate::http::newest::newest_per_pk;
+use crate::http::page::Paging;
 use crate::projection::schema::table;
 use crate::row::{collection_value_key, index_filter_value};
-use crate::seal::SiteKey;
 use palimpsest_events::records::{ClassDeclaration, IndexKind, IndexValue, Scope};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 type Param = Box<dyn ToSql + Sync + Send>;
-
-/// A row as lists answer it.
-fn row_json(key: &SiteKey, row: &tokio_postgres::Row, with_org: bool) -> Result<Value, Failure> {
-    let pk: String = row.get("pk");
-    let x: i16 = row.get("x");
-    let del: i16 = row.get("del");
-    let mut out = json!({"pk": pk, "v": row.get::<_, i64>("v"), "x": x, "del": del});
-    if with_org {
-        out["org"] = json!(row.get::<_, String>("org"));
-    }
-    if del == 0 {
-        let data: Vec<u8> = row.get("data");
-        let opened = key.open_bytes(&data).map_err(Failure::internal)?;
-        out["data"] = crate::document::decide::with_pk(opened, &pk);
-    }
-    Ok(out)
-}
 
 /// Runs a row query; a class whose table is not created yet has no rows.
 async fn rows(
@@ -54,163 +38,6 @@ async fn rows(
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
         Err(e) => Err(e.into()),
     }
-}
-
-const COLUMNS: &str = "org, pk, v, x, del, data";
-
-/// A list's answer: its rows (already written as JSON, on the threads that opened them), the
-/// version to store next, and where the next page starts (`next`, `null` on the last page).
-pub struct Listing {
-    /// The rows' JSON objects, comma-separated (the inside of the `rows` array).
-    rows: Vec<u8>,
-    /// The version to store next.
-    v: i64,
-    /// The cursor of the next page, or `null`.
-    next: Value,
-}
-
-impl Listing {
-    /// The answer as a JSON value (for callers that look into the rows: the feed, purges).
-    pub fn into_value(self) -> Result<Value, Failure> {
-        let mut array = Vec::with_capacity(self.rows.len() + 2);
-        array.push(b'[');
-        array.extend_from_slice(&self.rows);
-        array.push(b']');
-        let rows: Value = serde_json::from_slice(&array).map_err(Failure::internal)?;
-        Ok(json!({"rows": rows, "v": self.v, "next": self.next}))
-    }
-
-    /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, the rows copied as
-    /// written (a large sync never becomes one `Value` tree walked again to serialise).
-    pub fn into_body(self) -> Vec<u8> {
-        let tail = format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next);
-        let mut body = Vec::with_capacity(self.rows.len() + tail.len() + 20);
-        body.extend_from_slice(b"{\"result\":{\"rows\":[");
-        body.extend_from_slice(&self.rows);
-        body.extend_from_slice(tail.as_bytes());
-        body
-    }
-}
-
-/// A list's answer from the rows its query found. Rows are opened off the async threads.
-async fn list(
-    records: &Records,
-    page: &Page,
-    found: Vec<tokio_postgres::Row>,
-    with_org: bool,
-) -> Result<Listing, Failure> {
-    let next = page.next(&found, with_org);
-    let key = records.key.clone();
-    let rows = tokio::task::spawn_blocking(move || open_rows(&key, &found, with_org))
-        .await
-        .map_err(Failure::internal)??;
-    Ok(Listing {
-        rows,
-        v: page.started.saturating_sub(records.settings.delta_ms),
-        next,
-    })
-}
-
-/// Rows opening (decrypt, decode) per thread at least: below it one thread does them all.
-const ROWS_PER_THREAD: usize = 2_000;
-
-/// Appends the row as lists answer it to `out`: the bytes `serde_json` writes for
-/// [`row_json`]'s value (keys in sorted order: `data del org pk v x`), with `data` written
-/// straight from its msgpack ([`crate::transcode`]); data the transcoder does not take (maps
-/// not in sorted order) goes the `Value` path, which sorts them.
-fn write_row(
-    key: &SiteKey,
-    row: &tokio_postgres::Row,
-    with_org: bool,
-    out: &mut Vec<u8>,
-) -> Result<(), Failure> {
-    let pk: &str = row.get("pk");
-    let del: i16 = row.get("del");
-    out.push(b'{');
-    if del == 0 {
-        let sealed: &[u8] = row.get("data");
-        let plain = key.open_plain(sealed).map_err(Failure::internal)?;
-        out.extend_from_slice(b"\"data\":");
-        let start = out.len();
-        if crate::transcode::data_json(&plain, pk, out).is_err() {
-            // Maps not in sorted order (or bytes the Value path may still read, or refuse
-            // with its own error): decode, sort, write.
-            out.truncate(start);
-            let data: Value = rmp_serde::from_slice(&plain)
-                .map_err(|_| Failure::internal(crate::seal::SealError::Open))?;
-            serde_json::to_writer(&mut *out, &crate::document::decide::with_pk(data, pk))
-                .map_err(Failure::internal)?;
-        }
-        out.push(b',');
-    }
-    field(out, "del", &del)?;
-    if with_org {
-        out.push(b',');
-        field(out, "org", &row.get::<_, &str>("org"))?;
-    }
-    out.push(b',');
-    field(out, "pk", &pk)?;
-    out.push(b',');
-    field(out, "v", &row.get::<_, i64>("v"))?;
-    out.push(b',');
-    field(out, "x", &row.get::<_, i16>("x"))?;
-    out.push(b'}');
-    Ok(())
-}
-
-/// `"name":value` into `out`.
-fn field<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    name: &str,
-    value: &T,
-) -> Result<(), Failure> {
-    out.push(b'"');
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"\":");
-    serde_json::to_writer(out, value).map_err(Failure::internal)
-}
-
-/// The rows as lists answer them, written as comma-separated JSON objects, opened and written
-/// on every core when there are many (decrypting and writing JSON is most of a large sync's
-/// time).
-fn open_rows(
-    key: &SiteKey,
-    found: &[tokio_postgres::Row],
-    with_org: bool,
-) -> Result<Vec<u8>, Failure> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = cores.min(found.len() / ROWS_PER_THREAD).max(1);
-    let write = |rows: &[tokio_postgres::Row]| -> Result<Vec<u8>, Failure> {
-        let mut out = Vec::with_capacity(rows.len() * 256);
-        for (i, row) in rows.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_row(key, row, with_org, &mut out)?;
-        }
-        Ok(out)
-    };
-    if threads == 1 {
-        return write(found);
-    }
-    let chunk = found.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = found
-            .chunks(chunk)
-            .map(|rows| scope.spawn(move || write(rows)))
-            .collect();
-        let mut out: Vec<u8> = Vec::new();
-        for handle in handles {
-            let written = handle
-                .join()
-                .map_err(|_| Failure::internal("a thread opening rows panicked"))??;
-            if !out.is_empty() && !written.is_empty() {
-                out.push(b',');
-            }
-            out.extend_from_slice(&written);
-        }
-        Ok(out)
-    })
 }
 
 /// `getDoc {org?, cl, pk, v?}`: the document (or its zombie), `null` when absent or not newer
@@ -340,23 +167,29 @@ pub async fn list_docs_sk(
     } else {
         format!("\"{}\" = $2", collection.name)
     };
+    let t = table("records", &class.clazz);
+    let mut params: Vec<Param> = vec![
+        Box::new(org),
+        Box::new(key),
+        Box::new(a.v.unwrap_or(-1)),
+        Box::new(page.after_pk()),
+    ];
+    if page.limit.is_none() {
+        // Every row at once: read in heap order, the newest of each pk kept here.
+        let sql =
+            format!("SELECT {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 AND pk > $4");
+        let found = rows(records, &sql, params).await?;
+        let found = tokio::task::spawn_blocking(move || newest_per_pk(found))
+            .await
+            .map_err(Failure::internal)?;
+        return list(records, &page, found, false).await;
+    }
     let sql = format!(
-        "SELECT DISTINCT ON (pk) {COLUMNS} FROM {} WHERE org = $1 AND {filter} AND v > $3 \
-         AND pk > $4 ORDER BY pk, v DESC, del ASC LIMIT $5",
-        table("records", &class.clazz)
+        "SELECT DISTINCT ON (pk) {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 \
+         AND pk > $4 ORDER BY pk, v DESC, del ASC LIMIT $5"
     );
-    let found = rows(
-        records,
-        &sql,
-        vec![
-            Box::new(org),
-            Box::new(key),
-            Box::new(a.v.unwrap_or(-1)),
-            Box::new(page.after_pk()),
-            Box::new(page.limit),
-        ],
-    )
-    .await?;
+    params.push(Box::new(page.limit));
+    let found = rows(records, &sql, params).await?;
     list(records, &page, found, false).await
 }
 
