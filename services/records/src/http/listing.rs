@@ -126,10 +126,10 @@ pub fn row_json(
     Ok(out)
 }
 
-/// Appends the row as lists answer it to `out` (`plain` is the buffer its data is opened in): the bytes `serde_json` writes for
-/// [`row_json`]'s value (keys in sorted order: `data del org pk v x`), with `data` written
-/// straight from its msgpack ([`crate::transcode`]); data the transcoder does not take (maps
-/// not in sorted order) goes the `Value` path, which sorts them.
+/// Appends the row as lists answer it to `out`: the bytes `serde_json` writes for
+/// [`row_json`]'s value (keys in sorted order: `data del org pk v x`), with `data` opened into
+/// `plain` and written straight from its msgpack ([`crate::transcode`]); data the transcoder
+/// does not take (maps not in sorted order) goes the `Value` path, which sorts them.
 fn write_row(
     key: &SiteKey,
     row: &tokio_postgres::Row,
