@@ -68,6 +68,14 @@ fn prefix(pk: &str) -> u64 {
 mod tests {
     use super::*;
 
+    /// The keys `newest_order` keeps, in its order.
+    fn kept<'a>(keys: &[Key<'a>]) -> Vec<Key<'a>> {
+        newest_order(keys.to_vec())
+            .into_iter()
+            .map(|i| keys[i])
+            .collect()
+    }
+
     #[test]
     fn keeps_the_newest_row_of_each_pk_in_pk_order() {
         let keys = [
@@ -77,21 +85,13 @@ mod tests {
             ("c", 2, 0),
             ("a", 4, 1),
         ];
-        let kept: Vec<_> = newest_order(keys.to_vec())
-            .into_iter()
-            .map(|i| keys[i])
-            .collect();
-        assert_eq!(kept, vec![("a", 4, 1), ("b", 7, 1), ("c", 2, 0)]);
+        assert_eq!(kept(&keys), vec![("a", 4, 1), ("b", 7, 1), ("c", 2, 0)]);
     }
 
     #[test]
     fn a_live_row_wins_over_a_del_row_of_the_same_version() {
         let keys = [("a", 9, 1), ("a", 9, 0), ("a", 8, 0)];
-        let kept: Vec<_> = newest_order(keys.to_vec())
-            .into_iter()
-            .map(|i| keys[i])
-            .collect();
-        assert_eq!(kept, vec![("a", 9, 0)]);
+        assert_eq!(kept(&keys), vec![("a", 9, 0)]);
     }
 
     #[test]
@@ -103,12 +103,8 @@ mod tests {
             ("abc", 4, 0),
             ("abcdefghA", 5, 1),
         ];
-        let kept: Vec<_> = newest_order(keys.to_vec())
-            .into_iter()
-            .map(|i| keys[i])
-            .collect();
         assert_eq!(
-            kept,
+            kept(&keys),
             vec![
                 ("abc", 4, 0),
                 ("abcdefgh", 3, 0),
