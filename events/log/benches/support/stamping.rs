@@ -7,7 +7,7 @@
 //! itself, and it changes rows after their commit, which invariant 1 (nothing changes, enforced
 //! by the `BEFORE UPDATE` trigger) forbids. The positions rows are insert-only.
 //!
-//! A round stamps, in `(tx, position)` order, up to [`ROUND`] rows past the cursor whose
+//! A round stamps, in `(tx, position)` order, a bounded number of rows past the cursor whose
 //! inserting transaction is below the snapshot's `xmin` (settled: every row of it is visible,
 //! and no later row can have a lower `tx`), numbering them after the last position stamped.
 //! Per-stream order holds because a stream's writers take its lock before their first write
@@ -20,8 +20,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, Statement};
 
-/// Rows stamped a round at most: about one batch of the appender at 64 writers × 10 events.
+/// Rows stamped a round at most when stamping a backlog alone: about one batch of the
+/// appender at 64 writers × 10 events.
 pub const ROUND: i64 = 320;
+
+/// Rows stamped a round at most beside running inserts: a sequencer stamps whatever settled,
+/// so a round that falls behind catches up in the next instead of being held to [`ROUND`].
+pub const FOLLOWING_ROUND: i64 = 10_000;
 
 const STAMP_SQL: &str = "WITH settled AS MATERIALIZED (
         SELECT tx, position FROM weigh.events_x
@@ -79,8 +84,8 @@ impl Sequencer {
         }
     }
 
-    /// One round: rows stamped.
-    async fn round(&mut self) -> i64 {
+    /// One round of at most `limit` rows: rows stamped.
+    async fn round(&mut self, limit: i64) -> i64 {
         let row = self
             .client
             .query_one(
@@ -88,7 +93,7 @@ impl Sequencer {
                 &[
                     &self.after_tx,
                     &self.after_position,
-                    &ROUND,
+                    &limit,
                     &self.last_stamped,
                 ],
             )
@@ -108,7 +113,7 @@ impl Sequencer {
         let started = Instant::now();
         let mut n = 0;
         while started.elapsed() < limit {
-            let stamped = self.round().await;
+            let stamped = self.round(ROUND).await;
             if stamped == 0 {
                 break;
             }
@@ -120,7 +125,7 @@ impl Sequencer {
     /// Stamps what settles until `stop`, adding to `count` as it goes.
     pub async fn follow(mut self, stop: Arc<AtomicBool>, count: Arc<AtomicU64>) -> Sequencer {
         while !stop.load(Ordering::Relaxed) {
-            let stamped = self.round().await;
+            let stamped = self.round(FOLLOWING_ROUND).await;
             count.fetch_add(stamped as u64, Ordering::Relaxed);
             if stamped == 0 {
                 tokio::time::sleep(Duration::from_millis(1)).await;

@@ -3,7 +3,7 @@
 //! 10-row floor, and what would one sequencer's stamping add as serial work?
 
 use crate::scratch::{self, Command, EVENTS};
-use crate::stamping::{ROUND, Sequencer};
+use crate::stamping::{FOLLOWING_ROUND, ROUND, Sequencer};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -154,7 +154,7 @@ pub async fn sequencer(url: &str, label: &str, grown: bool, floor_10_row_64: f64
     };
     println!(
         "stamping: with 64 connections inserting {inserted:.0} events/s, the sequencer stamped \
-         {together:.0} events/s (unstamped when the inserts stopped: {lag})"
+         {together:.0} events/s, up to {FOLLOWING_ROUND} a round (unstamped when the inserts stopped: {lag})"
     );
 
     let at_most = best.min(stamping);
