@@ -12,12 +12,13 @@
 //! and no later row can have a lower `tx`), numbering them after the last position stamped.
 //! Per-stream order holds because a stream's writers take its lock before their first write
 //! (which allocates the xid), so a later version has a higher `tx` — the caveat in
-//! `shared/design.md`, "The log". One statement, one transaction a round, committed without
-//! waiting for its flush (the appender's way: durability is awaited apart, shared).
+//! `shared/design.md`, "The log". One statement, one transaction a round, its commit flushed or
+//! not ([`Sequencer::flush_rounds`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tokio_postgres::{Client, Statement};
 
 /// Rows stamped a round at most when stamping a backlog alone: the order of one appender batch
@@ -73,6 +74,16 @@ impl Sequencer {
         s
     }
 
+    /// Whether each round's commit waits for its WAL flush (which makes durable every insert
+    /// committed before it, so the stamped rows) or not.
+    pub async fn flush_rounds(&self, flushed: bool) {
+        let setting = if flushed { "on" } else { "off" };
+        self.client
+            .batch_execute(&format!("SET synchronous_commit = {setting}"))
+            .await
+            .expect("synchronous_commit");
+    }
+
     /// Moves the cursor past every row inserted so far without stamping them (a phase's
     /// leftovers, so the next phase counts only its own rows).
     pub async fn skip_to_end(&mut self) {
@@ -122,12 +133,21 @@ impl Sequencer {
         (n, started.elapsed().as_secs_f64())
     }
 
-    /// Stamps what settles until `stop`, adding to `count` as it goes.
-    pub async fn follow(mut self, stop: Arc<AtomicBool>, count: Arc<AtomicU64>) -> Sequencer {
+    /// Stamps what settles until `stop`, adding to `count` and telling `cursor` the last
+    /// `(tx, position)` stamped as it goes.
+    pub async fn follow(
+        mut self,
+        stop: Arc<AtomicBool>,
+        count: Arc<AtomicU64>,
+        cursor: watch::Sender<(u64, i64)>,
+    ) -> Sequencer {
         while !stop.load(Ordering::Relaxed) {
             let stamped = self.round(FOLLOWING_ROUND).await;
             count.fetch_add(stamped as u64, Ordering::Relaxed);
-            if stamped == 0 {
+            if stamped > 0 {
+                let tx = self.after_tx.parse().expect("xid8");
+                cursor.send_replace((tx, self.after_position));
+            } else {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
