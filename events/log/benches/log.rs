@@ -9,6 +9,9 @@
 //! - the projector's catch-up rate against the best append rate;
 //! - append → projector-visible latency at half the maximum rate, projector running;
 //! - replay (rebuild) against a plain scan of the same rows;
+//! - the sequencer design weighed (`support/weigh.rs`): parallel inserts of 10-event commands
+//!   into a scratch copy of `log.events` (positions from a sequence) by 1, 2, 8 and 64
+//!   connections, and one sequencer's stamping, against the 10-row floor at 64 writers;
 //!
 //! all of it on an empty log and again on a log that already holds 1,000,000 events.
 //!
@@ -19,6 +22,12 @@
 
 #[path = "support/cluster.rs"]
 mod cluster;
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/stamping.rs"]
+mod stamping;
+#[path = "support/weigh.rs"]
+mod weigh;
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::budget::{BudgetSnapshot, Phase};
@@ -643,6 +652,7 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
         "ratio: replay / scan = {:.2} (target >= 0.50)",
         replay / scan
     );
+    weigh::sequencer(url, label, events_before > 0, floor_10_row_64).await;
 }
 
 /// Grows the log to `target` events with plain SQL, shaped like the 10-event commands: runs of
