@@ -11,7 +11,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use palimpsest_web::command::CommandRequest;
@@ -73,11 +73,17 @@ pub async fn call(
     };
     match dispatch(&records, &function, &request, &headers, &body).await {
         Ok(Answer::Value(result)) => Json(json!({ "result": result })).into_response(),
-        Ok(Answer::Listing(listing)) => (
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            listing.into_body(),
-        )
-            .into_response(),
+        Ok(Answer::Listing(listing)) => {
+            let (length, body) = listing.into_body();
+            (
+                [
+                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                    (CONTENT_LENGTH, HeaderValue::from(length)),
+                ],
+                body,
+            )
+                .into_response()
+        }
         Err(failure) => failure.into_response(),
     }
 }

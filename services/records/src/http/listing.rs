@@ -5,6 +5,7 @@
 
 use crate::http::context::Records;
 use crate::http::failure::Failure;
+use crate::http::newest::newest_per_pk;
 use crate::http::page::Page;
 use crate::seal::SiteKey;
 use axum::body::{Body, Bytes};
@@ -59,8 +60,9 @@ impl Listing {
     }
 
     /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, its rows sent as the
-    /// pieces were written.
-    pub fn into_body(self) -> Body {
+    /// pieces were written, and its length in bytes (for `Content-Length`: the client learns
+    /// the size up front, and the body goes out unchunked).
+    pub fn into_body(self) -> (u64, Body) {
         let tail = format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next);
         let mut parts = Vec::with_capacity(2 * self.pieces.len() + 2);
         parts.push(Bytes::from_static(b"{\"result\":{\"rows\":["));
@@ -71,25 +73,44 @@ impl Listing {
             parts.push(piece);
         }
         parts.push(Bytes::from(tail));
-        Body::from_stream(futures::stream::iter(
+        let length = parts.iter().map(|p| p.len() as u64).sum();
+        let body = Body::from_stream(futures::stream::iter(
             parts.into_iter().map(Ok::<_, Infallible>),
-        ))
+        ));
+        (length, body)
     }
 }
 
-/// A list's answer from the rows its query found. Rows are opened off the async threads; the
-/// rows themselves are freed after the answer is built, on a blocking thread of their own
-/// (100,000 of them take ~10 ms to free, which the client need not wait for).
+/// Which of a query's rows a list answers, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// Every row, in the query's order.
+    All,
+    /// Every row, in the query's order, each with its `org` (lists across organisations).
+    AllWithOrg,
+    /// The newest row of each pk ([`newest_per_pk`]), for a whole sync read in heap order.
+    NewestPerPk,
+}
+
+/// A list's answer from the rows its query found. Rows are picked and opened off the async
+/// threads; the rows themselves are freed after the answer is built, on a blocking thread of
+/// their own (100,000 of them take ~10 ms to free, which the client need not wait for).
 pub async fn list(
     records: &Records,
     page: &Page,
     found: Vec<tokio_postgres::Row>,
-    with_org: bool,
+    pick: Pick,
 ) -> Result<Listing, Failure> {
+    let with_org = pick == Pick::AllWithOrg;
     let next = page.next(&found, with_org);
     let key = records.key.clone();
     let pieces = tokio::task::spawn_blocking(move || {
-        let pieces = open_rows(&key, &found, with_org);
+        let pieces = match pick {
+            Pick::NewestPerPk => open_rows(&key, &newest_per_pk(&found), with_org),
+            Pick::All | Pick::AllWithOrg => {
+                open_rows(&key, &found.iter().collect::<Vec<_>>(), with_org)
+            }
+        };
         tokio::task::spawn_blocking(move || drop(found));
         pieces
     })
@@ -189,12 +210,12 @@ fn field<T: serde::Serialize + ?Sized>(
 /// is most of a large sync's time).
 fn open_rows(
     key: &SiteKey,
-    found: &[tokio_postgres::Row],
+    found: &[&tokio_postgres::Row],
     with_org: bool,
 ) -> Result<Vec<Bytes>, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = cores.min(found.len() / ROWS_PER_THREAD).max(1);
-    let write = |rows: &[tokio_postgres::Row]| -> Result<Bytes, Failure> {
+    let write = |rows: &[&tokio_postgres::Row]| -> Result<Bytes, Failure> {
         let mut out = Vec::with_capacity(rows.len() * 256);
         let mut plain = Vec::with_capacity(1024);
         for (i, row) in rows.iter().enumerate() {

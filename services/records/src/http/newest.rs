@@ -11,15 +11,14 @@
 use crate::http::listing::column;
 use tokio_postgres::Row;
 
-/// `rows` reduced to the newest of each pk (largest `v`, then smallest `del`): the rows
+/// The newest of each pk among `rows` (largest `v`, then smallest `del`): the rows
 /// `SELECT DISTINCT ON (pk) … ORDER BY pk, v DESC, del` answers, in pk order by bytes (the
 /// SQL orders by the column's collation; a whole answer has no cursor that depends on it).
-pub fn newest_per_pk(rows: Vec<Row>) -> Vec<Row> {
-    let order = newest_order(rows.iter().map(key).collect());
-    let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
-    order
+/// The rows stay where they are: the answer points at them.
+pub fn newest_per_pk(rows: &[Row]) -> Vec<&Row> {
+    newest_order(rows.iter().map(key).collect())
         .into_iter()
-        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .filter_map(|i| rows.get(i))
         .collect()
 }
 

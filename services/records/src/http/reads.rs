@@ -11,8 +11,7 @@ use crate::http::body::args;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::listing::{COLUMNS, Listing, list, row_json};
-use crate::http::newest::newest_per_pk;
+use crate::http::listing::{COLUMNS, Listing, Pick, list, row_json};
 use crate::http::page::Paging;
 use crate::projection::schema::table;
 use crate::row::{collection_value_key, index_filter_value};
@@ -127,7 +126,7 @@ pub async fn list_docs(
         ],
     )
     .await?;
-    list(records, &page, found, false).await
+    list(records, &page, found, Pick::All).await
 }
 
 /// `listDocsSk {org?, cl, ik, val, v?}`.
@@ -179,10 +178,7 @@ pub async fn list_docs_sk(
         let sql =
             format!("SELECT {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 AND pk > $4");
         let found = rows(records, &sql, params).await?;
-        let found = tokio::task::spawn_blocking(move || newest_per_pk(found))
-            .await
-            .map_err(Failure::internal)?;
-        return list(records, &page, found, false).await;
+        return list(records, &page, found, Pick::NewestPerPk).await;
     }
     let sql = format!(
         "SELECT DISTINCT ON (pk) {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 \
@@ -190,7 +186,7 @@ pub async fn list_docs_sk(
     );
     params.push(Box::new(page.limit));
     let found = rows(records, &sql, params).await?;
-    list(records, &page, found, false).await
+    list(records, &page, found, Pick::All).await
 }
 
 /// `listDocsIdx {org?, cl, ix, comp, val, v?}`.
@@ -347,7 +343,7 @@ pub async fn by_index_page(
         table("records", &class.clazz)
     );
     let found = rows(records, &sql, params).await?;
-    list(records, &page, found, true).await
+    list(records, &page, found, Pick::AllWithOrg).await
 }
 
 fn param(value: IndexValue) -> Param {
@@ -431,7 +427,7 @@ pub async fn list_orgs(
         Box::new(page.limit),
     ];
     let found = rows(records, &sql, params).await?;
-    list(records, &page, found, true).await
+    list(records, &page, found, Pick::AllWithOrg).await
 }
 
 /// `listOrgsIdx {ix, comp, val, v?}`.
