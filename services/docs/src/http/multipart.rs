@@ -58,16 +58,22 @@ pub fn named(headers: &HeaderMap, wanted: &str) -> bool {
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|range| {
-            let mut pieces = range.split(';');
-            let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
-            let quality = pieces
-                .filter_map(|p| p.trim().strip_prefix("q="))
-                .find_map(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            media == wanted && quality > 0.0
-        })
+        .flat_map(media_ranges)
+        .any(|(media, quality)| media == wanted && quality > 0.0)
+}
+
+/// The media ranges of an `Accept` value, each lower-cased with its quality (1 unless a `q=`
+/// parameter says otherwise).
+fn media_ranges(accept: &str) -> impl Iterator<Item = (String, f32)> + '_ {
+    accept.split(',').map(|range| {
+        let mut pieces = range.split(';');
+        let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+        let quality = pieces
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        (media, quality)
+    })
 }
 
 /// Whether an `Accept` value accepts `wanted` (mochiweb's `accepts_content_type`): listed, or
@@ -76,13 +82,7 @@ fn accepts(accept: &str, wanted: &str) -> bool {
     let main = wanted.split('/').next().unwrap_or(wanted);
     let family = format!("{main}/*");
     let mut any = false;
-    for range in accept.split(',') {
-        let mut pieces = range.split(';');
-        let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
-        let quality = pieces
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
-            .unwrap_or(1.0);
+    for (media, quality) in media_ranges(accept) {
         let named = media == wanted || media == family;
         if named && quality <= 0.0 {
             return false;

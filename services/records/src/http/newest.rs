@@ -16,7 +16,7 @@ use tokio_postgres::Row;
 /// SQL orders by the column's collation; a whole answer has no cursor that depends on it).
 /// The rows stay where they are: the answer points at them.
 pub fn newest_per_pk(rows: &[Row]) -> Vec<&Row> {
-    newest_order(rows.iter().map(key).collect())
+    newest_order(rows.iter().map(key))
         .into_iter()
         .filter_map(|i| rows.get(i))
         .collect()
@@ -38,8 +38,8 @@ fn key(row: &Row) -> Key<'_> {
 /// `v` descending, `del` ascending. The keys are sorted where they lie, each with its pk's
 /// first eight bytes as a number, so a comparison reads the pk itself (in its row's buffer,
 /// a cache miss) only when those are equal.
-fn newest_order(keys: Vec<Key<'_>>) -> Vec<usize> {
-    let mut keyed: Vec<(u64, Key<'_>, usize)> = keys
+fn newest_order<'a>(keys: impl IntoIterator<Item = Key<'a>>) -> Vec<usize> {
+    let mut keyed: Vec<(u64, Key<'a>, usize)> = keys
         .into_iter()
         .zip(0..)
         .map(|(key, i)| (prefix(key.0), key, i))
@@ -69,7 +69,7 @@ mod tests {
 
     /// The keys `newest_order` keeps, in its order.
     fn kept<'a>(keys: &[Key<'a>]) -> Vec<Key<'a>> {
-        newest_order(keys.to_vec())
+        newest_order(keys.iter().copied())
             .into_iter()
             .map(|i| keys[i])
             .collect()
@@ -115,6 +115,6 @@ mod tests {
 
     #[test]
     fn no_rows_keep_nothing() {
-        assert!(newest_order(Vec::new()).is_empty());
+        assert!(newest_order(std::iter::empty()).is_empty());
     }
 }
