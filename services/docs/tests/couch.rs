@@ -315,13 +315,7 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
     };
     let live = dump(&docs).await;
     assert_eq!((live.1.len(), live.2.len()), (4, 2), "{live:?}");
-    palimpsest_projections::rebuild(
-        &docs.app.state.store,
-        palimpsest_docs::projection().as_ref(),
-        |_, _| {},
-    )
-    .await
-    .expect("rebuild");
+    docs.rebuild().await;
     assert_eq!(dump(&docs).await, live);
     docs.stop().await;
 }

@@ -364,13 +364,7 @@ async fn purge_removes_documents_from_the_read_model_and_the_log_keeps_them() {
     let (_, bad) = docs.admin("POST", "/_admin/db/_purge", "[]").await;
     assert!(bad.contains("bad_request"), "{bad}");
     let live = dump(&docs).await;
-    palimpsest_projections::rebuild(
-        &docs.app.state.store,
-        palimpsest_docs::projection().as_ref(),
-        |_, _| {},
-    )
-    .await
-    .expect("rebuild");
+    docs.rebuild().await;
     assert_eq!(dump(&docs).await, live);
     docs.stop().await;
 }
@@ -445,13 +439,7 @@ async fn resync_reroutes_the_documents_the_new_sync_function_routes_differently(
     assert_eq!(docs.head().await, head, "nothing to change appends nothing");
     assert_eq!(events_of(&docs, "DocumentResynced").await, 252);
     let live = dump(&docs).await;
-    palimpsest_projections::rebuild(
-        &docs.app.state.store,
-        palimpsest_docs::projection().as_ref(),
-        |_, _| {},
-    )
-    .await
-    .expect("rebuild");
+    docs.rebuild().await;
     assert_eq!(dump(&docs).await, live);
     docs.stop().await;
 }
@@ -567,13 +555,7 @@ async fn roles_granted_by_a_document_open_their_channels_until_the_document_revo
         live[3].iter().any(|row| row["revoked_seq"].is_i64()),
         "{live:?}"
     );
-    palimpsest_projections::rebuild(
-        &docs.app.state.store,
-        palimpsest_docs::projection().as_ref(),
-        |_, _| {},
-    )
-    .await
-    .expect("rebuild");
+    docs.rebuild().await;
     assert_eq!(dump(&docs).await, live);
     docs.stop().await;
 }

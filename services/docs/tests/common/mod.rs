@@ -104,6 +104,18 @@ impl Docs {
             .collect()
     }
 
+    /// Drops the docs read model and rebuilds it by replaying the log (then compare it with
+    /// what the live projector wrote).
+    pub async fn rebuild(&self) {
+        palimpsest_projections::rebuild(
+            &self.app.state.store,
+            palimpsest_docs::projection().as_ref(),
+            |_, _| {},
+        )
+        .await
+        .expect("rebuild");
+    }
+
     /// Stops the app and drops its database.
     pub async fn stop(self) {
         self.app.stop().await;
