@@ -60,6 +60,18 @@ fn rows(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The document ids of the changes an eventsource request answers.
+async fn ids(request: reqwest::RequestBuilder) -> Vec<Value> {
+    let text = request
+        .send()
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("text");
+    rows(&text).iter().map(|r| r["id"].clone()).collect()
+}
+
 #[tokio::test]
 async fn the_eventsource_feed_sends_changes_as_server_sent_events_with_heartbeats() {
     let docs = Docs::start().await;
@@ -105,47 +117,21 @@ async fn the_eventsource_feed_resumes_from_last_event_id_and_keeps_filters_and_l
     let client = reqwest::Client::new();
     let get = |path: &str| client.get(docs.url(path));
 
-    let resumed = get("/db/_changes?feed=eventsource&since=0&timeout=100")
-        .header("Last-Event-ID", after_b.to_string())
-        .send()
-        .await
-        .expect("get")
-        .text()
-        .await
-        .expect("text");
-    let ids: Vec<Value> = rows(&resumed).iter().map(|r| r["id"].clone()).collect();
-    assert_eq!(ids, [json!("c"), json!("d")]);
-
-    let by_channel =
-        get("/db/_changes?feed=eventsource&timeout=100&filter=sync_gateway/bychannel&channels=y")
-            .send()
-            .await
-            .expect("get")
-            .text()
-            .await
-            .expect("text");
-    let ids: Vec<Value> = rows(&by_channel).iter().map(|r| r["id"].clone()).collect();
-    assert_eq!(ids, [json!("b"), json!("c")]);
-
-    let by_id =
-        get("/db/_changes?feed=eventsource&timeout=100&filter=_doc_ids&doc_ids=[\"d\",\"a\"]")
-            .send()
-            .await
-            .expect("get")
-            .text()
-            .await
-            .expect("text");
-    let ids: Vec<Value> = rows(&by_id).iter().map(|r| r["id"].clone()).collect();
-    assert_eq!(ids, [json!("a"), json!("d")]);
-
-    let limited = get("/db/_changes?feed=eventsource&limit=1&timeout=60000")
-        .send()
-        .await
-        .expect("get")
-        .text()
-        .await
-        .expect("text");
-    let ids: Vec<Value> = rows(&limited).iter().map(|r| r["id"].clone()).collect();
-    assert_eq!(ids, [json!("a")], "the feed ends after `limit` rows");
+    let resumed = ids(get("/db/_changes?feed=eventsource&since=0&timeout=100")
+        .header("Last-Event-ID", after_b.to_string()))
+    .await;
+    assert_eq!(resumed, [json!("c"), json!("d")]);
+    let by_channel = ids(get(
+        "/db/_changes?feed=eventsource&timeout=100&filter=sync_gateway/bychannel&channels=y",
+    ))
+    .await;
+    assert_eq!(by_channel, [json!("b"), json!("c")]);
+    let by_id = ids(get(
+        "/db/_changes?feed=eventsource&timeout=100&filter=_doc_ids&doc_ids=[\"d\",\"a\"]",
+    ))
+    .await;
+    assert_eq!(by_id, [json!("a"), json!("d")]);
+    let limited = ids(get("/db/_changes?feed=eventsource&limit=1&timeout=60000")).await;
+    assert_eq!(limited, [json!("a")], "the feed ends after `limit` rows");
     docs.stop().await;
 }
