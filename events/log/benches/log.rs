@@ -379,7 +379,7 @@ async fn catch_up(store: &EventStore, client: &tokio_postgres::Client) -> (f64, 
         .unwrap_or(0);
     let shutdown = CancellationToken::new();
     let started = Instant::now();
-    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), shutdown.clone());
+    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), None, shutdown.clone());
     loop {
         let at: Option<i64> = client
             .query_one(
@@ -607,7 +607,7 @@ async fn suite(store: &EventStore, server: &Server, label: &str) {
     );
 
     let shutdown = CancellationToken::new();
-    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), shutdown.clone());
+    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), None, shutdown.clone());
     let half = r(64, 1) / 2.0;
     let l = latency(store, url, half).await;
     println!(

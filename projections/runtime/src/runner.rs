@@ -1,7 +1,9 @@
 //! Running a projection live: catch up from the log, then follow it.
 
 use crate::stall::{self, Stall};
-use crate::{PROJECTION_CHANNEL, Projection, ProjectionError, checkpoint, rebuild};
+use crate::{
+    PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, checkpoint, rebuild,
+};
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::rows::{COLUMNS, to_events};
@@ -62,17 +64,54 @@ pub async fn ensure(
 /// `BEGIN`; the projection's lock pipelined with the read of the events after the checkpoint;
 /// the projection's writes pipelined with the checkpoint and the notification (all in the one
 /// transaction, so their order inside it does not matter: they commit together or not at all,
-/// and the notification is only delivered at the commit); `COMMIT`. Four round trips a batch,
-/// each of them waited on by every write whose client reads its own writes.
-#[tracing::instrument(skip_all, fields(projection = projection.name()))]
+/// and the notification is only delivered at the commit); `COMMIT`. Four round trips a batch;
+/// the live runner begins its transaction before it waits for the log to move, so the three
+/// after it are what a write reading its own writes waits for.
 pub async fn apply_next_batch(
     store: &EventStore,
     projection: &dyn Projection,
     limit: i64,
 ) -> Result<usize, ProjectionError> {
-    let name = projection.name();
+    Ok(apply_when_ready(store, projection, limit, async { true })
+        .await?
+        .map_or(0, |batch| batch.events))
+}
+
+/// A batch a projector committed.
+struct Committed {
+    /// How many events it applied.
+    events: usize,
+    /// The checkpoint it committed: the position of its last event.
+    position: i64,
+}
+
+/// [`apply_next_batch`] in a transaction begun before `ready` (the wait for new events) ends:
+/// the `BEGIN` is off the path of the writes waiting for this projection. An idle transaction
+/// holds no lock and no snapshot until its first statement. `None` when caught up, or when
+/// `ready` says not to go on (shutting down).
+async fn apply_when_ready(
+    store: &EventStore,
+    projection: &dyn Projection,
+    limit: i64,
+    ready: impl std::future::Future<Output = bool>,
+) -> Result<Option<Committed>, ProjectionError> {
     let mut client = store.pool().get().await?;
     let tx = client.transaction().await?;
+    if !ready.await {
+        return Ok(None);
+    }
+    apply_in(store, tx, projection, limit).await
+}
+
+/// The batch's work in `tx`, begun: lock, read, write, commit.
+#[tracing::instrument(skip_all, fields(projection = projection.name()))]
+async fn apply_in(
+    store: &EventStore,
+    tx: deadpool_postgres::Transaction<'_>,
+    projection: &dyn Projection,
+    limit: i64,
+) -> Result<Option<Committed>, ProjectionError> {
+    let name = projection.name();
     let lock = tx
         .prepare_cached("SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))")
         .await?;
@@ -91,7 +130,7 @@ pub async fn apply_next_batch(
     )?;
     let events = to_events(&rows)?;
     let Some(last) = events.last() else {
-        return Ok(0);
+        return Ok(None);
     };
     let (last_position, last_time) = (last.position, last.recorded_at);
     let write = tx
@@ -130,7 +169,10 @@ pub async fn apply_next_batch(
     });
     metrics::counter!("palimpsest_projection_events_total", "projection" => name)
         .increment(events.len() as u64);
-    Ok(events.len())
+    Ok(Some(Committed {
+        events: events.len(),
+        position: last_position,
+    }))
 }
 
 /// The longest wait between tries while the database is away: a projector resumes within this
@@ -143,9 +185,14 @@ const STALL_RETRY: Duration = Duration::from_secs(5);
 /// Starts a task that ensures the projection, catches it up and follows the log until
 /// `shutdown`. A failure of the database is retried with a short backoff (the failed batch left
 /// no trace); an event the projection cannot apply stops it there, loudly ([`crate::stall`]).
+///
+/// `watch`, this process's [`ProjectionWatch`], is told of each batch as soon as it commits:
+/// the writes of this process waiting for it answer without the hop through Postgres'
+/// `NOTIFY` (which still tells every other process).
 pub fn spawn_runner(
     store: EventStore,
     projection: Arc<dyn Projection>,
+    watch: Option<ProjectionWatch>,
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
@@ -168,24 +215,34 @@ pub fn spawn_runner(
         let mut runner = Runner {
             store: store.clone(),
             projection,
+            watch,
             narrowing: 0,
             stalled: None,
             backoff: Duration::from_millis(50),
         };
         let mut head = store.head().subscribe();
+        let mut next = Next::Now;
         while !shutdown.is_cancelled() {
-            match runner.step().await {
-                Next::Now => {}
-                Next::AfterHead => tokio::select! {
-                    _ = head.changed() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    _ = shutdown.cancelled() => return,
-                },
-                Next::After(wait) => tokio::select! {
+            // Waiting for the log to move happens inside the next batch's transaction (its
+            // `BEGIN` already answered); waiting out a failure happens outside any.
+            let after_head = matches!(next, Next::AfterHead);
+            if let Next::After(wait) = next {
+                tokio::select! {
                     _ = tokio::time::sleep(wait) => {}
                     _ = shutdown.cancelled() => return,
-                },
+                }
             }
+            let ready = async {
+                if !after_head {
+                    return true;
+                }
+                tokio::select! {
+                    _ = head.changed() => true,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => true,
+                    _ = shutdown.cancelled() => false,
+                }
+            };
+            next = runner.step(ready).await;
         }
     })
 }
@@ -201,6 +258,8 @@ enum Next {
 struct Runner {
     store: EventStore,
     projection: Arc<dyn Projection>,
+    /// This process's waiters, told of each commit.
+    watch: Option<ProjectionWatch>,
     /// Events still to apply one at a time, looking for the one that failed a batch.
     narrowing: usize,
     /// The event it is stopped on, if any.
@@ -209,20 +268,24 @@ struct Runner {
 }
 
 impl Runner {
-    async fn step(&mut self) -> Next {
+    /// Applies the next batch once `ready` (see [`apply_when_ready`]); when to try again.
+    async fn step(&mut self, ready: impl std::future::Future<Output = bool>) -> Next {
         let name = self.projection.name();
         let one_by_one = self.narrowing > 0 || self.stalled.is_some();
         let limit = if one_by_one { 1 } else { BATCH };
-        match apply_next_batch(&self.store, self.projection.as_ref(), limit).await {
-            Ok(0) => {
+        match apply_when_ready(&self.store, self.projection.as_ref(), limit, ready).await {
+            Ok(None) => {
                 self.narrowing = 0;
                 metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(0.0);
                 metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name).set(0.0);
                 Next::AfterHead
             }
-            Ok(applied) => {
+            Ok(Some(batch)) => {
+                if let Some(watch) = &self.watch {
+                    watch.applied(name, batch.position);
+                }
                 self.backoff = Duration::from_millis(50);
-                self.narrowing = self.narrowing.saturating_sub(applied);
+                self.narrowing = self.narrowing.saturating_sub(batch.events);
                 if let Some(stall) = self.stalled.take() {
                     metrics::gauge!("palimpsest_projection_stalled", "projection" => name).set(0.0);
                     tracing::info!(

@@ -129,6 +129,13 @@ impl ProjectionWatch {
         }
     }
 
+    /// Tells this process's waiters that projection `name` has committed `position`: what
+    /// the runner of this process calls at each commit (other processes' commits are heard
+    /// through their `NOTIFY`).
+    pub fn applied(&self, name: &str, position: i64) {
+        advance(&self.seen, name, position);
+    }
+
     /// The stall of projection `name` this process knows of, if any.
     pub fn stall(&self, name: &str) -> Option<Stall> {
         self.seen.borrow().stalls.get(name).cloned()

@@ -48,7 +48,7 @@ async fn follows_the_log_live_and_a_rebuild_equals_the_live_model() {
     let store = EventStore::connect(db.url()).await.expect("connect");
     append(&store, "a", 3).await;
     let shutdown = CancellationToken::new();
-    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), shutdown.clone());
+    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), None, shutdown.clone());
     let watch = ProjectionWatch::start(db.url(), store.pool().clone()).expect("watch");
     for i in 0..20 {
         append(&store, &format!("s{}", i % 7), 2).await;
@@ -85,6 +85,41 @@ async fn follows_the_log_live_and_a_rebuild_equals_the_live_model() {
     shutdown.cancel();
     runner.await.expect("runner");
     db.drop().await;
+}
+
+/// A runner tells its own process's waiters at each commit. Here the watch follows another,
+/// empty database: no notification and no checkpoint query can tell it anything, so only the
+/// runner can.
+#[tokio::test]
+async fn a_runner_tells_the_watch_of_its_process_at_each_commit() {
+    let db = TestDb::create().await;
+    let elsewhere = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    let pool = palimpsest_log::store::pool(elsewhere.url(), 2).expect("pool");
+    let deaf = ProjectionWatch::start(elsewhere.url(), pool).expect("watch");
+    let shutdown = CancellationToken::new();
+    let runner = spawn_runner(
+        store.clone(),
+        Arc::new(StreamHeads),
+        Some(deaf.clone()),
+        shutdown.clone(),
+    );
+    let last = append(&store, "a", 3).await;
+    assert!(
+        deaf.wait_for("stream_heads", last, Duration::from_secs(30))
+            .await,
+        "the runner's commit reached the watch of its process"
+    );
+    assert!(
+        !deaf
+            .wait_for("stream_heads", last + 1, Duration::from_millis(300))
+            .await,
+        "a position nobody committed is not reached"
+    );
+    shutdown.cancel();
+    runner.await.expect("runner");
+    db.drop().await;
+    elsewhere.drop().await;
 }
 
 /// A projection that fails at a chosen position, like a projector killed mid-batch.

@@ -83,6 +83,7 @@ async fn a_poison_event_stops_the_projector_loudly_and_a_fixed_one_resumes_from_
     let runner = spawn_runner(
         store.clone(),
         Arc::new(Buggy { fixed: false }),
+        None,
         shutdown.clone(),
     );
 
@@ -134,6 +135,7 @@ async fn a_poison_event_stops_the_projector_loudly_and_a_fixed_one_resumes_from_
     let runner = spawn_runner(
         store.clone(),
         Arc::new(Buggy { fixed: true }),
+        None,
         shutdown.clone(),
     );
     // (Until it has applied that event, waiters are still told it is stopped.)

@@ -11,8 +11,8 @@
 //!   PouchDB pulling them back: documents per second (no target).
 //!
 //! `cargo bench -p palimpsest-docs --bench docs` (a fresh database on the local Postgres, or
-//! the server `DATABASE_URL` names, dropped at the end; PouchDB is installed by `npm ci` in
-//! `tests/pouchdb` when missing).
+//! on the server `PALIMPSEST_TEST_ADMIN_URL` names, dropped at the end; PouchDB is installed by
+//! `npm ci` in `tests/pouchdb` when missing).
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::{AppendRequest, EventStore};

@@ -102,6 +102,7 @@ async fn main() {
     palimpsest_projections::spawn_runner(
         state.store.clone(),
         palimpsest_pads::projection(),
+        Some(state.watch.clone()),
         shutdown.clone(),
     );
     let app = axum::Router::new().nest("/pads", palimpsest_pads::router(state.clone()));

@@ -4,6 +4,11 @@ use clap::Parser;
 use palimpsest::cli::{self, Cli};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc rather than glibc's malloc: under 64 concurrent writers glibc's arenas (locks,
+/// `malloc_consolidate`) were ~20% of the process's CPU per write (ARCHITECTURE.md, records).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()

@@ -93,6 +93,7 @@ pub async fn start(
             tasks.push(spawn_runner(
                 state.store.clone(),
                 projection,
+                Some(state.watch.clone()),
                 shutdown.clone(),
             ));
         }

@@ -14,11 +14,14 @@
 //! durability wait per append) and this process's CPU per write; where the rest goes is read
 //! from a CPU profile (`perf record -a -g` while the phase runs; see ARCHITECTURE.md).
 //!
+//! The 64-client write phase is followed by a floor of HTTP alone: the same requests from the
+//! same client against a route that only parses the body and answers it.
+//!
 //! `cargo bench -p palimpsest-records --bench records` (uses a fresh database on the local
-//! Postgres, or the server `DATABASE_URL` names, and drops it). `RECORDS_BENCH_PHASES` (a comma
-//! list of `write1`, `write64`, `sync`; all by default) runs some phases only, and
-//! `RECORDS_BENCH_WRITES` sets the writes per client at 64 clients (30 by default): a longer
-//! phase to profile.
+//! Postgres, or on the server `PALIMPSEST_TEST_ADMIN_URL` names, and drops it).
+//! `RECORDS_BENCH_PHASES` (a comma list of `write1`, `write64`, `http64`, `sync`; all by
+//! default) runs some phases only, and `RECORDS_BENCH_WRITES` sets the writes per client at 64
+//! clients (30 by default): a longer phase to profile.
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::budget::{BudgetSnapshot, Phase};
@@ -30,6 +33,10 @@ use palimpsest_web::AppState;
 use serde_json::json;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// The binary's allocator (`services/palimpsest/src/main.rs`), so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const SYNC_DOCS: usize = 100_000;
 
@@ -144,6 +151,26 @@ async fn insert_rate(
     (clients * per_client) as f64 / started.elapsed().as_secs_f64()
 }
 
+/// The rate of `insert_rate`'s requests against a route that only parses the body as JSON and
+/// answers it inside `{"result": …}`: what HTTP alone costs on this machine.
+async fn http_floor(http: &reqwest::Client, admin: &str, clients: usize, per_client: usize) -> f64 {
+    async fn echo(body: axum::body::Bytes) -> axum::Json<serde_json::Value> {
+        let mut data: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        data["pk"] = json!("abcdefghijklmnopqrstuv");
+        data["v"] = json!(1_700_000_000_000i64);
+        axum::Json(json!({"result": data}))
+    }
+    let app = axum::Router::new().route("/records/api/insertDoc", axum::routing::post(echo));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}/records", listener.local_addr().expect("addr"));
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let rate = insert_rate(http, &base, admin, clients, per_client, "echo").await;
+    server.abort();
+    rate
+}
+
 /// Seeds `SYNC_DOCS` rows of collection auteur = Zola straight into the row table.
 async fn seed(state: &AppState, key: &SiteKey) {
     let client = state.read.get().await.expect("client");
@@ -189,8 +216,12 @@ async fn main() {
         .await
         .expect("read model");
     let shutdown = CancellationToken::new();
-    let runner =
-        palimpsest_projections::spawn_runner(state.store.clone(), projection, shutdown.clone());
+    let runner = palimpsest_projections::spawn_runner(
+        state.store.clone(),
+        projection,
+        Some(state.watch.clone()),
+        shutdown.clone(),
+    );
     let app = axum::Router::new()
         .nest("/records", palimpsest_records::router(state.clone()))
         .layer(axum::middleware::from_fn(
@@ -256,6 +287,12 @@ async fn main() {
         print_budget(&budget, clients * per_client, cpu);
         println!("    the floor's own:");
         print_budget(&floor_budget, clients * per_client, floor_cpu);
+    }
+    if runs("http64") {
+        let rate = http_floor(&http, &admin, 64, writes_64).await;
+        println!(
+            "  floor: HTTP alone (a route that parses the body and answers it), 64 clients: {rate:>8.0}/s"
+        );
     }
     if !runs("sync") {
         shutdown.cancel();

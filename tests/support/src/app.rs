@@ -197,6 +197,7 @@ impl TestApp {
             running.spawn(palimpsest_projections::spawn_runner(
                 self.state.store.clone(),
                 projection,
+                Some(self.state.watch.clone()),
                 running.shutdown.clone(),
             ));
         }

@@ -2,8 +2,8 @@
 
 use tokio_postgres::NoTls;
 
-/// The maintenance connection string: `PALIMPSEST_TEST_ADMIN_URL`, else the `postgres` database
-/// of the server `DATABASE_URL` names, else the local default.
+/// The maintenance connection string: `PALIMPSEST_TEST_ADMIN_URL`, else the local default
+/// (`postgres` on 127.0.0.1:5432).
 pub fn admin_url() -> String {
     if let Ok(url) = std::env::var("PALIMPSEST_TEST_ADMIN_URL") {
         return url;
