@@ -11,8 +11,10 @@
 //! - the decrypt-and-decode cost per document.
 //!
 //! Each write phase also prints its time budget: the log's own (queue wait, round trips, plan,
-//! durability wait per append) and this process's CPU per write; where the rest goes is read
-//! from a CPU profile (`perf record -a -g` while the phase runs; see ARCHITECTURE.md).
+//! durability wait per append), the CPU per write of this process and of the whole machine
+//! (Postgres included), and the rate CPU alone would allow with every core busy; where the rest
+//! goes is read from a CPU profile (`perf record --call-graph dwarf` while the phase runs; see
+//! ARCHITECTURE.md).
 //!
 //! The 64-client write phase is followed by a floor of HTTP alone: the same requests from the
 //! same client against a route that only parses the body and answers it.
@@ -21,7 +23,7 @@
 //! Postgres, or on the server `PALIMPSEST_TEST_ADMIN_URL` names, and drops it).
 //! `RECORDS_BENCH_PHASES` (a comma list of `write1`, `write64`, `http64`, `sync`; all by
 //! default) runs some phases only, and `RECORDS_BENCH_WRITES` sets the writes per client at 64
-//! clients (30 by default): a longer phase to profile.
+//! clients (200 by default; shorter phases swing with the machine): a longer phase to profile.
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::budget::{BudgetSnapshot, Phase};
@@ -47,24 +49,65 @@ fn runs(phase: &str) -> bool {
         .unwrap_or(true)
 }
 
-/// CPU seconds this process has used (user + system), from `/proc/self/stat`; 0 elsewhere.
-fn cpu_seconds() -> f64 {
+/// CPU used, in seconds: by this process (user + system, `/proc/self/stat`) and by the whole
+/// machine (busy and in all, every core, `/proc/stat`); zeros elsewhere.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    process: f64,
+    busy: f64,
+    total: f64,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        Cpu {
+            process: process_seconds(),
+            ..machine_seconds()
+        }
+    }
+
+    fn since(self, before: Cpu) -> Cpu {
+        Cpu {
+            process: self.process - before.process,
+            busy: self.busy - before.busy,
+            total: self.total - before.total,
+        }
+    }
+}
+
+/// The numbers of a `/proc` line after `skip` fields, as ticks (100 a second).
+fn ticks(line: &str, skip: usize) -> Vec<f64> {
+    line.split_whitespace()
+        .skip(skip)
+        .map(|f| f.parse::<f64>().unwrap_or(0.0) / 100.0)
+        .collect()
+}
+
+fn process_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0.0;
     };
-    // Fields after the command name (which may hold spaces) end with `)`.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
+    // Fields after the command name (which may hold spaces) end with `)`; utime and stime are
+    // fields 14 and 15 (11 and 12 after the name).
+    let fields = stat.rsplit_once(')').map(|(_, rest)| ticks(rest, 0));
+    let field = |i: usize| fields.as_ref().and_then(|f| f.get(i)).copied();
+    field(11).unwrap_or(0.0) + field(12).unwrap_or(0.0)
+}
+
+fn machine_seconds() -> Cpu {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = stat.lines().next() else {
+        return Cpu::default();
     };
-    // utime and stime are fields 14 and 15 (11 and 12 after the name); 100 ticks a second.
-    (ticks(11) + ticks(12)) / 100.0
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let t = ticks(line, 1);
+    let at = |i: usize| t.get(i).copied().unwrap_or(0.0);
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
+    Cpu {
+        process: 0.0,
+        busy,
+        total: busy + at(3) + at(4),
+    }
 }
 
 /// The median of `times` (the upper one of an even count).
@@ -77,9 +120,9 @@ fn ms(total: std::time::Duration, count: u64) -> f64 {
     total.as_secs_f64() * 1000.0 / count.max(1) as f64
 }
 
-/// The log's budget of the appends between two snapshots, per append (command), and this
-/// process's CPU per write.
-fn print_budget(b: &BudgetSnapshot, writes: usize, cpu: f64) {
+/// The log's budget of the appends between two snapshots, per append (command), and the CPU
+/// per write: this process's and the machine's (Postgres' included).
+fn print_budget(b: &BudgetSnapshot, writes: usize, cpu: Cpu) {
     let n = b.batches;
     println!(
         "    log: {} appends in {} batches ({:.1} a batch); per append: queue wait {:.2} ms | \
@@ -93,9 +136,12 @@ fn print_budget(b: &BudgetSnapshot, writes: usize, cpu: f64) {
         ms(b.phase(Phase::Writes), n),
         ms(b.phase(Phase::Durable), n),
     );
+    let per_write = |seconds: f64| seconds * 1e6 / writes.max(1) as f64;
     println!(
-        "    this process's CPU: {:.0} us per write",
-        cpu * 1e6 / writes.max(1) as f64
+        "    CPU per write: this process {:.0} us | the machine {:.0} us, its cores {:.0}% busy",
+        per_write(cpu.process),
+        per_write(cpu.busy),
+        100.0 * cpu.busy / cpu.total.max(f64::MIN_POSITIVE)
     );
 }
 
@@ -252,18 +298,18 @@ async fn main() {
     let writes_64: usize = std::env::var("RECORDS_BENCH_WRITES")
         .ok()
         .and_then(|w| w.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(200);
     for (phase, clients, per_client) in [("write1", 1usize, 300usize), ("write64", 64, writes_64)] {
         if !runs(phase) {
             continue;
         }
         let before = state.store.budget();
-        let cpu = cpu_seconds();
+        let cpu = Cpu::now();
         let floor = log_rate(&state.store, clients, per_client).await;
         let floor_budget = state.store.budget().since(&before);
-        let floor_cpu = cpu_seconds() - cpu;
+        let floor_cpu = Cpu::now().since(cpu);
         let before = state.store.budget();
-        let cpu = cpu_seconds();
+        let cpu = Cpu::now();
         let rate = insert_rate(
             &http,
             &base,
@@ -274,7 +320,7 @@ async fn main() {
         )
         .await;
         let budget = state.store.budget().since(&before);
-        let cpu = cpu_seconds() - cpu;
+        let cpu = Cpu::now().since(cpu);
         println!(
             "  insertDoc, {clients:>2} clients: {rate:>8.0} docs/s   log 1-event appends: {floor:>8.0}/s   ratio {:>5.1}% (goal >= 50%)",
             100.0 * rate / floor
@@ -287,11 +333,26 @@ async fn main() {
         print_budget(&budget, clients * per_client, cpu);
         println!("    the floor's own:");
         print_budget(&floor_budget, clients * per_client, floor_cpu);
+        // What CPU alone allows: every core busy at this phase's CPU per write.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let ceiling = cores * (clients * per_client) as f64 / cpu.busy.max(f64::MIN_POSITIVE);
+        println!(
+            "    every core busy at this CPU per write: insertDoc {ceiling:.0}/s at most, \
+             {:.1}% of the log's appends measured above",
+            100.0 * ceiling / floor
+        );
     }
     if runs("http64") {
+        let cpu = Cpu::now();
         let rate = http_floor(&http, &admin, 64, writes_64).await;
+        let cpu = Cpu::now().since(cpu);
         println!(
             "  floor: HTTP alone (a route that parses the body and answers it), 64 clients: {rate:>8.0}/s"
+        );
+        println!(
+            "    CPU per request: the machine {:.0} us, its cores {:.0}% busy",
+            cpu.busy * 1e6 / (64 * writes_64) as f64,
+            100.0 * cpu.busy / cpu.total.max(f64::MIN_POSITIVE)
         );
     }
     if !runs("sync") {
