@@ -122,6 +122,57 @@ async fn a_runner_tells_the_watch_of_its_process_at_each_commit() {
     elsewhere.drop().await;
 }
 
+/// A runner waits for the log inside its next batch's transaction, begun (so its `BEGIN` is
+/// not on the path of the writes waiting for it), and that transaction holds no lock while it
+/// waits: a replay's swap or another process's runner is not held up by an idle one.
+#[tokio::test]
+async fn an_idle_runner_waits_in_a_begun_transaction_that_holds_no_lock() {
+    let db = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    let shutdown = CancellationToken::new();
+    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), None, shutdown.clone());
+    append(&store, "a", 2).await;
+    let client = store.pool().get().await.expect("client");
+    let mut seen = false;
+    for _ in 0..200 {
+        let idle: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity a \
+                 WHERE a.datname = current_database() AND a.state = 'idle in transaction' \
+                 AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid \
+                                 AND l.locktype = 'advisory')",
+                &[],
+            )
+            .await
+            .expect("activity")
+            .get(0);
+        if idle > 0 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        seen,
+        "the caught-up runner waits in a begun transaction without the projection's lock"
+    );
+    let held: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+             WHERE a.datname = current_database() AND l.locktype = 'advisory' \
+             AND a.state = 'idle in transaction'",
+            &[],
+        )
+        .await
+        .expect("locks")
+        .get(0);
+    assert_eq!(held, 0, "no idle transaction holds an advisory lock");
+    drop(client);
+    shutdown.cancel();
+    runner.await.expect("runner");
+    db.drop().await;
+}
+
 /// A projection that fails at a chosen position, like a projector killed mid-batch.
 struct FailsAt(i64);
 
