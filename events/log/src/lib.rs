@@ -15,6 +15,7 @@
 pub mod append;
 pub mod audit;
 pub mod budget;
+pub mod durable;
 pub mod error;
 pub mod head;
 pub mod limits;

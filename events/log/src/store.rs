@@ -1,6 +1,7 @@
 //! The event store: connecting, appending through the group-commit writer, reading.
 
 use crate::budget::{Budget, BudgetSnapshot};
+use crate::durable::DurableWatch;
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
 use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
@@ -45,6 +46,7 @@ struct Inner {
     log_id: Uuid,
     writer: WriterHandle,
     head: HeadWatch,
+    durable: DurableWatch,
     budget: Arc<Budget>,
 }
 
@@ -125,13 +127,21 @@ impl EventStore {
             .get(0);
         let head = HeadWatch::start(database_url, pool.clone()).await?;
         let budget = Arc::new(Budget::default());
-        let writer = writer::spawn(pool.clone(), head.clone(), budget.clone(), options);
+        let durable = DurableWatch::new();
+        let writer = writer::spawn(
+            pool.clone(),
+            head.clone(),
+            durable.clone(),
+            budget.clone(),
+            options,
+        );
         Ok(EventStore {
             inner: Arc::new(Inner {
                 pool,
                 log_id,
                 writer,
                 head,
+                durable,
                 budget,
             }),
             limits: Limits::default(),
@@ -283,7 +293,16 @@ impl EventStore {
     /// Waits until every event committed so far is on disk; call it before showing events
     /// outside the database (the relay does, before publishing).
     pub async fn wait_durable(&self) -> Result<(), LogError> {
-        crate::writer::durable(&self.inner.pool).await
+        // Every position the head shows has committed, so the flush below takes it.
+        let committed = self.inner.head.current();
+        crate::writer::durable(&self.inner.pool).await?;
+        self.inner.durable.advance(committed);
+        Ok(())
+    }
+
+    /// The position this process knows is on disk (see [`crate::durable`]).
+    pub fn durable(&self) -> &DurableWatch {
+        &self.inner.durable
     }
 
     /// The answer stored with the command appended under idempotency key `key`, if any; the

@@ -27,6 +27,7 @@
 //! alone, carefully, so that only the faulty one fails.
 
 use crate::budget::{Budget, Phase};
+use crate::durable::DurableWatch;
 use crate::head::HeadWatch;
 use crate::plan::{Head, Plan, Planner, Rows, Seen, decode_heads, stream_columns};
 use crate::rows::{COLUMNS, to_events};
@@ -85,6 +86,7 @@ const LINGER: std::time::Duration = std::time::Duration::from_micros(500);
 pub(crate) fn spawn(
     pool: Pool,
     head: HeadWatch,
+    durable: DurableWatch,
     budget: Arc<Budget>,
     options: AppendOptions,
 ) -> WriterHandle {
@@ -92,6 +94,7 @@ pub(crate) fn spawn(
     let mut appender = Appender {
         pool,
         head,
+        durable,
         budget,
         known: Known::default(),
         line: None,
@@ -261,6 +264,9 @@ enum Mode {
 struct Appender {
     pool: Pool,
     head: HeadWatch,
+    /// What this process knows is on disk: moved when a batch's own commit flushed it, or when
+    /// the durability commit its callers wait for returns.
+    durable: DurableWatch,
     budget: Arc<Budget>,
     known: Known,
     /// The connection warm batches are pipelined on, in order, with their statements prepared.
@@ -452,7 +458,7 @@ impl Appender {
         match outcome {
             Ok((outcomes, last)) => {
                 self.head.advance(last);
-                self.answer(sent.replies, outcomes, sent.flushed);
+                self.answer(sent.replies, outcomes, sent.flushed, last);
             }
             Err(e) => {
                 self.head.advance(sent.position);
@@ -486,7 +492,7 @@ impl Appender {
                 Ok(None) => mode = Mode::Careful,
                 Ok(Some(((outcomes, last), flushed))) => {
                     self.head.advance(last);
-                    self.answer(replies, outcomes, flushed);
+                    self.answer(replies, outcomes, flushed, last);
                     return;
                 }
                 Err(e) if mode != Mode::Careful => {
@@ -512,10 +518,12 @@ impl Appender {
         replies: Vec<Reply>,
         outcomes: Vec<Result<Appended, AppendError>>,
         flushed: bool,
+        last: i64,
     ) {
         if !flushed {
             return self.answer_when_durable(replies, outcomes);
         }
+        self.durable.advance(last);
         for (reply, outcome) in replies.into_iter().zip(outcomes) {
             let _ = reply.send(outcome);
         }
@@ -528,10 +536,17 @@ impl Appender {
         outcomes: Vec<Result<Appended, AppendError>>,
     ) {
         let (pool, budget) = (self.pool.clone(), self.budget.clone());
+        let (head, on_disk) = (self.head.clone(), self.durable.clone());
         tokio::spawn(async move {
             let started = Instant::now();
+            // Every position the head shows has committed (this batch's among them), so the
+            // durability commit takes it to disk.
+            let committed = head.current();
             let flushed = durable(&pool).await;
             budget.add(Phase::Durable, started.elapsed());
+            if flushed.is_ok() {
+                on_disk.advance(committed);
+            }
             for (reply, outcome) in replies.into_iter().zip(outcomes) {
                 let outcome = match &flushed {
                     Ok(()) => outcome,
@@ -550,9 +565,12 @@ impl Appender {
                 Ok(Some(((mut outcomes, last), _))) => {
                     self.head.advance(last);
                     match durable(&self.pool).await {
-                        Ok(()) => outcomes
-                            .pop()
-                            .unwrap_or(Err(AppendError::Log(LogError::WriterStopped))),
+                        Ok(()) => {
+                            self.durable.advance(last);
+                            outcomes
+                                .pop()
+                                .unwrap_or(Err(AppendError::Log(LogError::WriterStopped)))
+                        }
                         Err(e) => Err(AppendError::Log(LogError::NotDurable(e.to_string()))),
                     }
                 }

@@ -1,7 +1,7 @@
 //! The log against a real Postgres: appends, conflicts, idempotency, immutability, ordering, audit.
 
 use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, StreamName};
-use palimpsest_log::{AppendError, AppendRequest, EventStore, StoredReply, audit};
+use palimpsest_log::{AppendError, AppendOptions, AppendRequest, EventStore, StoredReply, audit};
 use palimpsest_testkit::TestDb;
 use serde_json::json;
 
@@ -567,5 +567,78 @@ async fn repeats_and_a_second_appender_amid_pipelined_batches_keep_every_outcome
     assert_eq!(positions, (1..=written).collect::<Vec<_>>());
     let report = audit::verify(store.pool(), None).await.expect("audit");
     assert_eq!(report.broken, None);
+    db.drop().await;
+}
+
+/// What this process knows is on disk covers every answered append, alone (its own commit
+/// flushed it) or among many (their batches deferred the flush to a durability commit), and a
+/// flush asked for covers what another process appended.
+#[tokio::test]
+async fn every_answered_append_is_known_to_be_on_disk() {
+    let (db, store) = setup().await;
+    assert_eq!(
+        store.durable().current(),
+        0,
+        "nothing is known before a flush"
+    );
+    let alone = store
+        .append(AppendRequest::new().stream(
+            stream("alone"),
+            ExpectedVersion::NoStream,
+            vec![event(1)],
+        ))
+        .await
+        .expect("append");
+    assert!(store.durable().current() >= alone.last_position);
+    // Each writer looks the moment it is answered: a later batch's flush must not be what
+    // covers an earlier one. This store never flushes a batch with its own commit, so every
+    // batch waits for a durability commit.
+    let pool = palimpsest_log::store::pool(db.url(), 16).expect("pool");
+    let options = AppendOptions {
+        flush_when_alone: false,
+        ..AppendOptions::default()
+    };
+    let deferring = EventStore::with_options(db.url(), pool, options)
+        .await
+        .expect("connect");
+    let tasks: Vec<_> = (0..64)
+        .map(|i| {
+            let store = deferring.clone();
+            tokio::spawn(async move {
+                let position = store
+                    .append(AppendRequest::new().stream(
+                        stream(&format!("many-{i}")),
+                        ExpectedVersion::NoStream,
+                        vec![event(i)],
+                    ))
+                    .await
+                    .expect("append")
+                    .last_position;
+                (position, store.durable().current())
+            })
+        })
+        .collect();
+    for task in tasks {
+        let (position, on_disk) = task.await.expect("join");
+        assert!(
+            on_disk >= position,
+            "answered at {position}, known on disk up to {on_disk}"
+        );
+    }
+    let elsewhere = EventStore::connect(db.url()).await.expect("connect");
+    let theirs = elsewhere
+        .append(AppendRequest::new().stream(
+            stream("theirs"),
+            ExpectedVersion::NoStream,
+            vec![event(2)],
+        ))
+        .await
+        .expect("append");
+    let mut head = store.head().subscribe();
+    while *head.borrow_and_update() < theirs.last_position {
+        head.changed().await.expect("head");
+    }
+    store.wait_durable().await.expect("flush");
+    assert!(store.durable().current() >= theirs.last_position);
     db.drop().await;
 }

@@ -154,7 +154,8 @@ async fn apply_in(
             tx.execute(&notify, &notify_params)
                 .await
                 .map_err(ProjectionError::from)
-        }
+        },
+        on_disk(store, last_position),
     )?;
     tx.commit().await?;
     let lag = (store.head().current() - last_position).max(0);
@@ -173,6 +174,20 @@ async fn apply_in(
         events: events.len(),
         position: last_position,
     }))
+}
+
+/// Returns once the events up to `position` are on disk, so that rows made of them never become
+/// visible before the events themselves are durable (a crash could take back an event whose
+/// batch deferred its flush, and a projection may commit asynchronously). At once when this
+/// process's log knows it (its appender flushed them); otherwise by one flush of its own,
+/// alongside the batch's writes (events another process appended, or a deferred batch's
+/// durability commit still under way).
+async fn on_disk(store: &EventStore, position: i64) -> Result<(), ProjectionError> {
+    if store.durable().current() >= position {
+        return Ok(());
+    }
+    store.wait_durable().await?;
+    Ok(())
 }
 
 /// The longest wait between tries while the database is away: a projector resumes within this

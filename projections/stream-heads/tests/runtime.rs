@@ -173,6 +173,37 @@ async fn an_idle_runner_waits_in_a_begun_transaction_that_holds_no_lock() {
     db.drop().await;
 }
 
+/// A runner's rows never become visible before the events they are made of are on disk: events
+/// another process appended, which this process's log cannot know were flushed, are flushed by
+/// the runner before it commits.
+#[tokio::test]
+async fn a_runner_flushes_events_it_cannot_know_are_on_disk_before_it_commits() {
+    let db = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    let elsewhere = EventStore::connect(db.url()).await.expect("connect");
+    let watch = ProjectionWatch::start(db.url(), store.pool().clone()).expect("watch");
+    let shutdown = CancellationToken::new();
+    let runner = spawn_runner(
+        store.clone(),
+        Arc::new(StreamHeads),
+        Some(watch.clone()),
+        shutdown.clone(),
+    );
+    let theirs = append(&elsewhere, "theirs", 3).await;
+    assert!(
+        watch
+            .wait_for("stream_heads", theirs, Duration::from_secs(30))
+            .await
+    );
+    assert!(
+        store.durable().current() >= theirs,
+        "the runner flushed the events before committing rows made of them"
+    );
+    shutdown.cancel();
+    runner.await.expect("runner");
+    db.drop().await;
+}
+
 /// A projection that fails at a chosen position, like a projector killed mid-batch.
 struct FailsAt(i64);
 

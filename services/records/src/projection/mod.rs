@@ -62,7 +62,8 @@ impl Projection for RecordsProjection {
     /// The batch's statements planned in event order, then sent pipelined (one round trip for
     /// the batch rather than two per statement). The transaction commits asynchronously: it
     /// holds the checkpoint with the rows, so a crash loses both together and the projector
-    /// applies the same events again from the log (the log's own appends stay durable).
+    /// applies the same events again from the log (the log's own appends stay durable, and the
+    /// runner commits only once the events it applies are on disk).
     async fn apply_batch(
         &self,
         tx: &Transaction<'_>,

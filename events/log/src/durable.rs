@@ -1,0 +1,44 @@
+//! The position this process knows is on disk.
+//!
+//! An append commits before it is durable when its batch defers the flush (a later durability
+//! commit makes it durable; see [`crate::writer`]). Until then a crash can take it back, so
+//! nobody may be shown it: its writer is answered after the flush, the relay flushes before it
+//! publishes, and a projector that commits asynchronously waits for this position (or flushes
+//! itself) before its rows, made of those events, become visible.
+
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The highest global position known to be on disk in this process; every position below it
+/// is too, since positions commit in order and a flush takes every commit before it.
+#[derive(Clone)]
+pub struct DurableWatch {
+    sender: Arc<watch::Sender<i64>>,
+}
+
+impl DurableWatch {
+    /// Knows nothing on disk yet (a first reader flushes once to learn it).
+    pub(crate) fn new() -> DurableWatch {
+        let (sender, _) = watch::channel(0);
+        DurableWatch {
+            sender: Arc::new(sender),
+        }
+    }
+
+    /// Records that everything up to `position` is on disk (never moves back).
+    pub(crate) fn advance(&self, position: i64) {
+        self.sender.send_if_modified(|p| {
+            if position > *p {
+                *p = position;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// The highest position known to be on disk.
+    pub fn current(&self) -> i64 {
+        *self.sender.borrow()
+    }
+}
