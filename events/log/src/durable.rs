@@ -6,35 +6,26 @@
 //! publishes, and a projector that commits asynchronously waits for this position (or flushes
 //! itself) before its rows, made of those events, become visible.
 
-use std::sync::Arc;
+use crate::head::forward;
 use tokio::sync::watch;
 
 /// The highest global position known to be on disk in this process; every position below it
 /// is too, since positions commit in order and a flush takes every commit before it.
 #[derive(Clone)]
 pub struct DurableWatch {
-    sender: Arc<watch::Sender<i64>>,
+    sender: watch::Sender<i64>,
 }
 
 impl DurableWatch {
     /// Knows nothing on disk yet (a first reader flushes once to learn it).
     pub(crate) fn new() -> DurableWatch {
         let (sender, _) = watch::channel(0);
-        DurableWatch {
-            sender: Arc::new(sender),
-        }
+        DurableWatch { sender }
     }
 
     /// Records that everything up to `position` is on disk (never moves back).
     pub(crate) fn advance(&self, position: i64) {
-        self.sender.send_if_modified(|p| {
-            if position > *p {
-                *p = position;
-                true
-            } else {
-                false
-            }
-        });
+        forward(&self.sender, position);
     }
 
     /// The highest position known to be on disk.

@@ -52,14 +52,7 @@ impl HeadWatch {
 
     /// Moves the head forward (never back).
     pub(crate) fn advance(&self, position: i64) {
-        self.sender.send_if_modified(|p| {
-            if position > *p {
-                *p = position;
-                true
-            } else {
-                false
-            }
-        });
+        forward(&self.sender, position);
     }
 
     /// The last head position seen.
@@ -71,4 +64,17 @@ impl HeadWatch {
     pub fn subscribe(&self) -> watch::Receiver<i64> {
         self.sender.subscribe()
     }
+}
+
+/// Moves a watched position to `position` when that is further: log positions only grow, so a
+/// late or repeated report never moves one back.
+pub(crate) fn forward(sender: &watch::Sender<i64>, position: i64) {
+    sender.send_if_modified(|p| {
+        if position > *p {
+            *p = position;
+            true
+        } else {
+            false
+        }
+    });
 }
