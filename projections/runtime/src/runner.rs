@@ -124,7 +124,11 @@ async fn apply_in(
         .await?;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
     let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
-    let (_, rows) = tokio::try_join!(
+    // The batch commits without waiting for its own flush: its checkpoint commits with its
+    // rows, so a crash loses both together and they are applied again from the log, and
+    // `on_disk` below keeps any row from being seen before its event is durable.
+    let (_, _, rows) = tokio::try_join!(
+        tx.batch_execute("SET LOCAL synchronous_commit = off"),
         tx.execute(&lock, &lock_params),
         tx.query(&read, &read_params)
     )?;

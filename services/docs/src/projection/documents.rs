@@ -63,11 +63,6 @@ pub async fn apply(
     if run.is_empty() {
         return Ok(());
     }
-    // Commit without waiting for the flush: the checkpoint is in the same transaction, so a
-    // crash loses both together and the events are applied again from the durable log (the
-    // runner commits only once those events are on disk: no row is seen before its event is).
-    tx.batch_execute("SET LOCAL synchronous_commit = off")
-        .await?;
     // Both reads sent at once (pipelined on the transaction's connection).
     let (limits, stored) = tokio::try_join!(revs_limits(tx, s, run), stored_docs(tx, s, run))?;
     let mut rows = Rows::default();

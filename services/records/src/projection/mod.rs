@@ -60,10 +60,8 @@ impl Projection for RecordsProjection {
     }
 
     /// The batch's statements planned in event order, then sent pipelined (one round trip for
-    /// the batch rather than two per statement). The transaction commits asynchronously: it
-    /// holds the checkpoint with the rows, so a crash loses both together and the projector
-    /// applies the same events again from the log (the log's own appends stay durable, and the
-    /// runner commits only once the events it applies are on disk).
+    /// the batch rather than two per statement). The runner commits the batch asynchronously,
+    /// once the events it applies are on disk.
     async fn apply_batch(
         &self,
         tx: &Transaction<'_>,
@@ -77,15 +75,7 @@ impl Projection for RecordsProjection {
         if statements.is_empty() {
             return Ok(());
         }
-        // Sent with the statements rather than before them: it only has to reach the
-        // transaction before its commit, and waiting for its answer cost a round trip a batch.
-        let asynchronous = async {
-            tx.batch_execute("SET LOCAL synchronous_commit = off")
-                .await
-                .map_err(ProjectionError::from)
-        };
-        tokio::try_join!(asynchronous, statement::run(tx, statements))?;
-        Ok(())
+        statement::run(tx, statements).await
     }
 }
 
