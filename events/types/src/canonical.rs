@@ -63,7 +63,7 @@ pub fn write_value(out: &mut String, value: &Value) {
         }
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            entries.sort_by(|a, b| utf16_order(a.0, b.0));
             out.push('{');
             for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
@@ -78,22 +78,51 @@ pub fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-/// Appends the canonical text of the string `s` to `out`.
+/// The order of `a` and `b` by their UTF-16 code units, as JCS sorts keys, without encoding
+/// them: UTF-8 bytes sort as code points do, and code points sort as UTF-16 units do except
+/// where a character above U+FFFF (a surrogate pair, D800–DBFF first) meets one of
+/// U+E000–U+FFFF. Both show in their first differing byte: lead bytes F0–F4 against EE–EF.
+fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = x.iter().zip(y).position(|(p, q)| p != q) else {
+        return x.len().cmp(&y.len());
+    };
+    let (p, q) = (x[i], y[i]);
+    let supplementary = |byte: u8| (0xF0..=0xF4).contains(&byte);
+    let high_bmp = |byte: u8| byte == 0xEE || byte == 0xEF;
+    if (supplementary(p) && high_bmp(q)) || (high_bmp(p) && supplementary(q)) {
+        q.cmp(&p)
+    } else {
+        p.cmp(&q)
+    }
+}
+
+/// Appends the canonical text of the string `s` to `out`: runs that need no escape are copied
+/// whole (only `"`, `\\` and control characters are escaped, all ASCII).
 pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let mut start = 0;
+    for (i, byte) in s.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{byte:04x}"));
+        } else {
+            out.push_str(escape);
         }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -180,6 +209,53 @@ mod tests {
         assert_eq!(
             to_canonical_string(&json!("a\u{1}\"/")),
             "\"a\\u0001\\\"/\""
+        );
+    }
+
+    #[test]
+    fn keys_sort_as_their_utf16_units_do() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "\u{7f}",
+            "\u{80}",
+            "\u{7ff}",
+            "\u{800}",
+            "\u{d7ff}",
+            "\u{e000}",
+            "\u{fb33}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "\u{10ffff}",
+            "a\u{e000}",
+            "a\u{10000}",
+            "\u{e000}a",
+            "\u{10000}a",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(
+                    utf16_order(a, b),
+                    a.encode_utf16().cmp(b.encode_utf16()),
+                    "{a:?} against {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn strings_escape_only_quotes_backslashes_and_controls() {
+        let mut out = String::new();
+        write_string(
+            &mut out,
+            "a\"b\\c\u{1}d\u{1f}\u{7f}é\u{10000}\n\t\r\u{8}\u{c}",
+        );
+        assert_eq!(
+            out,
+            "\"a\\\"b\\\\c\\u0001d\\u001f\u{7f}é\u{10000}\\n\\t\\r\\b\\f\""
         );
     }
 

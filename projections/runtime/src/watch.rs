@@ -9,6 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// How often a waiter asks the checkpoint itself, in case a notification was lost while the
+/// listening connection reconnected.
+const SLOW_POLL: Duration = Duration::from_millis(250);
+
 /// What the watch has learnt of every projection: the position it reached, and the event it is
 /// stopped on if it is.
 #[derive(Debug, Default)]
@@ -88,7 +92,11 @@ impl ProjectionWatch {
         timeout: Duration,
     ) -> Result<(), WaitError> {
         let mut rx = self.seen.subscribe();
-        let deadline = tokio::time::Instant::now() + timeout;
+        // The timers are made once, not at every wake: under load each commit wakes every
+        // waiting write, most of them to wait again.
+        let deadline = tokio::time::sleep(timeout);
+        let poll = tokio::time::sleep(SLOW_POLL);
+        tokio::pin!(deadline, poll);
         let mut asked_db = false;
         let mut polled = false;
         loop {
@@ -116,15 +124,17 @@ impl ProjectionWatch {
                     continue;
                 }
             }
-            let poll = tokio::time::sleep(Duration::from_millis(250));
-            let timed_out = WaitError::TimedOut {
+            let timed_out = || WaitError::TimedOut {
                 projection: name.to_owned(),
                 position,
             };
             tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return Err(timed_out) },
-                _ = poll => (asked_db, polled) = (false, true),
-                _ = tokio::time::sleep_until(deadline) => return Err(timed_out),
+                changed = rx.changed() => if changed.is_err() { return Err(timed_out()) },
+                _ = &mut poll => {
+                    (asked_db, polled) = (false, true);
+                    poll.as_mut().reset(tokio::time::Instant::now() + SLOW_POLL);
+                }
+                _ = &mut deadline => return Err(timed_out()),
             }
         }
     }

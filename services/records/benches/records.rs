@@ -17,7 +17,8 @@
 //! ARCHITECTURE.md).
 //!
 //! The 64-client write phase is followed by a floor of HTTP alone: the same requests from the
-//! same client against a route that only parses the body and answers it.
+//! same client against a route that only parses the body and answers it. The write phases'
+//! clients are the lean load generator of `support/client.rs` (one kept-alive connection each).
 //!
 //! `cargo bench -p palimpsest-records --bench records` (uses a fresh database on the local
 //! Postgres, or on the server `PALIMPSEST_TEST_ADMIN_URL` names, and drops it).
@@ -33,7 +34,11 @@ use palimpsest_records::seal::{Nonces, SiteKey};
 use palimpsest_testkit::TestDb;
 use palimpsest_web::AppState;
 use serde_json::json;
+use std::net::SocketAddr;
 use std::time::Instant;
+#[path = "support/client.rs"]
+mod client;
+use client::Connection;
 use tokio_util::sync::CancellationToken;
 
 /// The binary's allocator (`services/palimpsest/src/main.rs`), so the figures are the binary's.
@@ -169,27 +174,35 @@ async fn log_rate(store: &EventStore, clients: usize, per_client: usize) -> f64 
     (clients * per_client) as f64 / started.elapsed().as_secs_f64()
 }
 
+/// `insertDoc` of `per_client` new documents by each of `clients` clients (each its own
+/// connection, one request at a time), in documents a second.
 async fn insert_rate(
-    http: &reqwest::Client,
-    base: &str,
+    addr: SocketAddr,
     admin: &str,
     clients: usize,
     per_client: usize,
     tag: &str,
 ) -> f64 {
+    let mut connections = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        connections.push(Connection::open(addr).await.expect("connect"));
+    }
     let started = Instant::now();
-    let tasks = (0..clients).map(|c| {
-        let (http, base, admin, tag) = (http.clone(), base.to_owned(), admin.to_owned(), tag.to_owned());
+    let tasks = connections.into_iter().enumerate().map(|(c, mut connection)| {
+        let (admin, tag) = (admin.to_owned(), tag.to_owned());
         tokio::spawn(async move {
             for i in 0..per_client {
-                let res = http
-                    .post(format!("{base}/api/insertDoc"))
-                    .bearer_auth(&admin)
-                    .json(&json!({"org": "bench", "data": {"clazz": "Article", "p1": format!("{tag}-{c}-{i}"), "auteur": "Hugo", "taille": i, "titre": "un titre assez ordinaire"}}))
-                    .send()
+                let body = serde_json::to_vec(&json!({"org": "bench", "data": {"clazz": "Article", "p1": format!("{tag}-{c}-{i}"), "auteur": "Hugo", "taille": i, "titre": "un titre assez ordinaire"}}))
+                    .expect("json");
+                let answer = connection
+                    .post("/records/api/insertDoc", &admin, &body)
                     .await
                     .expect("request");
-                assert!(res.status().is_success(), "{}", res.text().await.unwrap_or_default());
+                assert!(
+                    (200..300).contains(&answer.status),
+                    "{}",
+                    String::from_utf8_lossy(&answer.body)
+                );
             }
         })
     });
@@ -199,7 +212,7 @@ async fn insert_rate(
 
 /// The rate of `insert_rate`'s requests against a route that only parses the body as JSON and
 /// answers it inside `{"result": …}`: what HTTP alone costs on this machine.
-async fn http_floor(http: &reqwest::Client, admin: &str, clients: usize, per_client: usize) -> f64 {
+async fn http_floor(admin: &str, clients: usize, per_client: usize) -> f64 {
     async fn echo(body: axum::body::Bytes) -> axum::Json<serde_json::Value> {
         let mut data: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         data["pk"] = json!("abcdefghijklmnopqrstuv");
@@ -210,9 +223,9 @@ async fn http_floor(http: &reqwest::Client, admin: &str, clients: usize, per_cli
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let base = format!("http://{}/records", listener.local_addr().expect("addr"));
+    let addr = listener.local_addr().expect("addr");
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
-    let rate = insert_rate(http, &base, admin, clients, per_client, "echo").await;
+    let rate = insert_rate(addr, admin, clients, per_client, "echo").await;
     server.abort();
     rate
 }
@@ -276,7 +289,8 @@ async fn main() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let base = format!("http://{}/records", listener.local_addr().expect("addr"));
+    let addr = listener.local_addr().expect("addr");
+    let base = format!("http://{addr}/records");
     let stop = shutdown.clone();
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, app)
@@ -310,15 +324,7 @@ async fn main() {
         let floor_cpu = Cpu::now().since(cpu);
         let before = state.store.budget();
         let cpu = Cpu::now();
-        let rate = insert_rate(
-            &http,
-            &base,
-            &admin,
-            clients,
-            per_client,
-            &format!("c{clients}"),
-        )
-        .await;
+        let rate = insert_rate(addr, &admin, clients, per_client, &format!("c{clients}")).await;
         let budget = state.store.budget().since(&before);
         let cpu = Cpu::now().since(cpu);
         println!(
@@ -344,7 +350,7 @@ async fn main() {
     }
     if runs("http64") {
         let cpu = Cpu::now();
-        let rate = http_floor(&http, &admin, 64, writes_64).await;
+        let rate = http_floor(&admin, 64, writes_64).await;
         let cpu = Cpu::now().since(cpu);
         println!(
             "  floor: HTTP alone (a route that parses the body and answers it), 64 clients: {rate:>8.0}/s"

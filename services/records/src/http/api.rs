@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// Every function the route answers.
 pub const FUNCTIONS: [&str; 31] = [
@@ -54,7 +55,7 @@ pub const FUNCTIONS: [&str; 31] = [
 
 /// The route's handler.
 pub async fn call(
-    State(records): State<Records>,
+    State(records): State<Arc<Records>>,
     Path(function): Path<String>,
     request: CommandRequest,
     headers: HeaderMap,

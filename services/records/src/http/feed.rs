@@ -17,6 +17,7 @@ use futures::stream::{self, Stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The feed's query.
@@ -36,7 +37,7 @@ pub struct FeedQuery {
 
 /// The route's handler.
 pub async fn feed(
-    State(records): State<Records>,
+    State(records): State<Arc<Records>>,
     headers: HeaderMap,
     query: Result<Query<FeedQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {

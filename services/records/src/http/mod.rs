@@ -32,6 +32,7 @@ use context::{Records, Settings};
 use failure::Failure;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
+use std::sync::Arc;
 /// The context's routes, without prefix, with the default settings.
 pub fn router(state: AppState) -> Router {
     router_with(state, Settings::default())
@@ -61,7 +62,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
         .route("/api/{function}", post(api::call))
         .route("/feed", get(feed::feed))
         .route("/openapi.json", get(openapi::document))
-        .with_state(records)
+        .with_state(Arc::new(records))
 }
 
 /// Records the schema file's classes in the background (a write also records one on first use).

@@ -6,7 +6,9 @@
 //! load and append (another writer, a lost unique race) decides again from fresh state; past the
 //! runner's bound it is a 409 (`REGVER` if the clock never passed a stored version). Replies are
 //! stored by the runner under the `Idempotency-Key`: since they hold decrypted data, records
-//! stores them sealed with the site key ([`sealed_reply`]) and opens them before answering.
+//! stores them sealed with the site key ([`sealed_reply`]) and opens them before answering. A
+//! call without a key has its reply stored nowhere, so its result is handed back as decided,
+//! never sealed ([`UNSTORED_REPLY`]).
 
 use crate::document::{
     DocumentState, Prepared, UniqueState, View, Write, decide, prepare, unique_locks,
@@ -31,6 +33,10 @@ use std::sync::{Arc, Mutex};
 
 /// The content type of a reply stored sealed (what the log's reply store holds).
 pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
+
+/// The content type of the reply of a call without `Idempotency-Key`: the runner keeps it
+/// nowhere, so it carries nothing and the result goes back to the handler as decided.
+const UNSTORED_REPLY: &str = "application/vnd.palimpsest.records-unstored";
 
 /// The largest payload an event may carry: the relay's 1 MiB NATS limit with room for the
 /// envelope.
@@ -194,7 +200,10 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
     let writes: Vec<Write> = op.writes.into_iter().map(|(_, w)| w).collect();
     let prepared = prepare(writes)?;
     let regver: Arc<Mutex<Option<RecordsError>>> = Arc::default();
-    let (prepared, pending, single, regver_seen) = (&prepared, &pending, op.single, &regver);
+    let unstored: Arc<Mutex<Option<Value>>> = Arc::default();
+    let keyed = op.request.key().is_some();
+    let (prepared, pending, single, regver_seen, decided) =
+        (&prepared, &pending, op.single, &regver, &unstored);
     let reply = records
         .app
         .commands
@@ -231,7 +240,13 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
                 Value::Array(outcome.replies.clone())
             };
             let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
-            let mut decision = Decision::new(sealed_reply(&records.key, op.caller, result, iv)?);
+            let (reply, unsealed) = if keyed {
+                (sealed_reply(&records.key, op.caller, result, iv)?, None)
+            } else {
+                let reply = Reply::new(StatusCode::OK, UNSTORED_REPLY, Vec::new());
+                (reply, Some(result))
+            };
+            let mut decision = Decision::new(reply);
             for (doc, event) in &outcome.documents {
                 let event = encode(event)?;
                 check_size(&event).map_err(rejected)?;
@@ -248,10 +263,19 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
                 let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
                 decision = decision.write(stream, events);
             }
+            // The last decision is the one the runner appended: its result is the answer.
+            if let Ok(mut slot) = decided.lock() {
+                *slot = unsealed;
+            }
             Ok(decision)
         })
         .await;
     match reply {
+        Ok(reply) if reply.content_type == UNSTORED_REPLY => unstored
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+            .ok_or_else(|| Failure::internal("the operation's result was not kept")),
         Ok(reply) => opened(&records.key, op.caller, reply),
         Err(CommandError::Conflict { stream }) => {
             let seen = regver.lock().ok().and_then(|mut s| s.take());
@@ -291,11 +315,40 @@ async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandE
 }
 
 fn check_size(event: &NewEvent) -> Result<(), Failure> {
-    let size = event.payload.to_string().len();
+    let size = json_size(&event.payload).map_err(Failure::internal)?;
     if size > MAX_PAYLOAD {
         return Err(Failure::bad(format!(
             "the document is too large: its event would be {size} bytes, at most {MAX_PAYLOAD}"
         )));
     }
     Ok(())
+}
+
+/// The length of `value` written as JSON, counted without keeping the text.
+fn json_size(value: &Value) -> Result<usize, serde_json::Error> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value)?;
+    Ok(count.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_size;
+    use serde_json::json;
+
+    #[test]
+    fn a_payload_is_counted_as_its_json_text() {
+        let value = json!({"data": "é\"x", "n": [1, 2.5, null], "nested": {"k": true}});
+        assert_eq!(json_size(&value).ok(), Some(value.to_string().len()));
+    }
 }

@@ -103,7 +103,12 @@ fn plan(
             ));
             Ok(())
         }
-        "doc" => rows::plan(out, schema, &DocumentEvent::decode(event)?),
+        "doc" => rows::plan(
+            out,
+            schema,
+            &DocumentEvent::decode(event)?,
+            rows::Place::at(event.version),
+        ),
         "token" => {
             let TokenEvent::OrgTokenIssued { org, hash } = TokenEvent::decode(event)?;
             out.push(Statement::dml(

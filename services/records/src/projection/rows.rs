@@ -1,6 +1,10 @@
 //! Document events into their class's row table: the document's row (`ck` = `''`) replaced,
 //! a `del` row added beside it when it left collections, every row gone on a purge. Each event
 //! is planned as statements ([`Statement`]), which the projector sends pipelined.
+//!
+//! A document's rows are written only by the events of its own stream
+//! (`records/doc/<org>:<clazz>:<pk>`), so the stream's first event finds no row of it: its row is
+//! inserted without the `DELETE` a replacement needs (one statement less per new document).
 
 use crate::projection::schema::table;
 use crate::projection::statement::{Param, Statement};
@@ -8,22 +12,43 @@ use crate::seal;
 use palimpsest_events::records::{CollectionKey, DocumentEvent, IndexValue, LeftRow, Row};
 use palimpsest_projections::ProjectionError;
 
+/// Where a document event stands in its document's stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The stream's first event: no row of the document exists yet.
+    First,
+    /// A later event: the document may have rows.
+    Later,
+}
+
+impl Place {
+    /// The place of the event at `version` of its stream.
+    pub fn at(version: i64) -> Place {
+        if version == 1 {
+            Place::First
+        } else {
+            Place::Later
+        }
+    }
+}
+
 /// The statements of one document event, appended to `out` in the order they must run.
 pub fn plan(
     out: &mut Vec<Statement>,
     s: &str,
     event: &DocumentEvent,
+    place: Place,
 ) -> Result<(), ProjectionError> {
     match event {
-        DocumentEvent::DocumentCreated { row } => replace(out, s, row, 0),
+        DocumentEvent::DocumentCreated { row } => replace(out, s, row, 0, place),
         DocumentEvent::DocumentUpdated { row, left } => {
-            replace(out, s, row, 0)?;
+            replace(out, s, row, 0, place)?;
             match left {
                 Some(left) => insert_left(out, s, row, left),
                 None => Ok(()),
             }
         }
-        DocumentEvent::DocumentZombified { row } => replace(out, s, row, 1),
+        DocumentEvent::DocumentZombified { row } => replace(out, s, row, 1, place),
         DocumentEvent::DocumentResealed {
             org,
             clazz,
@@ -87,12 +112,20 @@ pub fn plan(
     }
 }
 
-fn replace(out: &mut Vec<Statement>, s: &str, row: &Row, x: i16) -> Result<(), ProjectionError> {
+fn replace(
+    out: &mut Vec<Statement>,
+    s: &str,
+    row: &Row,
+    x: i16,
+    place: Place,
+) -> Result<(), ProjectionError> {
     let t = table(s, &row.clazz);
-    out.push(Statement::dml(
-        format!("DELETE FROM {t} WHERE org = $1 AND pk = $2 AND ck = ''"),
-        vec![Box::new(row.org.clone()), Box::new(row.pk.clone())],
-    ));
+    if place == Place::Later {
+        out.push(Statement::dml(
+            format!("DELETE FROM {t} WHERE org = $1 AND pk = $2 AND ck = ''"),
+            vec![Box::new(row.org.clone()), Box::new(row.pk.clone())],
+        ));
+    }
     let z = (x == 1).then_some(row.v);
     let columns = Columns::of(&row.collections, &row.indexes);
     insert(out, &t, row, x, z, String::new(), 0, columns, &row.data)
@@ -191,4 +224,47 @@ fn insert(
         params,
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created() -> DocumentEvent {
+        DocumentEvent::DocumentCreated {
+            row: Row {
+                org: "demo".into(),
+                clazz: "Article".into(),
+                pk: "pk".into(),
+                v: 1_000,
+                collections: Default::default(),
+                indexes: Default::default(),
+                data: "AAAA".into(),
+            },
+        }
+    }
+
+    fn planned(event: &DocumentEvent, place: Place) -> Vec<String> {
+        let mut out = Vec::new();
+        plan(&mut out, "records", event, place).expect("plan");
+        out.iter()
+            .map(|s| match s {
+                Statement::Dml { sql, .. } | Statement::Ddl(sql) => {
+                    sql.split_whitespace().next().unwrap_or_default().to_owned()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_event_of_a_document_inserts_its_row_without_deleting() {
+        assert_eq!(planned(&created(), Place::First), ["INSERT"]);
+    }
+
+    #[test]
+    fn a_later_event_replaces_the_row_the_document_may_have() {
+        assert_eq!(planned(&created(), Place::Later), ["DELETE", "INSERT"]);
+        assert_eq!(Place::at(1), Place::First);
+        assert_eq!(Place::at(2), Place::Later);
+    }
 }
