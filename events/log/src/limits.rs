@@ -193,8 +193,9 @@ pub fn nul_path(value: &Value) -> Option<String> {
     }
 }
 
-/// The length of `value` as compact JSON, without building the text.
-fn json_len(value: &Value) -> usize {
+/// The length of `value` as compact JSON, without building the text (contexts that refuse a
+/// payload before it reaches the log measure it the same way).
+pub fn json_len(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -220,6 +221,12 @@ mod tests {
 
     fn stream() -> StreamName {
         StreamName::new("atlas", "section", "s1").expect("stream")
+    }
+
+    #[test]
+    fn a_payload_is_counted_as_its_compact_json_text() {
+        let value = json!({"data": "é\"x", "n": [1, 2.5, null], "nested": {"k": true}});
+        assert_eq!(json_len(&value), value.to_string().len());
     }
 
     #[test]

@@ -315,40 +315,11 @@ async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandE
 }
 
 fn check_size(event: &NewEvent) -> Result<(), Failure> {
-    let size = json_size(&event.payload).map_err(Failure::internal)?;
+    let size = palimpsest_log::limits::json_len(&event.payload);
     if size > MAX_PAYLOAD {
         return Err(Failure::bad(format!(
             "the document is too large: its event would be {size} bytes, at most {MAX_PAYLOAD}"
         )));
     }
     Ok(())
-}
-
-/// The length of `value` written as JSON, counted without keeping the text.
-fn json_size(value: &Value) -> Result<usize, serde_json::Error> {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value)?;
-    Ok(count.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_size;
-    use serde_json::json;
-
-    #[test]
-    fn a_payload_is_counted_as_its_json_text() {
-        let value = json!({"data": "é\"x", "n": [1, 2.5, null], "nested": {"k": true}});
-        assert_eq!(json_size(&value).ok(), Some(value.to_string().len()));
-    }
 }
