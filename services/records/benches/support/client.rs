@@ -72,15 +72,12 @@ impl Connection {
     }
 
     async fn fill(&mut self) -> io::Result<()> {
-        let mut chunk = [0u8; 4096];
-        let n = self.stream.read(&mut chunk).await?;
-        if n == 0 {
+        if self.stream.read_buf(&mut self.read).await? == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the server closed the connection",
             ));
         }
-        self.read.extend_from_slice(&chunk[..n]);
         Ok(())
     }
 }

@@ -34,8 +34,8 @@ use std::sync::{Arc, Mutex};
 /// The content type of a reply stored sealed (what the log's reply store holds).
 pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
 
-/// The content type of the reply of a call without `Idempotency-Key`: the runner keeps it
-/// nowhere, so it carries nothing and the result goes back to the handler as decided.
+/// The content type of the placeholder reply of a call without `Idempotency-Key`: the runner
+/// keeps it nowhere, so it carries nothing and the result goes back to the handler as decided.
 const UNSTORED_REPLY: &str = "application/vnd.palimpsest.records-unstored";
 
 /// The largest payload an event may carry: the relay's 1 MiB NATS limit with room for the
@@ -271,7 +271,8 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
         })
         .await;
     match reply {
-        Ok(reply) if reply.content_type == UNSTORED_REPLY => unstored
+        // Without a key there is no stored reply: the answer is the decision's result.
+        Ok(_) if !keyed => unstored
             .lock()
             .ok()
             .and_then(|mut slot| slot.take())
