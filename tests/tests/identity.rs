@@ -27,6 +27,7 @@ async fn append(app: &TestApp, key: &str, n: usize) -> Vec<RecordedEvent> {
         .await
         .expect("append")
         .events
+        .to_vec()
 }
 
 /// (sequence, message id, log id header) of every message of the stream.

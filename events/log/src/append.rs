@@ -146,7 +146,8 @@ impl AppendRequest {
 #[derive(Debug, Clone)]
 pub struct Appended {
     /// The recorded events, in position order (for a replayed command: the first run's events).
-    pub events: Vec<RecordedEvent>,
+    /// Shared: the log keeps them for this process's readers too ([`crate::recent`]).
+    pub events: std::sync::Arc<[RecordedEvent]>,
     /// The highest global position of the log when the append committed; wait for projections
     /// to reach it to read your own write.
     pub last_position: i64,

@@ -7,6 +7,7 @@
 //! itself) before its rows, made of those events, become visible.
 
 use crate::head::forward;
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// The highest global position known to be on disk in this process; every position below it
@@ -31,5 +32,13 @@ impl DurableWatch {
     /// The highest position known to be on disk.
     pub fn current(&self) -> i64 {
         *self.sender.borrow()
+    }
+
+    /// Waits up to `within` for `position` to be known on disk (the appender's durability
+    /// commit for it is usually under way); whether it is.
+    pub async fn reached(&self, position: i64, within: Duration) -> bool {
+        let mut receiver = self.sender.subscribe();
+        let reached = receiver.wait_for(|p| *p >= position);
+        matches!(tokio::time::timeout(within, reached).await, Ok(Ok(_)))
     }
 }

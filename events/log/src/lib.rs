@@ -22,6 +22,7 @@ pub mod limits;
 pub mod migrations;
 pub mod notify;
 mod plan;
+pub mod recent;
 pub mod relay;
 pub mod rows;
 pub mod store;

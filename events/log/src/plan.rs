@@ -10,6 +10,7 @@ use palimpsest_events::envelope::content_for_hash;
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::collections::HashMap;
 use tokio_postgres::Row;
+use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use uuid::Uuid;
 
 /// A stream's head: its last version and hash.
@@ -155,6 +156,31 @@ fn key_range(events: &[RecordedEvent], position: i64) -> (i64, i64) {
     }
 }
 
+/// A value already written as JSON text, sent to a `json` column as it is.
+#[derive(Debug)]
+pub(crate) struct JsonText(pub(crate) String);
+
+impl ToSql for JsonText {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        if *ty == Type::JSONB {
+            // jsonb's binary form is a version byte, then the text.
+            out.extend_from_slice(&[1]);
+        }
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::JSON | Type::JSONB)
+    }
+
+    to_sql_checked!();
+}
+
 /// Column arrays of the batch's statements.
 #[derive(Default)]
 pub(crate) struct Rows {
@@ -166,7 +192,8 @@ pub(crate) struct Rows {
     pub(crate) version: Vec<i64>,
     pub(crate) event_type: Vec<String>,
     pub(crate) schema_version: Vec<i32>,
-    pub(crate) payload: Vec<serde_json::Value>,
+    /// Each payload as its JSON text, written once here rather than cloned and written later.
+    pub(crate) payload: Vec<JsonText>,
     pub(crate) actor: Vec<Option<String>>,
     pub(crate) correlation_id: Vec<Option<Uuid>>,
     pub(crate) causation_id: Vec<Option<Uuid>>,
@@ -240,7 +267,7 @@ impl Rows {
         self.version.push(e.version);
         self.event_type.push(e.event_type.clone());
         self.schema_version.push(e.schema_version);
-        self.payload.push(e.payload.clone());
+        self.payload.push(JsonText(e.payload.to_string()));
         self.actor.push(e.metadata.actor.clone());
         self.correlation_id.push(e.metadata.correlation_id);
         self.causation_id.push(e.metadata.causation_id);

@@ -2,6 +2,7 @@
 
 use crate::budget::{Budget, BudgetSnapshot};
 use crate::durable::DurableWatch;
+use crate::recent::RecentEvents;
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
 use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
@@ -47,6 +48,7 @@ struct Inner {
     writer: WriterHandle,
     head: HeadWatch,
     durable: DurableWatch,
+    recent: RecentEvents,
     budget: Arc<Budget>,
 }
 
@@ -128,10 +130,12 @@ impl EventStore {
         let head = HeadWatch::start(database_url, pool.clone()).await?;
         let budget = Arc::new(Budget::default());
         let durable = DurableWatch::new();
+        let recent = RecentEvents::default();
         let writer = writer::spawn(
             pool.clone(),
             head.clone(),
             durable.clone(),
+            recent.clone(),
             budget.clone(),
             options,
         );
@@ -142,6 +146,7 @@ impl EventStore {
                 writer,
                 head,
                 durable,
+                recent,
                 budget,
             }),
             limits: Limits::default(),
@@ -298,6 +303,12 @@ impl EventStore {
         crate::writer::durable(&self.inner.pool).await?;
         self.inner.durable.advance(committed);
         Ok(())
+    }
+
+    /// The events this process appended last, for its readers to take instead of reading
+    /// them back (see [`crate::recent`]).
+    pub fn recent(&self) -> &RecentEvents {
+        &self.inner.recent
     }
 
     /// The position this process knows is on disk (see [`crate::durable`]).

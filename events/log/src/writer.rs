@@ -30,6 +30,7 @@ use crate::budget::{Budget, Phase};
 use crate::durable::DurableWatch;
 use crate::head::HeadWatch;
 use crate::plan::{Head, Plan, Planner, Rows, Seen, decode_heads, stream_columns};
+use crate::recent::RecentEvents;
 use crate::rows::{COLUMNS, to_events};
 use crate::store::AppendOptions;
 use crate::{APPEND_LOCK_KEY, AppendError, AppendRequest, Appended, LOG_CHANNEL, LogError};
@@ -42,7 +43,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 /// Most commands one transaction carries.
@@ -87,6 +88,7 @@ pub(crate) fn spawn(
     pool: Pool,
     head: HeadWatch,
     durable: DurableWatch,
+    recent: RecentEvents,
     budget: Arc<Budget>,
     options: AppendOptions,
 ) -> WriterHandle {
@@ -95,6 +97,7 @@ pub(crate) fn spawn(
         pool,
         head,
         durable,
+        recent,
         budget,
         known: Known::default(),
         line: None,
@@ -267,6 +270,8 @@ struct Appender {
     /// What this process knows is on disk: moved when a batch's own commit flushed it, or when
     /// the durability commit its callers wait for returns.
     durable: DurableWatch,
+    /// Where each batch's new events go for this process's readers ([`crate::recent`]).
+    recent: RecentEvents,
     budget: Arc<Budget>,
     known: Known,
     /// The connection warm batches are pipelined on, in order, with their statements prepared.
@@ -457,7 +462,7 @@ impl Appender {
         };
         match outcome {
             Ok((outcomes, last)) => {
-                self.head.advance(last);
+                self.committed(&outcomes, last);
                 self.answer(sent.replies, outcomes, sent.flushed, last);
             }
             Err(e) => {
@@ -491,7 +496,7 @@ impl Appender {
             match self.commit(&requests, mode, commit).await {
                 Ok(None) => mode = Mode::Careful,
                 Ok(Some(((outcomes, last), flushed))) => {
-                    self.head.advance(last);
+                    self.committed(&outcomes, last);
                     self.answer(replies, outcomes, flushed, last);
                     return;
                 }
@@ -509,6 +514,16 @@ impl Appender {
                 }
             }
         }
+    }
+
+    /// Makes a committed batch known in this process: its new events to the readers that keep
+    /// up with it, then the head, which wakes them.
+    fn committed(&self, outcomes: &[Result<Appended, AppendError>], last: i64) {
+        self.recent.record(outcomes.iter().filter_map(|o| match o {
+            Ok(appended) if !appended.replayed => Some(appended.events.clone()),
+            _ => None,
+        }));
+        self.head.advance(last);
     }
 
     /// Answers a batch's callers: at once when its own commit flushed it, otherwise when
@@ -563,7 +578,7 @@ impl Appender {
             let outcome = match self.commit(alone, Mode::Careful, Commit::Deferred).await {
                 Ok(None) => Err(AppendError::Log(LogError::WriterStopped)),
                 Ok(Some(((mut outcomes, last), _))) => {
-                    self.head.advance(last);
+                    self.committed(&outcomes, last);
                     match durable(&self.pool).await {
                         Ok(()) => {
                             self.durable.advance(last);
@@ -725,7 +740,6 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
     let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
     let advance = client.prepare_cached(ADVANCE_SQL).await?;
     let notify = client.prepare_cached(NOTIFY_SQL).await?;
-    let payload: Vec<Json<&serde_json::Value>> = rows.payload.iter().map(Json).collect();
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let position_text = position.to_string();
     let insert_params: [&(dyn ToSql + Sync); 16] = [
@@ -737,7 +751,7 @@ async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), Append
         &rows.version,
         &rows.event_type,
         &rows.schema_version,
-        &payload,
+        &rows.payload,
         &rows.actor,
         &rows.correlation_id,
         &rows.causation_id,
@@ -766,7 +780,7 @@ fn written(plans: Vec<Plan>, position: i64) -> Outcomes {
         .into_iter()
         .map(|p| match p {
             Plan::Write(events) => Ok(Appended {
-                events,
+                events: events.into(),
                 last_position: position,
                 replayed: false,
             }),
@@ -786,7 +800,7 @@ async fn replay(
     for p in plans {
         outcomes.push(match p {
             Plan::Write(events) => Ok(Appended {
-                events,
+                events: events.into(),
                 last_position: position,
                 replayed: false,
             }),
@@ -794,7 +808,7 @@ async fn replay(
                 let stmt = client.prepare_cached(&replay_sql()).await?;
                 let rows = client.query(&stmt, &[&first, &last]).await?;
                 Ok(Appended {
-                    events: to_events(&rows)?,
+                    events: to_events(&rows)?.into(),
                     last_position: position.max(last),
                     replayed: true,
                 })

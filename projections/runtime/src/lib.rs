@@ -7,16 +7,20 @@
 //! live ([`runner`]), rebuilds it from position 0 into a fresh schema and swaps it in
 //! ([`rebuild`]), and lets HTTP handlers wait until their own write is visible ([`watch`]).
 //! A projection that cannot apply an event stops there, loudly and visibly, and skips nothing
-//! ([`stall`]).
+//! ([`stall`]). A projection whose writes depend on its events alone plans them as
+//! [`statement`]s, and a live batch of it takes one round trip, with the events this process
+//! appended taken from memory ([`planned`]).
 
 pub mod checkpoint;
+mod planned;
 pub mod projection;
 pub mod rebuild;
 pub mod runner;
 pub mod stall;
+pub mod statement;
 pub mod watch;
 
-pub use projection::{Projection, ProjectionError};
+pub use projection::{Planner, Projection, ProjectionError};
 pub use rebuild::{RebuildReport, rebuild};
 pub use runner::{ensure, spawn_runner};
 pub use stall::Stall;

@@ -1,5 +1,6 @@
 //! What a projection is.
 
+use crate::statement::Statement;
 use deadpool_postgres::Transaction;
 use palimpsest_events::{DecodeError, RecordedEvent};
 
@@ -24,6 +25,10 @@ pub enum ProjectionError {
     /// The projection cannot apply this event (named, with why): what a rebuild reports.
     #[error("{0}")]
     Stopped(Box<crate::Stall>),
+    /// The checkpoint is not where this runner last left it (another process's runner applied
+    /// events meanwhile): the batch wrote nothing, and the runner reads the log again.
+    #[error("the projection's checkpoint moved since this runner last committed")]
+    CheckpointMoved,
 }
 
 impl ProjectionError {
@@ -40,7 +45,8 @@ impl ProjectionError {
             ProjectionError::Log(_)
             | ProjectionError::Decode(_)
             | ProjectionError::Invalid(_)
-            | ProjectionError::Stopped(_) => false,
+            | ProjectionError::Stopped(_)
+            | ProjectionError::CheckpointMoved => false,
         }
     }
 }
@@ -85,25 +91,71 @@ pub trait Projection: Send + Sync + 'static {
         schema: &str,
     ) -> Result<(), ProjectionError>;
 
-    /// Applies one event; events of other contexts are ignored.
+    /// Applies one event; events of other contexts are ignored. A projection with a
+    /// [`Planner`] need not write it: the default runs the event's plan.
     async fn apply(
         &self,
         tx: &Transaction<'_>,
         schema: &str,
         event: &RecordedEvent,
-    ) -> Result<(), ProjectionError>;
+    ) -> Result<(), ProjectionError> {
+        run_plan(self.planner(), tx, schema, std::slice::from_ref(event)).await
+    }
 
-    /// Applies a batch of events in order. The default applies them one by one; a projection
-    /// may write a batch in fewer statements (replays are mostly batches).
+    /// Applies a batch of events in order. The default runs a [`Planner`]'s plan of the whole
+    /// batch, or applies the events one by one; a projection may write a batch in fewer
+    /// statements (replays are mostly batches).
     async fn apply_batch(
         &self,
         tx: &Transaction<'_>,
         schema: &str,
         events: &[RecordedEvent],
     ) -> Result<(), ProjectionError> {
+        if self.planner().is_some() {
+            return run_plan(self.planner(), tx, schema, events).await;
+        }
         for event in events {
             self.apply(tx, schema, event).await?;
         }
         Ok(())
     }
+
+    /// The projection's [`Planner`], when its writes depend on its events alone.
+    fn planner(&self) -> Option<&dyn Planner> {
+        None
+    }
+}
+
+/// Plans `events` with `planner` and runs the statements in `tx` (what a planned projection's
+/// `apply` and `apply_batch` do); a projection with neither `apply` nor a planner cannot apply
+/// anything.
+async fn run_plan(
+    planner: Option<&dyn Planner>,
+    tx: &Transaction<'_>,
+    schema: &str,
+    events: &[RecordedEvent],
+) -> Result<(), ProjectionError> {
+    let Some(planner) = planner else {
+        return Err(ProjectionError::Invalid(
+            "the projection has neither `apply` nor a planner".into(),
+        ));
+    };
+    let mut statements = Vec::new();
+    planner.plan(schema, events, &mut statements)?;
+    crate::statement::run(tx, statements).await
+}
+
+/// A projection whose writes are decided by its events alone, never by a read of its tables:
+/// the runtime sends a batch's writes itself, pipelined with the checkpoint and the `COMMIT`,
+/// so a live batch takes one round trip ([`crate::planned`]). Its `apply` and `apply_batch`
+/// (their defaults) run the plan too, so a replay writes what a live batch does.
+pub trait Planner: Send + Sync {
+    /// Appends to `out`, in the order they must run, the statements that apply `events` to the
+    /// tables in `schema`.
+    fn plan(
+        &self,
+        schema: &str,
+        events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
+    ) -> Result<(), ProjectionError>;
 }

@@ -78,11 +78,11 @@ pub async fn apply_next_batch(
 }
 
 /// A batch a projector committed.
-struct Committed {
+pub(crate) struct Committed {
     /// How many events it applied.
-    events: usize,
+    pub(crate) events: usize,
     /// The checkpoint it committed: the position of its last event.
-    position: i64,
+    pub(crate) position: i64,
 }
 
 /// [`apply_next_batch`] in a transaction begun before `ready` (the wait for new events) ends:
@@ -112,16 +112,8 @@ async fn apply_in(
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
     let name = projection.name();
-    let lock = tx
-        .prepare_cached("SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))")
-        .await?;
-    let read = tx
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM log.events WHERE position > \
-             (SELECT position FROM {name}.projection_checkpoint WHERE name = $1) \
-             ORDER BY position LIMIT $2"
-        ))
-        .await?;
+    let lock = tx.prepare_cached(LOCK_SQL).await?;
+    let read = tx.prepare_cached(&read_sql(name)).await?;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
     let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
     // The batch commits without waiting for its own flush: its checkpoint commits with its
@@ -162,6 +154,34 @@ async fn apply_in(
         on_disk(store, last_position),
     )?;
     tx.commit().await?;
+    record_batch(store, name, events.len(), last_position, last_time);
+    Ok(Some(Committed {
+        events: events.len(),
+        position: last_position,
+    }))
+}
+
+/// Takes a projection's transaction lock (`$1`: its name): one writer of its schema at a time.
+pub(crate) const LOCK_SQL: &str =
+    "SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))";
+
+/// Reads the events after the checkpoint of projection `name` (`$1`: its name, `$2`: how many).
+pub(crate) fn read_sql(name: &str) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM log.events WHERE position > \
+         (SELECT position FROM {name}.projection_checkpoint WHERE name = $1) \
+         ORDER BY position LIMIT $2"
+    )
+}
+
+/// Shows a committed batch in the projection's metrics: its position, its lag, its events.
+pub(crate) fn record_batch(
+    store: &EventStore,
+    name: &'static str,
+    events: usize,
+    last_position: i64,
+    last_time: chrono::DateTime<chrono::Utc>,
+) {
     let lag = (store.head().current() - last_position).max(0);
     metrics::gauge!("palimpsest_projection_position", "projection" => name)
         .set(last_position as f64);
@@ -173,26 +193,29 @@ async fn apply_in(
         0.0
     });
     metrics::counter!("palimpsest_projection_events_total", "projection" => name)
-        .increment(events.len() as u64);
-    Ok(Some(Committed {
-        events: events.len(),
-        position: last_position,
-    }))
+        .increment(events as u64);
 }
 
 /// Returns once the events up to `position` are on disk, so that rows made of them never become
 /// visible before the events themselves are durable (a crash could take back an event whose
-/// batch deferred its flush, and a projection may commit asynchronously). At once when this
-/// process's log knows it (its appender flushed them); otherwise by one flush of its own,
-/// alongside the batch's writes (events another process appended, or a deferred batch's
-/// durability commit still under way).
-async fn on_disk(store: &EventStore, position: i64) -> Result<(), ProjectionError> {
-    if store.durable().current() >= position {
+/// batch deferred its flush, and a projection commits asynchronously). At once when this
+/// process's log knows it (its appender flushed them); when the appender's durability commit
+/// for them, under way, says so (within [`DURABLE_WAIT`]); otherwise by one flush of its own
+/// (events another process appended, or a durability commit that failed).
+pub(crate) async fn on_disk(store: &EventStore, position: i64) -> Result<(), ProjectionError> {
+    if store.durable().current() >= position
+        || store.durable().reached(position, DURABLE_WAIT).await
+    {
         return Ok(());
     }
     store.wait_durable().await?;
     Ok(())
 }
+
+/// How long a runner waits for its process's appender to make events durable before it
+/// flushes them itself: longer than a durability commit takes under load, so the runner adds
+/// no flush of its own to the appender's.
+const DURABLE_WAIT: Duration = Duration::from_millis(20);
 
 /// The longest wait between tries while the database is away: a projector resumes within this
 /// of Postgres accepting connections again.
@@ -235,6 +258,7 @@ pub fn spawn_runner(
             store: store.clone(),
             projection,
             watch,
+            checkpoint: None,
             narrowing: 0,
             stalled: None,
             backoff: Duration::from_millis(50),
@@ -279,6 +303,9 @@ struct Runner {
     projection: Arc<dyn Projection>,
     /// This process's waiters, told of each commit.
     watch: Option<ProjectionWatch>,
+    /// Where this runner last left the checkpoint: a planned batch takes the events after it
+    /// from memory ([`crate::planned`]).
+    checkpoint: Option<i64>,
     /// Events still to apply one at a time, looking for the one that failed a batch.
     narrowing: usize,
     /// The event it is stopped on, if any.
@@ -292,7 +319,18 @@ impl Runner {
         let name = self.projection.name();
         let one_by_one = self.narrowing > 0 || self.stalled.is_some();
         let limit = if one_by_one { 1 } else { BATCH };
-        match apply_when_ready(&self.store, self.projection.as_ref(), limit, ready).await {
+        let applied = match self.projection.planner() {
+            Some(planner) => {
+                if !ready.await {
+                    return Next::AfterHead;
+                }
+                // One at a time, the failing event is read from the log, not taken from memory.
+                let checkpoint = self.checkpoint.filter(|_| !one_by_one);
+                crate::planned::apply(&self.store, name, planner, checkpoint, limit).await
+            }
+            None => apply_when_ready(&self.store, self.projection.as_ref(), limit, ready).await,
+        };
+        match applied {
             Ok(None) => {
                 self.narrowing = 0;
                 metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(0.0);
@@ -300,6 +338,7 @@ impl Runner {
                 Next::AfterHead
             }
             Ok(Some(batch)) => {
+                self.checkpoint = Some(batch.position);
                 if let Some(watch) = &self.watch {
                     watch.applied(name, batch.position);
                 }
@@ -313,6 +352,14 @@ impl Runner {
                         "projection resumed"
                     );
                 }
+                Next::Now
+            }
+            Err(ProjectionError::CheckpointMoved) => {
+                tracing::debug!(
+                    projection = name,
+                    "checkpoint moved elsewhere; reading the log"
+                );
+                self.checkpoint = None;
                 Next::Now
             }
             Err(e) if e.is_transient() => {

@@ -6,15 +6,14 @@
 
 mod rows;
 pub mod schema;
-mod statement;
 mod tasks;
 
-use crate::projection::statement::Statement;
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
 use palimpsest_events::records::{ClassEvent, DocumentEvent, FtpEvent, TaskEvent, TokenEvent};
 use palimpsest_events::{DomainEvent, RecordedEvent};
-use palimpsest_projections::{Projection, ProjectionError};
+use palimpsest_projections::statement::Statement;
+use palimpsest_projections::{Planner, Projection, ProjectionError};
 use std::sync::Arc;
 
 /// The projection's name, also its Postgres schema.
@@ -49,33 +48,20 @@ impl Projection for RecordsProjection {
         Ok(())
     }
 
-    async fn apply(
-        &self,
-        tx: &Transaction<'_>,
-        schema: &str,
-        event: &RecordedEvent,
-    ) -> Result<(), ProjectionError> {
-        self.apply_batch(tx, schema, std::slice::from_ref(event))
-            .await
+    /// Every row written comes from its event: the runtime sends a live batch in one round trip.
+    fn planner(&self) -> Option<&dyn Planner> {
+        Some(self)
     }
+}
 
-    /// The batch's statements planned in event order, then sent pipelined (one round trip for
-    /// the batch rather than two per statement). The runner commits the batch asynchronously,
-    /// once the events it applies are on disk.
-    async fn apply_batch(
+impl Planner for RecordsProjection {
+    fn plan(
         &self,
-        tx: &Transaction<'_>,
         schema: &str,
         events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
     ) -> Result<(), ProjectionError> {
-        let mut statements = Vec::new();
-        for event in events {
-            plan(&mut statements, schema, event)?;
-        }
-        if statements.is_empty() {
-            return Ok(());
-        }
-        statement::run(tx, statements).await
+        events.iter().try_for_each(|event| plan(out, schema, event))
     }
 }
 

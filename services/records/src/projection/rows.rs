@@ -7,10 +7,10 @@
 //! inserted without the `DELETE` a replacement needs (one statement less per new document).
 
 use crate::projection::schema::table;
-use crate::projection::statement::{Param, Statement};
 use crate::seal;
 use palimpsest_events::records::{CollectionKey, DocumentEvent, IndexValue, LeftRow, Row};
 use palimpsest_projections::ProjectionError;
+use palimpsest_projections::statement::{Param, Statement};
 
 /// Where a document event stands in its document's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

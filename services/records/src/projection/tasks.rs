@@ -1,9 +1,9 @@
 //! Task events into `Task(org, k0, i0, data)`, planned as statements.
 
-use crate::projection::statement::Statement;
 use crate::seal;
 use palimpsest_events::records::TaskEvent;
 use palimpsest_projections::ProjectionError;
+use palimpsest_projections::statement::Statement;
 
 /// The statements of one task event, appended to `out`.
 pub fn plan(out: &mut Vec<Statement>, s: &str, event: &TaskEvent) -> Result<(), ProjectionError> {

@@ -89,7 +89,7 @@ impl CommandRunner {
                 backoff(attempt).await;
             }
             let tried = Attempt::new(self.store.clone(), self.cache.clone(), attempt);
-            let decision = match decide(tried.clone()).await {
+            let mut decision = match decide(tried.clone()).await {
                 Ok(decision) => decision,
                 // The decider saw that something it read had already moved on: try again.
                 Err(CommandError::Conflict { stream }) => {
@@ -101,7 +101,7 @@ impl CommandRunner {
             if decision.is_empty() {
                 return self.answer_of_no_change(&command, &key, decision).await;
             }
-            let request = append_request(&decision, &tried, &command, key.as_deref());
+            let request = append_request(&mut decision, &tried, &command, key.as_deref());
             match self.store.append(request).await {
                 Ok(appended) => return self.finish(&command, &key, appended, decision).await,
                 Err(AppendError::WrongExpectedVersion { stream, .. }) => {
@@ -266,8 +266,9 @@ impl CommandRunner {
 
 /// The append of a decision: every written stream at the version the attempt read (new if it
 /// never read it), every checked stream likewise with no events, the reply stored with the key.
+/// The decision's events move into it.
 fn append_request(
-    decision: &Decision,
+    decision: &mut Decision,
     tried: &Attempt,
     command: &Command<'_>,
     key: Option<&str>,
@@ -279,11 +280,12 @@ fn append_request(
     let mut metadata = command.metadata.clone();
     metadata.idempotency_key = key.map(str::to_owned);
     let mut request = AppendRequest::new().metadata(metadata);
-    for write in &decision.writes {
+    // The events move into the request: after the append only the decision's reply is used.
+    for write in &mut decision.writes {
         request = request.stream(
             write.stream.clone(),
             expected(&write.stream),
-            write.events.clone(),
+            std::mem::take(&mut write.events),
         );
     }
     for checked in &decision.checks {

@@ -1,0 +1,383 @@
+//! A live batch of a planned projection ([`Planner`]): one round trip.
+//!
+//! A projection whose writes depend on its events alone hands the runtime its statements, so
+//! the runtime can send the whole batch at once, the `COMMIT` behind it: `BEGIN` and the
+//! asynchronous commit mode, the projection's lock, the checkpoint moved on, the writes, the
+//! notification, and — once the events are on disk — `COMMIT`. Should any of them fail, Postgres
+//! turns the `COMMIT` into a rollback.
+//!
+//! The events come from memory when they can: the runner knows where it left its checkpoint,
+//! and this process's log keeps the events it appended last ([`RecentEvents`]). The checkpoint
+//! update is then the guard: it moves the checkpoint only from where this runner left it, and
+//! fails (a `NOT NULL` violation, the transaction with it) when another process's runner moved
+//! it meanwhile; the runner then reads the log. Otherwise (first batch, events another process
+//! appended or let go, one event at a time after a failure) the events are read under the lock
+//! first: two round trips.
+//!
+//! [`RecentEvents`]: palimpsest_log::recent::RecentEvents
+
+use crate::runner::{Committed, LOCK_SQL, on_disk, read_sql, record_batch};
+use crate::statement::{self, Statement};
+use crate::{PROJECTION_CHANNEL, Planner, ProjectionError};
+use deadpool_postgres::Client;
+use palimpsest_events::RecordedEvent;
+use palimpsest_log::EventStore;
+use palimpsest_log::rows::to_events;
+use std::task::Poll;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+/// Opens the batch's transaction: it commits without waiting for its own flush, since its
+/// checkpoint commits with its rows and [`on_disk`] keeps any row from being seen before its
+/// event is durable.
+const BEGIN_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off";
+
+/// Applies the batch after `checkpoint` (where this runner last committed, if it knows), or
+/// nothing when the log's head is not past it. `None` when caught up.
+#[tracing::instrument(skip_all, fields(projection = name))]
+pub(crate) async fn apply(
+    store: &EventStore,
+    name: &'static str,
+    planner: &dyn Planner,
+    checkpoint: Option<i64>,
+    limit: i64,
+) -> Result<Option<Committed>, ProjectionError> {
+    if checkpoint.is_some_and(|c| store.head().current() <= c) {
+        return Ok(None);
+    }
+    let client = store.pool().get().await?;
+    let kept = checkpoint.and_then(|c| {
+        let slices = store
+            .recent()
+            .after(c, usize::try_from(limit).unwrap_or(1))?;
+        Some((c, slices))
+    });
+    let result = match kept {
+        Some((from, slices)) => {
+            let events: Vec<&[RecordedEvent]> = slices.iter().map(|s| &**s).collect();
+            write(store, &client, name, planner, &events, from, Locked::No).await
+        }
+        None => read_and_write(store, &client, name, planner, limit).await,
+    };
+    if !matches!(result, Ok(Some(_))) {
+        end(client).await;
+    }
+    result
+}
+
+/// Whether the batch's transaction is open, with the projection's lock, when its writes go.
+#[derive(Clone, Copy, PartialEq)]
+enum Locked {
+    /// Not begun: `BEGIN`, the commit mode and the lock lead the pipeline.
+    No,
+    /// Begun and locked (the events were read under the lock).
+    Yes,
+}
+
+/// Reads the events after the checkpoint under the lock (one round trip), then writes them.
+async fn read_and_write(
+    store: &EventStore,
+    client: &Client,
+    name: &'static str,
+    planner: &dyn Planner,
+    limit: i64,
+) -> Result<Option<Committed>, ProjectionError> {
+    let lock = client.prepare_cached(LOCK_SQL).await?;
+    let read = client.prepare_cached(&read_sql(name)).await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
+    let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
+    let (_, _, rows) = tokio::try_join!(
+        client.batch_execute(BEGIN_SQL),
+        client.execute(&lock, &lock_params),
+        client.query(&read, &read_params)
+    )?;
+    let events = to_events(&rows)?;
+    let Some(first) = events.first() else {
+        return Ok(None);
+    };
+    let from = first.position - 1;
+    write(store, client, name, planner, &[&events], from, Locked::Yes).await
+}
+
+/// Plans `events` (the positions after `from`, in order) and sends their writes with the
+/// checkpoint and the notification, then `COMMIT` once they are on disk.
+async fn write(
+    store: &EventStore,
+    client: &Client,
+    name: &'static str,
+    planner: &dyn Planner,
+    events: &[&[RecordedEvent]],
+    from: i64,
+    locked: Locked,
+) -> Result<Option<Committed>, ProjectionError> {
+    let Some(last) = events.iter().rev().find_map(|e| e.last()) else {
+        return Ok(None);
+    };
+    let (to, last_time) = (last.position, last.recorded_at);
+    let count = events.iter().map(|e| e.len()).sum();
+    let mut statements = Vec::new();
+    for run in events {
+        planner.plan(name, run, &mut statements)?;
+    }
+    let batch = Batch {
+        client,
+        name,
+        from,
+        to,
+        locked,
+    };
+    match statement::only_dml(statements) {
+        Ok(dml) => batch.pipelined(store, &dml).await?,
+        Err(with_ddl) => batch.in_steps(store, with_ddl).await?,
+    }
+    record_batch(store, name, count, to, last_time);
+    Ok(Some(Committed {
+        events: count,
+        position: to,
+    }))
+}
+
+/// One batch's transaction on its connection: the events after `from` up to `to`.
+struct Batch<'a> {
+    client: &'a Client,
+    name: &'static str,
+    from: i64,
+    to: i64,
+    locked: Locked,
+}
+
+impl Batch<'_> {
+    /// Every statement sent at once, `COMMIT` queued behind them once the events are on disk.
+    async fn pipelined(
+        &self,
+        store: &EventStore,
+        dml: &[statement::Dml],
+    ) -> Result<(), ProjectionError> {
+        let client = self.client;
+        let prepared = statement::prepare(client, dml).await?;
+        let (lock, guard, notify) = self.prepare().await?;
+        let note = format!("{}:{}", self.name, self.to);
+        let name = self.name;
+        let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
+        let guard_params: [&(dyn ToSql + Sync); 3] = [&name, &self.from, &self.to];
+        let notify_params: [&(dyn ToSql + Sync); 2] = [&PROJECTION_CHANNEL, &note];
+        let opening = self.locked == Locked::No;
+        // Each future sends its one statement when first polled, in this order. All are
+        // awaited, and the first failure in statement order is the cause (those after it only
+        // say the transaction was aborted).
+        let mut sent = Box::pin(async {
+            let (begun, locked, guarded, written, notified) = tokio::join!(
+                async {
+                    if opening {
+                        client.batch_execute(BEGIN_SQL).await?;
+                    }
+                    Ok::<_, ProjectionError>(())
+                },
+                async {
+                    if opening {
+                        client.execute(&lock, &lock_params).await?;
+                    }
+                    Ok(())
+                },
+                async { moved(client.execute(&guard, &guard_params).await) },
+                statement::send(client, &prepared, dml),
+                async { Ok(client.execute(&notify, &notify_params).await.map(drop)?) },
+            );
+            begun.and(locked).and(guarded).and(written).and(notified)
+        });
+        let commit = async {
+            on_disk(store, self.to).await?;
+            client.batch_execute("COMMIT").await?;
+            Ok::<_, ProjectionError>(())
+        };
+        // Polled once, the batch's statements are all queued before the `COMMIT` can be.
+        match futures::poll!(&mut sent) {
+            Poll::Ready(result) => {
+                result?;
+                commit.await
+            }
+            Poll::Pending => tokio::try_join!(sent, commit).map(drop),
+        }
+    }
+
+    /// A batch with DDL (which cannot be prepared before the tables it makes): the lock and
+    /// the checkpoint, then the statements in order, then `COMMIT`.
+    async fn in_steps(
+        &self,
+        store: &EventStore,
+        statements: Vec<Statement>,
+    ) -> Result<(), ProjectionError> {
+        let client = self.client;
+        let (lock, guard, notify) = self.prepare().await?;
+        let name = self.name;
+        if self.locked == Locked::No {
+            client.batch_execute(BEGIN_SQL).await?;
+            client.execute(&lock, &[&name]).await?;
+        }
+        moved(client.execute(&guard, &[&name, &self.from, &self.to]).await)?;
+        statement::run(client, statements).await?;
+        let note = format!("{}:{}", self.name, self.to);
+        client
+            .execute(&notify, &[&PROJECTION_CHANNEL, &note])
+            .await?;
+        on_disk(store, self.to).await?;
+        client.batch_execute("COMMIT").await?;
+        Ok(())
+    }
+
+    /// The lock, the guarded checkpoint update and the notification, prepared (once per
+    /// connection).
+    async fn prepare(
+        &self,
+    ) -> Result<
+        (
+            tokio_postgres::Statement,
+            tokio_postgres::Statement,
+            tokio_postgres::Statement,
+        ),
+        ProjectionError,
+    > {
+        let client = self.client;
+        Ok((
+            client.prepare_cached(LOCK_SQL).await?,
+            client
+                .prepare_cached(&format!(
+                    "UPDATE {}.projection_checkpoint SET position = \
+                     CASE WHEN position = $2::bigint THEN $3::bigint END, \
+                     updated_at = now(), stalled = NULL WHERE name = $1",
+                    self.name
+                ))
+                .await?,
+            client.prepare_cached("SELECT pg_notify($1, $2)").await?,
+        ))
+    }
+}
+
+/// The guard's answer: a `NOT NULL` violation is the checkpoint found elsewhere than `from`.
+fn moved(result: Result<u64, tokio_postgres::Error>) -> Result<(), ProjectionError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if e.code() == Some(&SqlState::NOT_NULL_VIOLATION) => {
+            Err(ProjectionError::CheckpointMoved)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Leaves no transaction open on a pooled connection: rolled back, or dropped from the pool
+/// when even that fails.
+async fn end(client: Client) {
+    if let Err(e) = client.batch_execute("ROLLBACK").await {
+        tracing::warn!(error = %e, "cannot end a projector's transaction; dropping its connection");
+        drop(deadpool_postgres::Object::take(client));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Projection;
+    use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+    use palimpsest_log::AppendRequest;
+    use palimpsest_testkit::TestDb;
+
+    /// Counts the events it is given: an event applied twice counts twice.
+    struct Tally;
+
+    #[async_trait::async_trait]
+    impl Projection for Tally {
+        fn name(&self) -> &'static str {
+            "tally"
+        }
+
+        async fn create_tables(
+            &self,
+            tx: &deadpool_postgres::Transaction<'_>,
+            schema: &str,
+        ) -> Result<(), ProjectionError> {
+            tx.batch_execute(&format!(
+                "CREATE TABLE {schema}.tally (applied bigint NOT NULL); \
+                 INSERT INTO {schema}.tally VALUES (0)"
+            ))
+            .await?;
+            Ok(())
+        }
+
+        fn planner(&self) -> Option<&dyn Planner> {
+            Some(self)
+        }
+    }
+
+    impl Planner for Tally {
+        fn plan(
+            &self,
+            schema: &str,
+            events: &[RecordedEvent],
+            out: &mut Vec<Statement>,
+        ) -> Result<(), ProjectionError> {
+            let n = i64::try_from(events.len()).unwrap_or(i64::MAX);
+            out.push(Statement::dml(
+                format!("UPDATE {schema}.tally SET applied = applied + $1"),
+                vec![Box::new(n)],
+            ));
+            Ok(())
+        }
+    }
+
+    async fn append(store: &EventStore, n: usize) {
+        let stream = StreamName::new("test", "thing", "t").expect("stream");
+        let events = (0..n)
+            .map(|_| NewEvent::new("Happened", 1, serde_json::json!({})))
+            .collect();
+        store
+            .append(AppendRequest::new().stream(stream, ExpectedVersion::Any, events))
+            .await
+            .expect("append");
+    }
+
+    async fn tally(store: &EventStore) -> (i64, i64) {
+        let client = store.pool().get().await.expect("client");
+        let row = client
+            .query_one(
+                "SELECT (SELECT applied FROM tally.tally), \
+                 (SELECT position FROM tally.projection_checkpoint)",
+                &[],
+            )
+            .await
+            .expect("tally");
+        (row.get(0), row.get(1))
+    }
+
+    /// Given a runner that left the checkpoint at 2, and another process's runner that then
+    /// applied 3 and 4: when the first applies 3 to 5 from memory with what it remembers, its
+    /// guard refuses the batch whole; read from the log, only 5 is left to apply.
+    #[tokio::test]
+    async fn a_batch_planned_from_a_checkpoint_that_moved_writes_nothing() {
+        let db = TestDb::create().await;
+        let store = EventStore::connect(db.url()).await.expect("connect");
+        crate::ensure(&store, &Tally).await.expect("ensure");
+        append(&store, 2).await;
+        let first = apply(&store, "tally", &Tally, None, 500).await;
+        assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
+        append(&store, 2).await;
+        let elsewhere = crate::runner::apply_next_batch(&store, &Tally, 500).await;
+        assert_eq!(elsewhere.expect("other runner"), 2);
+        append(&store, 1).await;
+        let stale = apply(&store, "tally", &Tally, Some(2), 500).await;
+        assert!(matches!(stale, Err(ProjectionError::CheckpointMoved)));
+        assert_eq!(
+            tally(&store).await,
+            (4, 4),
+            "the refused batch wrote nothing"
+        );
+        let read = apply(&store, "tally", &Tally, None, 500).await;
+        assert_eq!(read.expect("read path").map(|b| b.events), Some(1));
+        let kept = apply(&store, "tally", &Tally, Some(5), 500).await;
+        assert!(kept.expect("caught up").is_none());
+        append(&store, 3).await;
+        let from_memory = apply(&store, "tally", &Tally, Some(5), 500).await;
+        assert_eq!(from_memory.expect("memory").map(|b| b.position), Some(8));
+        assert_eq!(tally(&store).await, (8, 8), "every event applied once");
+        db.drop().await;
+    }
+}
