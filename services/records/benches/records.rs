@@ -371,15 +371,8 @@ async fn main() {
             .iter()
             .map(|r| format!("{:.1}%", 100.0 * r.ratio()))
             .collect();
-        let Round {
-            rate,
-            floor,
-            budget,
-            cpu,
-            floor_budget,
-            floor_cpu,
-        } = &measured[measured.len() / 2];
-        let (rate, floor, cpu) = (*rate, *floor, *cpu);
+        let median = &measured[measured.len() / 2];
+        let (rate, floor, cpu) = (median.rate, median.floor, median.cpu);
         println!(
             "  insertDoc, {clients:>2} clients: {rate:>8.0} docs/s   log 1-event appends: {floor:>8.0}/s   ratio {:>5.1}% (goal >= 50%; the median of {} alternating rounds: {})",
             100.0 * rate / floor,
@@ -391,9 +384,9 @@ async fn main() {
             1000.0 * clients as f64 / rate,
             1000.0 * clients as f64 / floor
         );
-        print_budget(budget, clients * per_client, cpu);
+        print_budget(&median.budget, clients * per_client, cpu);
         println!("    the floor's own:");
-        print_budget(floor_budget, clients * per_client, *floor_cpu);
+        print_budget(&median.floor_budget, clients * per_client, median.floor_cpu);
         // What CPU alone allows: every core busy at this phase's CPU per write.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let ceiling = cores * (clients * per_client) as f64 / cpu.busy.max(f64::MIN_POSITIVE);
