@@ -65,12 +65,14 @@ pub(crate) async fn apply(
     result
 }
 
-/// Whether the batch's transaction is open, with the projection's lock, when its writes go.
+/// Whether the batch's transaction is open, with the projection's lock, when its writes go;
+/// which also says where its events came from.
 #[derive(Clone, Copy, PartialEq)]
 enum Locked {
-    /// Not begun: `BEGIN`, the commit mode and the lock lead the pipeline.
+    /// Not begun: `BEGIN`, the commit mode and the lock lead the pipeline. The events were
+    /// taken from memory: this process appended them.
     No,
-    /// Begun and locked (the events were read under the lock).
+    /// Begun and locked: the events were read from the log under the lock.
     Yes,
 }
 
@@ -186,7 +188,7 @@ impl Batch<'_> {
             begun.and(locked).and(guarded).and(written).and(notified)
         });
         let commit = async {
-            on_disk(store, self.to).await?;
+            on_disk(store, self.to, self.locked == Locked::No).await?;
             client.batch_execute("COMMIT").await?;
             Ok::<_, ProjectionError>(())
         };
@@ -220,7 +222,7 @@ impl Batch<'_> {
         client
             .execute(&notify, &[&PROJECTION_CHANNEL, &note])
             .await?;
-        on_disk(store, self.to).await?;
+        on_disk(store, self.to, self.locked == Locked::No).await?;
         client.batch_execute("COMMIT").await?;
         Ok(())
     }

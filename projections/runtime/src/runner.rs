@@ -151,7 +151,7 @@ async fn apply_in(
                 .await
                 .map_err(ProjectionError::from)
         },
-        on_disk(store, last_position),
+        on_disk(store, last_position, false),
     )?;
     tx.commit().await?;
     record_batch(store, name, events.len(), last_position, last_time);
@@ -199,12 +199,17 @@ pub(crate) fn record_batch(
 /// Returns once the events up to `position` are on disk, so that rows made of them never become
 /// visible before the events themselves are durable (a crash could take back an event whose
 /// batch deferred its flush, and a projection commits asynchronously). At once when this
-/// process's log knows it (its appender flushed them); when the appender's durability commit
-/// for them, under way, says so (within [`DURABLE_WAIT`]); otherwise by one flush of its own
-/// (events another process appended, or a durability commit that failed).
-pub(crate) async fn on_disk(store: &EventStore, position: i64) -> Result<(), ProjectionError> {
+/// process's log knows it (its appender flushed them). Otherwise by one flush of its own, except
+/// for events this process appended (`appended_here`, known when they were taken from memory):
+/// their durability commit is under way, and the runner waits for it (within
+/// [`DURABLE_WAIT`], then flushes) instead of adding an fsync to it.
+pub(crate) async fn on_disk(
+    store: &EventStore,
+    position: i64,
+    appended_here: bool,
+) -> Result<(), ProjectionError> {
     if store.durable().current() >= position
-        || store.durable().reached(position, DURABLE_WAIT).await
+        || (appended_here && store.durable().reached(position, DURABLE_WAIT).await)
     {
         return Ok(());
     }
@@ -212,9 +217,9 @@ pub(crate) async fn on_disk(store: &EventStore, position: i64) -> Result<(), Pro
     Ok(())
 }
 
-/// How long a runner waits for its process's appender to make events durable before it
-/// flushes them itself: longer than a durability commit takes under load, so the runner adds
-/// no flush of its own to the appender's.
+/// How long a runner waits for its process's appender to make its own events durable before it
+/// flushes them itself: longer than a durability commit takes under load, and only for events
+/// of this process (another process's events have no durability commit here to wait for).
 const DURABLE_WAIT: Duration = Duration::from_millis(20);
 
 /// The longest wait between tries while the database is away: a projector resumes within this
