@@ -26,6 +26,9 @@ pub struct AppendRequest {
     /// The command's answer, stored under the idempotency key in the same transaction as its
     /// events, so a repeat of the request gets the first answer back.
     pub reply: Option<StoredReply>,
+    /// The size [`AppendRequest::validate`] measured (its events as published), kept so that
+    /// what the log holds of them in memory is bounded without measuring them again.
+    pub(crate) measured_bytes: usize,
 }
 
 /// A command's first answer as the log keeps it under its idempotency key.
@@ -75,8 +78,8 @@ impl AppendRequest {
     }
 
     /// Checks the request's shape before it reaches the database, and that every reader
-    /// downstream can carry its events (see [`crate::limits`]).
-    pub(crate) fn validate(&self, limits: &Limits) -> Result<(), AppendError> {
+    /// downstream can carry its events (see [`crate::limits`]); records the size it measured.
+    pub(crate) fn validate(&mut self, limits: &Limits) -> Result<(), AppendError> {
         if self.streams.is_empty() && !self.stores_answer_only() {
             return Err(AppendError::Invalid(
                 "an append needs at least one stream, or an idempotency key and a reply".into(),
@@ -126,6 +129,7 @@ impl AppendRequest {
                 "idempotency key must be 1-256 characters".into(),
             ));
         }
+        self.measured_bytes = total;
         Ok(())
     }
 

@@ -9,9 +9,8 @@
 //!
 //! Positions are gapless, so the kept events are exactly a run of positions: events that do not
 //! start where the kept ones end (another process appended meanwhile) replace them. The oldest
-//! are let go past [`MAX_EVENTS`] events or [`MAX_BYTES`] of payload.
+//! are let go past [`MAX_EVENTS`] events or [`MAX_BYTES`] (as the log measured them).
 
-use crate::limits::json_len;
 use palimpsest_events::RecordedEvent;
 use std::collections::VecDeque;
 use std::ops::Deref;
@@ -19,7 +18,8 @@ use std::sync::{Arc, Mutex};
 
 /// Most events kept: a live reader is a batch or two behind; one further behind reads the log.
 pub const MAX_EVENTS: usize = 4096;
-/// Most payload bytes kept (compact JSON), so large events are let go sooner.
+/// Most bytes kept (the commands' sizes as the log measured them), so large events are let go
+/// sooner.
 pub const MAX_BYTES: usize = 8 << 20;
 
 /// The recently appended events, shared by the appender and this process's readers.
@@ -43,14 +43,13 @@ impl Kept {
         Some(events.last()?.position + 1)
     }
 
-    fn keep(&mut self, events: Arc<[RecordedEvent]>) {
+    fn keep(&mut self, events: Arc<[RecordedEvent]>, bytes: usize) {
         let Some(first) = events.first().map(|e| e.position) else {
             return;
         };
         if self.next_position().is_some_and(|next| next != first) {
             *self = Kept::default();
         }
-        let bytes = events.iter().map(|e| json_len(&e.payload)).sum();
         self.events += events.len();
         self.bytes += bytes;
         self.commands.push_back((events, bytes));
@@ -79,13 +78,14 @@ impl Deref for RecentSlice {
 }
 
 impl RecentEvents {
-    /// Keeps a committed batch's new events: its commands' events, in position order.
-    pub(crate) fn record(&self, commands: impl Iterator<Item = Arc<[RecordedEvent]>>) {
+    /// Keeps a committed batch's new events: its commands' events, in position order, each
+    /// with its size as the log measured it when it accepted the command.
+    pub(crate) fn record(&self, commands: impl Iterator<Item = (Arc<[RecordedEvent]>, usize)>) {
         let Ok(mut kept) = self.kept.lock() else {
             tracing::warn!("recent events poisoned; readers read the log");
             return;
         };
-        commands.for_each(|events| kept.keep(events));
+        commands.for_each(|(events, bytes)| kept.keep(events, bytes));
     }
 
     /// The events after `position`, whole commands up to about `limit` events (at least one),
@@ -135,8 +135,10 @@ mod tests {
         }
     }
 
-    fn batch(positions: std::ops::RangeInclusive<i64>) -> std::iter::Once<Arc<[RecordedEvent]>> {
-        std::iter::once(positions.map(event).collect())
+    fn batch(
+        positions: std::ops::RangeInclusive<i64>,
+    ) -> std::iter::Once<(Arc<[RecordedEvent]>, usize)> {
+        std::iter::once((positions.map(event).collect(), 100))
     }
 
     fn positions(slices: &[RecentSlice]) -> Vec<i64> {

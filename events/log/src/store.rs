@@ -188,7 +188,7 @@ impl EventStore {
 
     /// Appends a command's events to all its streams in one transaction, or nothing.
     #[tracing::instrument(skip_all, fields(streams = req.streams.len(), events = req.event_count()))]
-    pub async fn append(&self, req: AppendRequest) -> Result<Appended, AppendError> {
+    pub async fn append(&self, mut req: AppendRequest) -> Result<Appended, AppendError> {
         if let Err(e) = req.validate(&self.limits) {
             metrics::counter!("palimpsest_appends_refused_total").increment(1);
             return Err(e);

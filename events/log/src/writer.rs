@@ -462,7 +462,7 @@ impl Appender {
         };
         match outcome {
             Ok((outcomes, last)) => {
-                self.committed(&outcomes, last);
+                self.committed(&sent.requests, &outcomes, last);
                 self.answer(sent.replies, outcomes, sent.flushed, last);
             }
             Err(e) => {
@@ -496,7 +496,7 @@ impl Appender {
             match self.commit(&requests, mode, commit).await {
                 Ok(None) => mode = Mode::Careful,
                 Ok(Some(((outcomes, last), flushed))) => {
-                    self.committed(&outcomes, last);
+                    self.committed(&requests, &outcomes, last);
                     self.answer(replies, outcomes, flushed, last);
                     return;
                 }
@@ -518,11 +518,22 @@ impl Appender {
 
     /// Makes a committed batch known in this process: its new events to the readers that keep
     /// up with it, then the head, which wakes them.
-    fn committed(&self, outcomes: &[Result<Appended, AppendError>], last: i64) {
-        self.recent.record(outcomes.iter().filter_map(|o| match o {
-            Ok(appended) if !appended.replayed => Some(appended.events.clone()),
-            _ => None,
-        }));
+    fn committed(
+        &self,
+        requests: &[AppendRequest],
+        outcomes: &[Result<Appended, AppendError>],
+        last: i64,
+    ) {
+        let new = requests
+            .iter()
+            .zip(outcomes)
+            .filter_map(|(req, o)| match o {
+                Ok(appended) if !appended.replayed => {
+                    Some((appended.events.clone(), req.measured_bytes))
+                }
+                _ => None,
+            });
+        self.recent.record(new);
         self.head.advance(last);
     }
 
@@ -578,7 +589,7 @@ impl Appender {
             let outcome = match self.commit(alone, Mode::Careful, Commit::Deferred).await {
                 Ok(None) => Err(AppendError::Log(LogError::WriterStopped)),
                 Ok(Some(((mut outcomes, last), _))) => {
-                    self.committed(&outcomes, last);
+                    self.committed(alone, &outcomes, last);
                     match durable(&self.pool).await {
                         Ok(()) => {
                             self.durable.advance(last);

@@ -16,13 +16,12 @@
 //!
 //! [`RecentEvents`]: palimpsest_log::recent::RecentEvents
 
-use crate::runner::{Committed, LOCK_SQL, on_disk, read_sql, record_batch};
+use crate::runner::{Committed, LOCK_SQL, on_disk, read_locked, record_batch};
 use crate::statement::{self, Statement};
 use crate::{PROJECTION_CHANNEL, Planner, ProjectionError};
 use deadpool_postgres::Client;
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
-use palimpsest_log::rows::to_events;
 use std::task::Poll;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
@@ -84,16 +83,7 @@ async fn read_and_write(
     planner: &dyn Planner,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
-    let lock = client.prepare_cached(LOCK_SQL).await?;
-    let read = client.prepare_cached(&read_sql(name)).await?;
-    let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
-    let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
-    let (_, _, rows) = tokio::try_join!(
-        client.batch_execute(BEGIN_SQL),
-        client.execute(&lock, &lock_params),
-        client.query(&read, &read_params)
-    )?;
-    let events = to_events(&rows)?;
+    let events = read_locked(client, BEGIN_SQL, name, limit).await?;
     let Some(first) = events.first() else {
         return Ok(None);
     };

@@ -4,6 +4,7 @@ use crate::stall::{self, Stall};
 use crate::{
     PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, checkpoint, rebuild,
 };
+use deadpool_postgres::GenericClient;
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::rows::{COLUMNS, to_events};
@@ -112,19 +113,7 @@ async fn apply_in(
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
     let name = projection.name();
-    let lock = tx.prepare_cached(LOCK_SQL).await?;
-    let read = tx.prepare_cached(&read_sql(name)).await?;
-    let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
-    let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
-    // The batch commits without waiting for its own flush: its checkpoint commits with its
-    // rows, so a crash loses both together and they are applied again from the log, and
-    // `on_disk` below keeps any row from being seen before its event is durable.
-    let (_, _, rows) = tokio::try_join!(
-        tx.batch_execute("SET LOCAL synchronous_commit = off"),
-        tx.execute(&lock, &lock_params),
-        tx.query(&read, &read_params)
-    )?;
-    let events = to_events(&rows)?;
+    let events = read_locked(&tx, "SET LOCAL synchronous_commit = off", name, limit).await?;
     let Some(last) = events.last() else {
         return Ok(None);
     };
@@ -159,6 +148,29 @@ async fn apply_in(
         events: events.len(),
         position: last_position,
     }))
+}
+
+/// Sends `opening` (what the transaction needs first: at least the asynchronous commit mode),
+/// takes projection `name`'s lock and reads up to `limit` events after its checkpoint, in one
+/// round trip. The batch commits without waiting for its own flush: its checkpoint commits with
+/// its rows, so a crash loses both together and they are applied again from the log, and
+/// [`on_disk`] keeps any row from being seen before its event is durable.
+pub(crate) async fn read_locked<C: GenericClient>(
+    tx: &C,
+    opening: &str,
+    name: &str,
+    limit: i64,
+) -> Result<Vec<RecordedEvent>, ProjectionError> {
+    let lock = tx.prepare_cached(LOCK_SQL).await?;
+    let read = tx.prepare_cached(&read_sql(name)).await?;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
+    let read_params: [&(dyn ToSql + Sync); 2] = [&name, &limit];
+    let (_, _, rows) = tokio::try_join!(
+        tx.batch_execute(opening),
+        tx.execute(&lock, &lock_params),
+        tx.query(&read, &read_params)
+    )?;
+    Ok(to_events(&rows)?)
 }
 
 /// Takes a projection's transaction lock (`$1`: its name): one writer of its schema at a time.
