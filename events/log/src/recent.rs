@@ -191,4 +191,18 @@ mod tests {
         assert!(recent.after(0, 100).is_none(), "the first batch was let go");
         assert!(recent.after(next - 11, 100).is_some());
     }
+
+    #[test]
+    fn large_commands_are_let_go_past_the_byte_bound() {
+        let recent = RecentEvents::default();
+        for position in 1..=3 {
+            let events: Arc<[RecordedEvent]> = vec![event(position)].into();
+            recent.record(std::iter::once((events, MAX_BYTES / 2)));
+        }
+        assert!(
+            recent.after(0, 100).is_none(),
+            "the first command was let go"
+        );
+        assert_eq!(positions(&recent.after(1, 100).expect("kept")), vec![2, 3]);
+    }
 }

@@ -372,4 +372,33 @@ mod tests {
         assert_eq!(tally(&store).await, (8, 8), "every event applied once");
         db.drop().await;
     }
+
+    /// Events this process appended are applied from memory: with `log.events` locked by
+    /// another transaction, a read of the log would wait for it, and the batch does not.
+    #[tokio::test]
+    async fn a_batch_of_this_process_s_events_does_not_read_the_log() {
+        let db = TestDb::create().await;
+        let store = EventStore::connect(db.url()).await.expect("connect");
+        crate::ensure(&store, &Tally).await.expect("ensure");
+        append(&store, 2).await;
+        let first = apply(&store, "tally", &Tally, None, 500).await;
+        assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
+        append(&store, 3).await;
+        let mut other = store.pool().get().await.expect("client");
+        let holder = other.transaction().await.expect("begin");
+        holder
+            .batch_execute("LOCK TABLE log.events IN ACCESS EXCLUSIVE MODE")
+            .await
+            .expect("lock");
+        let applied = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            apply(&store, "tally", &Tally, Some(2), 500),
+        )
+        .await
+        .expect("the batch did not wait for the locked log");
+        assert_eq!(applied.expect("memory").map(|b| b.position), Some(5));
+        holder.rollback().await.expect("unlock");
+        assert_eq!(tally(&store).await, (5, 5));
+        db.drop().await;
+    }
 }
