@@ -54,6 +54,12 @@ struct Inner {
 
 /// Builds a connection pool for `database_url` with the log's session settings: a transaction
 /// left idle is ended after a minute so it can never hold readers of the log back for long.
+///
+/// The pool hands out the connection returned last (LIFO), not the one idle longest: a
+/// projector's batch, a durability commit or a read then runs on a backend whose caches are
+/// warm, instead of going round every backend of the pool in turn. Measured with the records
+/// bench (64 clients, `insertDoc`): 5,561–5,687 documents/s against 4,777–5,376/s in FIFO order,
+/// 240–254 µs of machine CPU a write against 255–288.
 pub fn pool(database_url: &str, max_size: usize) -> Result<Pool, LogError> {
     let mut config: tokio_postgres::Config = database_url
         .parse()
@@ -68,6 +74,7 @@ pub fn pool(database_url: &str, max_size: usize) -> Result<Pool, LogError> {
     );
     Pool::builder(manager)
         .max_size(max_size)
+        .queue_mode(deadpool_postgres::QueueMode::Lifo)
         .build()
         .map_err(|e| LogError::Config(e.to_string()))
 }

@@ -642,3 +642,30 @@ async fn every_answered_append_is_known_to_be_on_disk() {
     assert!(store.durable().current() >= theirs.last_position);
     db.drop().await;
 }
+
+#[tokio::test]
+async fn the_pool_hands_out_the_connection_returned_last() {
+    let db = TestDb::create().await;
+    let pool = palimpsest_log::store::pool(db.url(), 4).expect("pool");
+    let first = pool.get().await.expect("first");
+    let second = pool.get().await.expect("second");
+    let (older, newer) = (backend(&first).await, backend(&second).await);
+    assert_ne!(older, newer);
+    drop(first);
+    drop(second);
+    // The backend used last is warm; the one idle longest is not.
+    let again = pool.get().await.expect("again");
+    assert_eq!(backend(&again).await, newer);
+    drop(again);
+    drop(pool);
+    db.drop().await;
+}
+
+/// The server process behind a pooled connection.
+async fn backend(client: &deadpool_postgres::Client) -> i32 {
+    let row = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .expect("pid");
+    row.get(0)
+}
