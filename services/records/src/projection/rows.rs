@@ -215,14 +215,7 @@ fn insert(
         names.push_str(&format!(", \"{name}\""));
         params.push(value);
     }
-    let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("${i}")).collect();
-    out.push(Statement::dml(
-        format!(
-            "INSERT INTO {t} ({names}) VALUES ({})",
-            placeholders.join(", ")
-        ),
-        params,
-    ));
+    out.push(Statement::row(format!("{t} ({names})"), params));
     Ok(())
 }
 
@@ -252,6 +245,7 @@ mod tests {
                 Statement::Dml { sql, .. } | Statement::Ddl(sql) => {
                     sql.split_whitespace().next().unwrap_or_default().to_owned()
                 }
+                Statement::Row { .. } => "INSERT".to_owned(),
             })
             .collect()
     }
