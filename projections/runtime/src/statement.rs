@@ -34,7 +34,7 @@ pub enum Statement {
     Row {
         /// The table and its columns, as they follow `INSERT INTO`.
         into: String,
-        /// The row's values, one per column.
+        /// The row's values, one per column (at least one).
         values: Vec<Param>,
     },
     /// DDL run as a simple-query batch, after every statement before it.
