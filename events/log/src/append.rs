@@ -2,6 +2,9 @@
 
 use crate::LogError;
 use crate::limits::{self, Limits, Refusal};
+use crate::plan::JsonText;
+use palimpsest_events::canonical::to_canonical_string;
+use palimpsest_events::envelope::canonical_metadata;
 use palimpsest_events::{ExpectedVersion, Metadata, NewEvent, RecordedEvent, StreamName};
 
 /// The events of one stream in an append, with the version the command expects the stream at.
@@ -29,6 +32,21 @@ pub struct AppendRequest {
     /// The size [`AppendRequest::validate`] measured (its events as published), kept so that
     /// what the log holds of them in memory is bounded without measuring them again.
     pub(crate) measured_bytes: usize,
+    /// Each event's payload as [`AppendRequest::validate`] wrote it, in the caller's task, in
+    /// the order of the streams' events: the appender, one task for the whole process, then
+    /// only assembles the hashed text and the rows around them.
+    pub(crate) texts: Vec<EventText>,
+    /// The metadata's canonical text, as every event's hash covers it (`validate` again).
+    pub(crate) metadata_text: Option<String>,
+}
+
+/// An event's payload written once, before it reaches the appender.
+#[derive(Debug, Clone)]
+pub(crate) struct EventText {
+    /// Its JSON text, as the `payload` column stores it.
+    pub(crate) json: JsonText,
+    /// Its canonical text, as its hash covers it.
+    pub(crate) canonical: String,
 }
 
 /// A command's first answer as the log keeps it under its idempotency key.
@@ -88,6 +106,7 @@ impl AppendRequest {
         let mut seen = std::collections::HashSet::new();
         let mut ids = std::collections::HashSet::new();
         let mut total = 0usize;
+        let mut texts = Vec::with_capacity(self.event_count());
         for s in &self.streams {
             limits::check_stream(&s.stream)?;
             limits::check_metadata(&s.stream, &self.metadata)?;
@@ -106,7 +125,12 @@ impl AppendRequest {
                         "event type must be 1-128 characters, none a control character".into(),
                     ));
                 }
-                total += limits::check_event(&s.stream, e, &self.metadata, limits)?;
+                let json = JsonText::from(e.payload.to_string());
+                total += limits::check_sized(&s.stream, e, &self.metadata, limits, json.len())?;
+                texts.push(EventText {
+                    json,
+                    canonical: to_canonical_string(&e.payload),
+                });
                 if !ids.insert(e.event_id) {
                     return Err(AppendError::Invalid(format!(
                         "event id {} appears twice in one append",
@@ -130,6 +154,8 @@ impl AppendRequest {
             ));
         }
         self.measured_bytes = total;
+        self.texts = texts;
+        self.metadata_text = Some(canonical_metadata(&self.metadata));
         Ok(())
     }
 

@@ -150,6 +150,17 @@ pub fn check_event(
     metadata: &Metadata,
     limits: &Limits,
 ) -> Result<usize, Refusal> {
+    check_sized(stream, event, metadata, limits, json_len(&event.payload))
+}
+
+/// [`check_event`] of an event whose payload's JSON text is `payload_len` bytes long.
+pub(crate) fn check_sized(
+    stream: &StreamName,
+    event: &NewEvent,
+    metadata: &Metadata,
+    limits: &Limits,
+    payload_len: usize,
+) -> Result<usize, Refusal> {
     if let Some(path) = nul_path(&event.payload) {
         return Err(Refusal::Nul {
             stream: shown(stream),
@@ -161,7 +172,7 @@ pub fn check_event(
     let size = ENVELOPE_BYTES
         + stream_bytes
         + 2 * event.event_type.len()
-        + json_len(&event.payload)
+        + payload_len
         + metadata.actor.as_ref().map_or(0, |a| 2 * a.len())
         + metadata.idempotency_key.as_ref().map_or(0, |k| 2 * k.len());
     if size > limits.max_event_bytes {

@@ -1,14 +1,18 @@
 //! Planning a batch, in memory: each command checked against the stream heads as moved by the
 //! commands before it, its events given positions, versions and chained hashes, and the rows
 //! of the batch's statements built. No I/O: the appender reads or remembers the heads, then
-//! writes what this module builds.
+//! writes what this module builds. Each payload's JSON and canonical texts were already written
+//! by [`AppendRequest::validate`] in the caller's task: the appender is one task for the whole
+//! process, so it only assembles around them (the chained hash, the rows).
 
+use crate::append::EventText;
 use crate::{AppendError, AppendRequest, LogError};
 use chrono::{DateTime, Utc};
-use palimpsest_events::canonical::chain_hash;
-use palimpsest_events::envelope::content_for_hash;
+use palimpsest_events::canonical::{chain_hash, to_canonical_string};
+use palimpsest_events::envelope::{HashedFields, canonical_metadata};
 use palimpsest_events::{RecordedEvent, StreamName};
 use std::collections::HashMap;
+use std::sync::Arc;
 use tokio_postgres::Row;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use uuid::Uuid;
@@ -107,6 +111,11 @@ impl Planner<'_> {
     /// Gives the command's events their positions, versions and chained hashes.
     fn record(&mut self, req: &AppendRequest) -> Vec<RecordedEvent> {
         let mut events = Vec::with_capacity(req.event_count());
+        let metadata = match &req.metadata_text {
+            Some(text) => std::borrow::Cow::Borrowed(text.as_str()),
+            None => std::borrow::Cow::Owned(canonical_metadata(&req.metadata)),
+        };
+        let mut texts = req.texts.iter();
         for s in &req.streams {
             let head = self
                 .heads
@@ -115,16 +124,19 @@ impl Planner<'_> {
             for e in &s.events {
                 self.position += 1;
                 head.version += 1;
-                let content = content_for_hash(
-                    e.event_id,
-                    &s.stream,
-                    head.version,
-                    &e.event_type,
-                    e.schema_version,
-                    &e.payload,
-                    &req.metadata,
-                    self.recorded_at,
-                );
+                // Written by `validate` in the caller's task; written here only for a request
+                // that was not validated.
+                let payload = match texts.next() {
+                    Some(text) => std::borrow::Cow::Borrowed(text.canonical.as_str()),
+                    None => std::borrow::Cow::Owned(to_canonical_string(&e.payload)),
+                };
+                let fields = HashedFields {
+                    event_type: &e.event_type,
+                    schema_version: e.schema_version,
+                    payload: &payload,
+                    metadata: &metadata,
+                };
+                let content = fields.content(e.event_id, &s.stream, head.version, self.recorded_at);
                 let hash = chain_hash(head.hash.as_ref(), &content);
                 events.push(RecordedEvent {
                     event_id: e.event_id,
@@ -156,9 +168,23 @@ fn key_range(events: &[RecordedEvent], position: i64) -> (i64, i64) {
     }
 }
 
-/// A value already written as JSON text, sent to a `json` column as it is.
-#[derive(Debug)]
-pub(crate) struct JsonText(pub(crate) String);
+/// A value already written as JSON text, sent to a `json` column as it is (shared: a retried
+/// batch sends it again without writing it again).
+#[derive(Debug, Clone)]
+pub(crate) struct JsonText(Arc<str>);
+
+impl From<String> for JsonText {
+    fn from(text: String) -> JsonText {
+        JsonText(text.into())
+    }
+}
+
+impl JsonText {
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
 
 impl ToSql for JsonText {
     fn to_sql(
@@ -245,8 +271,9 @@ impl Rows {
         let mut position = start;
         for (req, p) in requests.iter().zip(plans) {
             let Plan::Write(events) = p else { continue };
+            let mut texts = req.texts.iter();
             for e in events {
-                rows.push(e)?;
+                rows.push(e, texts.next())?;
                 position = e.position;
             }
             if let Some(key) = &req.metadata.idempotency_key {
@@ -257,7 +284,7 @@ impl Rows {
         Ok(rows)
     }
 
-    fn push(&mut self, e: &RecordedEvent) -> Result<(), AppendError> {
+    fn push(&mut self, e: &RecordedEvent, text: Option<&EventText>) -> Result<(), AppendError> {
         let decode = |h: &str| hex::decode(h).map_err(|e| LogError::Corrupt(e.to_string()));
         self.position.push(e.position);
         self.event_id.push(e.event_id);
@@ -267,7 +294,10 @@ impl Rows {
         self.version.push(e.version);
         self.event_type.push(e.event_type.clone());
         self.schema_version.push(e.schema_version);
-        self.payload.push(JsonText(e.payload.to_string()));
+        self.payload.push(match text {
+            Some(text) => text.json.clone(),
+            None => JsonText::from(e.payload.to_string()),
+        });
         self.actor.push(e.metadata.actor.clone());
         self.correlation_id.push(e.metadata.correlation_id);
         self.causation_id.push(e.metadata.causation_id);
@@ -348,4 +378,72 @@ pub(crate) fn decode_heads(rows: &[Row]) -> Result<Vec<(StreamName, Head)>, Appe
         ));
     }
     Ok(heads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+    use palimpsest_events::{ExpectedVersion, Metadata, NewEvent};
+    use serde_json::json;
+
+    fn request() -> AppendRequest {
+        let stream = StreamName::new("records", "doc", "o:C:pk").expect("stream");
+        let events = vec![
+            NewEvent::new(
+                "Made",
+                1,
+                json!({"b": [1, 2.5, 1.0, "é\u{2028}"], "a": {"z": null}}),
+            ),
+            NewEvent::new("Changed", 2, json!({"k": "v"})),
+        ];
+        AppendRequest::new()
+            .stream(stream, ExpectedVersion::NoStream, events)
+            .metadata(Metadata {
+                actor: Some("ann".into()),
+                ..Default::default()
+            })
+    }
+
+    fn planned(req: &AppendRequest, at: DateTime<Utc>) -> (Vec<RecordedEvent>, Vec<String>) {
+        let mut heads = HashMap::new();
+        let mut planner = Planner {
+            heads: &mut heads,
+            seen: Seen::default(),
+            position: 7,
+            recorded_at: at,
+        };
+        let plan = planner.plan(req);
+        let rows =
+            Rows::of(std::slice::from_ref(req), std::slice::from_ref(&plan), 7).expect("rows");
+        let Plan::Write(events) = plan else {
+            panic!("not written");
+        };
+        let payloads = rows.payload.iter().map(|p| p.0.to_string()).collect();
+        (events, payloads)
+    }
+
+    /// Given the same command, when it was validated (its payloads written in the caller's
+    /// task) and when it was not, then the appender plans the same events, hashes and rows.
+    /// (`1.0` is `1.0` in the column's text and `1` in the hashed canonical text: the two are
+    /// not interchangeable.)
+    #[test]
+    fn texts_written_before_the_appender_plan_what_it_would_have_written() {
+        let at = Utc::now();
+        let raw = request();
+        let mut validated = raw.clone();
+        validated.validate(&Limits::default()).expect("valid");
+        assert_eq!(validated.texts.len(), 2);
+        let (events, payloads) = planned(&validated, at);
+        assert_eq!((events, payloads), planned(&raw, at));
+        let (events, _) = planned(&validated, at);
+        for e in &events {
+            let text = e.canonical_content();
+            let prev = e.prev_hash.as_deref().map(|h| {
+                let bytes: [u8; 32] = hex::decode(h).expect("hex").try_into().expect("32");
+                bytes
+            });
+            assert_eq!(hex::encode(chain_hash(prev.as_ref(), &text)), e.hash);
+        }
+    }
 }

@@ -129,32 +129,72 @@ pub fn content_for_hash(
     metadata: &Metadata,
     recorded_at: DateTime<Utc>,
 ) -> String {
-    // The keys below are written in their canonical (sorted) order, so the text is the
-    // canonical form of the object {event_id, event_type, metadata, payload, recorded_at,
-    // schema_version, stream, version} without building it (this runs for every append).
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"event_id\":\"");
-    out.push_str(&event_id.hyphenated().to_string());
-    out.push_str("\",\"event_type\":");
-    canonical::write_string(&mut out, event_type);
-    out.push_str(",\"metadata\":");
-    canonical::write_value(&mut out, &json!(metadata));
-    out.push_str(",\"payload\":");
-    canonical::write_value(&mut out, payload);
-    out.push_str(",\"recorded_at\":\"");
-    out.push_str(&recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true));
-    out.push_str("\",\"schema_version\":");
-    out.push_str(&schema_version.to_string());
-    out.push_str(",\"stream\":{\"category\":");
-    canonical::write_string(&mut out, &stream.category);
-    out.push_str(",\"context\":");
-    canonical::write_string(&mut out, &stream.context);
-    out.push_str(",\"key\":");
-    canonical::write_string(&mut out, &stream.key);
-    out.push_str("},\"version\":");
-    out.push_str(&version.to_string());
-    out.push('}');
-    out
+    let fields = HashedFields {
+        event_type,
+        schema_version,
+        payload: &canonical::to_canonical_string(payload),
+        metadata: &canonical_metadata(metadata),
+    };
+    fields.content(event_id, stream, version, recorded_at)
+}
+
+/// The canonical text of an event's metadata, as [`content_for_hash`] covers it.
+pub fn canonical_metadata(metadata: &Metadata) -> String {
+    canonical::to_canonical_string(&json!(metadata))
+}
+
+/// What the hash of an event covers that is known before the log places it: its type and
+/// schema version, and its payload and metadata already in canonical text. A writer makes
+/// these where the command was decided, so the log's appender (one task for the whole
+/// process) only assembles the text around them.
+pub struct HashedFields<'a> {
+    /// The event's type.
+    pub event_type: &'a str,
+    /// The payload's schema version.
+    pub schema_version: i32,
+    /// The payload's canonical text ([`canonical::to_canonical_string`]).
+    pub payload: &'a str,
+    /// The metadata's canonical text ([`canonical_metadata`]).
+    pub metadata: &'a str,
+}
+
+impl HashedFields<'_> {
+    /// [`content_for_hash`] of these fields, placed at `version` of `stream` at `recorded_at`.
+    pub fn content(
+        &self,
+        event_id: Uuid,
+        stream: &StreamName,
+        version: i64,
+        recorded_at: DateTime<Utc>,
+    ) -> String {
+        // The keys below are written in their canonical (sorted) order, so the text is the
+        // canonical form of the object {event_id, event_type, metadata, payload, recorded_at,
+        // schema_version, stream, version} without building it (this runs for every append).
+        let schema_version = self.schema_version;
+        let mut out = String::with_capacity(160 + self.payload.len() + self.metadata.len());
+        out.push_str("{\"event_id\":\"");
+        out.push_str(&event_id.hyphenated().to_string());
+        out.push_str("\",\"event_type\":");
+        canonical::write_string(&mut out, self.event_type);
+        out.push_str(",\"metadata\":");
+        out.push_str(self.metadata);
+        out.push_str(",\"payload\":");
+        out.push_str(self.payload);
+        out.push_str(",\"recorded_at\":\"");
+        out.push_str(&recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true));
+        out.push_str("\",\"schema_version\":");
+        out.push_str(&schema_version.to_string());
+        out.push_str(",\"stream\":{\"category\":");
+        canonical::write_string(&mut out, &stream.category);
+        out.push_str(",\"context\":");
+        canonical::write_string(&mut out, &stream.context);
+        out.push_str(",\"key\":");
+        canonical::write_string(&mut out, &stream.key);
+        out.push_str("},\"version\":");
+        out.push_str(&version.to_string());
+        out.push('}');
+        out
+    }
 }
 
 #[cfg(test)]
