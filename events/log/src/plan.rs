@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use palimpsest_events::canonical::{chain_hash, to_canonical_string};
 use palimpsest_events::envelope::{HashedFields, canonical_metadata};
 use palimpsest_events::{RecordedEvent, StreamName};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_postgres::Row;
@@ -112,8 +113,8 @@ impl Planner<'_> {
     fn record(&mut self, req: &AppendRequest) -> Vec<RecordedEvent> {
         let mut events = Vec::with_capacity(req.event_count());
         let metadata = match &req.metadata_text {
-            Some(text) => std::borrow::Cow::Borrowed(text.as_str()),
-            None => std::borrow::Cow::Owned(canonical_metadata(&req.metadata)),
+            Some(text) => Cow::Borrowed(text.as_str()),
+            None => Cow::Owned(canonical_metadata(&req.metadata)),
         };
         let mut texts = req.texts.iter();
         for s in &req.streams {
@@ -127,8 +128,8 @@ impl Planner<'_> {
                 // Written by `validate` in the caller's task; written here only for a request
                 // that was not validated.
                 let payload = match texts.next() {
-                    Some(text) => std::borrow::Cow::Borrowed(text.canonical.as_str()),
-                    None => std::borrow::Cow::Owned(to_canonical_string(&e.payload)),
+                    Some(text) => Cow::Borrowed(text.canonical.as_str()),
+                    None => Cow::Owned(to_canonical_string(&e.payload)),
                 };
                 let fields = HashedFields {
                     event_type: &e.event_type,

@@ -170,7 +170,6 @@ impl HashedFields<'_> {
         // The keys below are written in their canonical (sorted) order, so the text is the
         // canonical form of the object {event_id, event_type, metadata, payload, recorded_at,
         // schema_version, stream, version} without building it (this runs for every append).
-        let schema_version = self.schema_version;
         let mut out = String::with_capacity(160 + self.payload.len() + self.metadata.len());
         out.push_str("{\"event_id\":\"");
         out.push_str(&event_id.hyphenated().to_string());
@@ -183,7 +182,7 @@ impl HashedFields<'_> {
         out.push_str(",\"recorded_at\":\"");
         out.push_str(&recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true));
         out.push_str("\",\"schema_version\":");
-        out.push_str(&schema_version.to_string());
+        out.push_str(&self.schema_version.to_string());
         out.push_str(",\"stream\":{\"category\":");
         canonical::write_string(&mut out, &stream.category);
         out.push_str(",\"context\":");
