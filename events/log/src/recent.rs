@@ -92,10 +92,17 @@ impl RecentEvents {
     /// when the one at `position + 1` is still kept; `None` means: read the log.
     pub fn after(&self, position: i64, limit: usize) -> Option<Vec<RecentSlice>> {
         let kept = self.kept.lock().ok()?;
-        let start = kept.commands.iter().position(|(events, _)| {
-            events.first().is_some_and(|e| e.position <= position + 1)
-                && events.last().is_some_and(|e| e.position > position)
-        })?;
+        // The kept commands are a run of consecutive positions, each with at least one event,
+        // so they are ordered by their last position: a binary search finds the one holding
+        // `position + 1` (a scan from the oldest went through up to MAX_EVENTS commands for
+        // every batch of every reader).
+        let start = kept
+            .commands
+            .partition_point(|(events, _)| events.last().is_some_and(|e| e.position <= position));
+        let (events, _) = kept.commands.get(start)?;
+        if events.first().is_none_or(|e| e.position > position + 1) {
+            return None;
+        }
         let mut slices = Vec::new();
         let mut count = 0;
         for (events, _) in kept.commands.iter().skip(start) {
@@ -157,6 +164,27 @@ mod tests {
         assert_eq!(positions(&got), vec![2, 3, 4, 5]);
         assert_eq!(positions(&recent.after(3, 100).expect("kept")), vec![4, 5]);
         assert!(recent.after(5, 100).is_none(), "nothing after the last");
+    }
+
+    #[test]
+    fn a_reader_finds_its_place_among_many_kept_commands_of_any_size() {
+        let recent = RecentEvents::default();
+        let mut next = 1;
+        for size in (0..600).map(|n| 1 + n % 3) {
+            recent.record(batch(next..=next + size - 1));
+            next += size;
+        }
+        let last = next - 1;
+        for position in 0..last {
+            let got = positions(&recent.after(position, usize::MAX).expect("kept"));
+            assert_eq!(
+                got,
+                (position + 1..=last).collect::<Vec<_>>(),
+                "after {position}"
+            );
+        }
+        assert!(recent.after(last, 100).is_none(), "nothing after the last");
+        assert!(recent.after(-5, 100).is_none(), "before the first kept");
     }
 
     #[test]
