@@ -92,10 +92,9 @@ impl RecentEvents {
     /// when the one at `position + 1` is still kept; `None` means: read the log.
     pub fn after(&self, position: i64, limit: usize) -> Option<Vec<RecentSlice>> {
         let kept = self.kept.lock().ok()?;
-        // The kept commands are a run of consecutive positions, each with at least one event,
-        // so they are ordered by their last position: a binary search finds the one holding
-        // `position + 1` (a scan from the oldest went through up to MAX_EVENTS commands for
-        // every batch of every reader).
+        // The kept commands are a run of consecutive positions, each with at least one event
+        // (`Kept::keep`), so they are ordered by their last position and a binary search finds
+        // the one holding `position + 1`.
         let start = kept
             .commands
             .partition_point(|(events, _)| events.last().is_some_and(|e| e.position <= position));
@@ -105,7 +104,7 @@ impl RecentEvents {
         }
         let mut slices = Vec::new();
         let mut count = 0;
-        for (events, _) in kept.commands.iter().skip(start) {
+        for (events, _) in kept.commands.range(start..) {
             let first = events.first().map_or(position + 1, |e| e.position);
             let from = usize::try_from(position + 1 - first).unwrap_or(0);
             if count > 0 && count + events.len() - from > limit {
