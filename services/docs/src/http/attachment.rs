@@ -37,10 +37,11 @@ pub async fn get(
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    if caller.sees(&stored.sync) != auth::Visibility::Visible {
+    let tree = super::revision_access::readable_tree(&caller, &stored)?;
+    let by_revision = params.contains_key("rev") && super::revision_access::any_readable(&tree);
+    if caller.sees(&stored.sync) != auth::Visibility::Visible && !by_revision {
         return Err(auth::forbidden());
     }
-    let tree = stored.tree()?;
     let node = match params.get("rev") {
         Some(rev) => {
             let rev = RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()))?;

@@ -384,9 +384,7 @@ fn revision(
         if *deleted {
             doc = doc.member("_deleted", "true");
         }
-        let old = parent
-            .as_deref()
-            .map(|p| Outgoing::new(doc_id, "", p).finish());
+        let old = old_doc(given_rev.is_some(), state, doc_id, parent.as_deref());
         let outcome = sync
             .run(&doc.finish(), old.as_deref())
             .map_err(sync_error)?;
@@ -404,6 +402,30 @@ fn revision(
         .or(given_rev)
         .unwrap_or_default();
     Ok((events, rev))
+}
+
+/// The sync function's `oldDoc`: for a new edit the revision it extends; for a replicated one
+/// (`replicated`) the document's current winner, as Sync Gateway runs it, whichever branch the
+/// revision grafts onto, so a branch sharing no ancestor with the tree still meets the
+/// function's checks on the existing document (a tombstone winner with `_deleted: true`).
+fn old_doc(
+    replicated: bool,
+    state: &DocState,
+    doc_id: &str,
+    parent: Option<&str>,
+) -> Option<String> {
+    if !replicated {
+        return parent.map(|body| Outgoing::new(doc_id, "", body).finish());
+    }
+    let winner = state.tree.winner()?;
+    let body = winner.body.as_deref().unwrap_or("{}");
+    let doc = Outgoing::new(doc_id, &winner.rev.to_string(), body);
+    let doc = if winner.deleted {
+        doc.member("_deleted", "true")
+    } else {
+        doc
+    };
+    Some(doc.finish())
 }
 
 /// Appends the attachments' digests and bytes (or their location) whose content-addressed

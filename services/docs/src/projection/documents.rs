@@ -235,9 +235,51 @@ fn revision(
         let grants = Grants { access, roles };
         route(&mut stored.sync, channels, grants, *deleted, event.position);
     }
+    let parent = ancestry.first().map(ToString::to_string);
+    let own = RevisionChannels {
+        rev,
+        channels,
+        deleted: *deleted,
+        parent: parent.as_deref(),
+    };
+    stored.sync.rev_channels = leaf_channels(&previous.rev_channels, &tree, &own);
     let held = HeldGrants::of(db, doc_id, previous);
     settle(rows, key, held, stored, event.position);
     Ok(())
+}
+
+/// A stored revision's own routing, as [`leaf_channels`] records it.
+struct RevisionChannels<'a> {
+    rev: &'a str,
+    channels: &'a [String],
+    deleted: bool,
+    /// The revision it descends from (its first ancestor), if any.
+    parent: Option<&'a str>,
+}
+
+/// The leaves' channels after a revision is stored: the earlier leaves' as they were, the new
+/// revision's from the sync function; a tombstone is also in the channels of the revision it
+/// deleted (so their readers can fetch the deletion). Revisions that are no longer leaves are
+/// dropped: only leaves have bodies to read.
+fn leaf_channels(
+    before: &BTreeMap<String, Vec<String>>,
+    tree: &RevTree,
+    stored: &RevisionChannels<'_>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut channels: BTreeSet<String> = stored.channels.iter().cloned().collect();
+    if stored.deleted
+        && let Some(deleted) = stored.parent.and_then(|parent| before.get(parent))
+    {
+        channels.extend(deleted.iter().cloned());
+    }
+    let mut out = before.clone();
+    out.insert(stored.rev.to_owned(), channels.into_iter().collect());
+    out.retain(|rev, _| {
+        RevId::parse(rev)
+            .ok()
+            .is_some_and(|parsed| tree.is_leaf(&parsed))
+    });
+    out
 }
 
 /// Applies the admin `_resync`'s rerouting of the document's winner: the current sync
@@ -281,6 +323,10 @@ fn resync(
         event.position,
     );
     stored.sync.sequence = event.position;
+    stored
+        .sync
+        .rev_channels
+        .insert(rev.clone(), channels.clone());
     settle(rows, key, held, stored, event.position);
     Ok(())
 }
