@@ -602,3 +602,43 @@ pub async fn write(
     };
     run(state, request, &command).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rev::RevId;
+
+    fn bobs(deleted: bool) -> DocState {
+        let mut state = DocState::default();
+        let rev = RevId::parse("1-b").expect("valid");
+        state
+            .tree
+            .insert(rev, &[], r#"{"owner":"bob"}"#.into(), deleted);
+        state
+    }
+
+    #[test]
+    fn a_replicated_revision_meets_the_sync_function_with_the_current_winner() {
+        let old = old_doc(true, &bobs(false), "doc", None);
+        assert_eq!(
+            old.as_deref(),
+            Some(r#"{"_id":"doc","_rev":"1-b","owner":"bob"}"#)
+        );
+    }
+
+    #[test]
+    fn a_deleted_winner_is_shown_as_a_tombstone_and_a_new_document_has_none() {
+        let old = old_doc(true, &bobs(true), "doc", None);
+        assert_eq!(
+            old.as_deref(),
+            Some(r#"{"_id":"doc","_rev":"1-b","owner":"bob","_deleted":true}"#)
+        );
+        assert_eq!(old_doc(true, &DocState::default(), "doc", None), None);
+    }
+
+    #[test]
+    fn a_new_edit_meets_it_with_the_revision_it_extends() {
+        let old = old_doc(false, &bobs(false), "doc", Some(r#"{"n":1}"#));
+        assert_eq!(old.as_deref(), Some(r#"{"_id":"doc","_rev":"","n":1}"#));
+    }
+}

@@ -497,3 +497,58 @@ impl GrantColumns {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(text: &str) -> RevId {
+        RevId::parse(text).expect("valid")
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    /// `1-a` in `ch-b` then, when `stored` is added to the tree, the leaves' channels.
+    fn after(stored: &RevisionChannels<'_>, ancestry: &[RevId]) -> BTreeMap<String, Vec<String>> {
+        let mut tree = RevTree::default();
+        tree.insert(rev("1-a"), &[], "{}".into(), false);
+        let before = BTreeMap::from([("1-a".to_owned(), names(&["ch-b"]))]);
+        tree.insert(rev(stored.rev), ancestry, "{}".into(), stored.deleted);
+        leaf_channels(&before, &tree, stored)
+    }
+
+    #[test]
+    fn a_grafted_branch_keeps_its_own_channels_beside_the_other_leaf() {
+        let channels = names(&["ch-a"]);
+        let graft = RevisionChannels {
+            rev: "9-x",
+            channels: &channels,
+            deleted: false,
+            parent: None,
+        };
+        assert_eq!(
+            after(&graft, &[]),
+            BTreeMap::from([
+                ("1-a".to_owned(), names(&["ch-b"])),
+                ("9-x".to_owned(), names(&["ch-a"])),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_child_replaces_its_parent_and_a_tombstone_keeps_the_deleted_revisions_channels() {
+        let none = Vec::new();
+        let tombstone = RevisionChannels {
+            rev: "2-d",
+            channels: &none,
+            deleted: true,
+            parent: Some("1-a"),
+        };
+        assert_eq!(
+            after(&tombstone, &[rev("1-a")]),
+            BTreeMap::from([("2-d".to_owned(), names(&["ch-b"]))])
+        );
+    }
+}
