@@ -74,6 +74,26 @@ fn alices_graft() -> (String, Value) {
     (rev, body)
 }
 
+/// A request as Alice asking for `multipart/mixed` only; the answer's text.
+async fn multipart(docs: &Docs, method: &str, path: &str, body: Option<Value>) -> String {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut request = reqwest::Client::new()
+        .request(method, docs.url(path))
+        .basic_auth("alice", Some("pw"))
+        .header("accept", "multipart/mixed");
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    assert_eq!(response.status(), 200, "{path}");
+    let text = response.text().await.expect("body");
+    assert!(
+        text.contains("\"_id\":\"doc-b\""),
+        "an answer for doc-b: {text}"
+    );
+    text
+}
+
 fn couch_md5(data: &[u8]) -> String {
     format!("md5-{}", STANDARD.encode(Md5::digest(data)))
 }
@@ -170,6 +190,27 @@ async fn each_read_route_returns_a_revision_only_to_a_caller_in_its_channels() {
         assert!(
             !bulk.to_string().contains(&STANDARD.encode(SECRET)),
             "{bulk}"
+        );
+    }
+
+    // The multipart forms a replicator asks for (`open_revs` and `_bulk_get`).
+    for (method, path, body) in [
+        ("GET", "/db/doc-b?open_revs=all&attachments=true", None),
+        (
+            "GET",
+            &*format!("/db/doc-b?open_revs=[\"{bobs}\"]&attachments=true"),
+            None,
+        ),
+        (
+            "POST",
+            "/db/_bulk_get?attachments=true",
+            Some(json!({"docs": [{"id": "doc-b"}]})),
+        ),
+    ] {
+        let text = multipart(&docs, method, path, body).await;
+        assert!(
+            !text.contains(SECRET),
+            "{method} {path} as multipart: {text}"
         );
     }
 
