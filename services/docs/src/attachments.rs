@@ -183,8 +183,6 @@ struct Sent {
     #[serde(default)]
     digest: Option<String>,
     #[serde(default)]
-    length: Option<u64>,
-    #[serde(default)]
     revpos: Option<u64>,
 }
 
@@ -322,8 +320,11 @@ pub fn prepare(
     let mut out = Vec::new();
     for (name, entry) in sent {
         let stub = match uploaded.iter().find(|(n, _)| *n == name) {
-            Some((_, upload)) => upload.stub(revpos),
-            None => resolve(&name, entry, &inherited, revpos)?,
+            Some((_, upload)) => {
+                check_content_type(&name, &upload.content_type)?;
+                upload.stub(revpos)
+            }
+            None => resolve(&name, entry, &inherited)?,
         };
         out.push((name, raw(&stub)?));
     }
@@ -332,11 +333,12 @@ pub fn prepare(
     Ok(members.to_json())
 }
 
+/// The stored stub a sent stub stands for: the parent's attachment of that name (and digest,
+/// when the stub names one), or CouchDB's `missing_stub`.
 fn resolve(
     name: &str,
     entry: Sent,
     inherited: &HashMap<String, Stub>,
-    revpos: u64,
 ) -> Result<Stub, AttachmentError> {
     if entry.data.is_some() {
         return Err(AttachmentError::Invalid(
@@ -356,22 +358,30 @@ fn resolve(
             "needs data or stub".into(),
         ));
     }
-    let content_type = entry
-        .content_type
-        .unwrap_or_else(|| "application/octet-stream".into());
-    match (inherited.get(name), entry.digest, entry.length) {
-        (Some(parent), digest, _) if digest.as_ref().is_none_or(|d| *d == parent.digest) => {
+    // Only the parent's own attachment resolves a stub: a digest is never looked up anywhere
+    // else (another document's, another database's, or none at all), as CouchDB and Sync
+    // Gateway answer `missing_stub`.
+    match inherited.get(name) {
+        Some(parent) if entry.digest.as_ref().is_none_or(|d| *d == parent.digest) => {
             Ok(parent.clone())
         }
-        (_, Some(digest), Some(length)) => Ok(Stub {
-            content_type,
-            digest,
-            length,
-            revpos: entry.revpos.unwrap_or(revpos),
-            stub: true,
-        }),
         _ => Err(AttachmentError::MissingStub(name.to_owned())),
     }
+}
+
+/// Whether a media type can be sent back as a `Content-Type` header: printable ASCII only (a
+/// CR, LF or other control character would make every later download fail).
+fn check_content_type(name: &str, content_type: &str) -> Result<(), AttachmentError> {
+    if content_type
+        .bytes()
+        .all(|byte| (0x20..0x7f).contains(&byte))
+    {
+        return Ok(());
+    }
+    Err(AttachmentError::Invalid(
+        name.to_owned(),
+        "content_type must be printable ASCII (no control characters)".into(),
+    ))
 }
 
 /// The body with every attachment's data inline (`data` in place of `stub`), from `data` by
@@ -507,6 +517,50 @@ mod tests {
             ),
             Err(AttachmentError::MissingStub("y".into()))
         );
+    }
+
+    #[test]
+    fn a_stub_resolves_only_to_the_parents_attachment_of_that_name_and_digest() {
+        let parent = r#"{"_attachments":{"x":{"content_type":"text/plain","digest":"md5-a","length":1,"revpos":1,"stub":true}}}"#;
+        let elsewhere =
+            r#"{"_attachments":{"x":{"stub":true,"digest":"md5-b","length":7,"revpos":1}}}"#;
+        assert_eq!(
+            prepare(elsewhere, Some(parent), 2, &[]),
+            Err(AttachmentError::MissingStub("x".into())),
+            "a digest the parent does not hold under that name"
+        );
+        assert_eq!(
+            prepare(elsewhere, None, 1, &[]),
+            Err(AttachmentError::MissingStub("x".into())),
+            "a new document has no attachment to point at"
+        );
+        let renamed = r#"{"_attachments":{"y":{"stub":true,"digest":"md5-a","length":1}}}"#;
+        assert_eq!(
+            prepare(renamed, Some(parent), 2, &[]),
+            Err(AttachmentError::MissingStub("y".into())),
+            "the parent's digest under another name"
+        );
+        let same = r#"{"_attachments":{"x":{"stub":true,"digest":"md5-a"}}}"#;
+        assert_eq!(
+            stubs(&prepare(same, Some(parent), 2, &[]).expect("held"))["x"].digest,
+            "md5-a"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_content_type_with_control_characters_is_refused() {
+        let store = temp_store(DEFAULT_INLINE_MAX);
+        let body =
+            r#"{"_attachments":{"x":{"content_type":"text/plain\r\nX-Evil: 1","data":"aGk="}}}"#;
+        let (received, uploaded) = receive_inline(&store, body).await.expect("received");
+        let named: Vec<(&str, &Uploaded)> = uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect();
+        assert!(matches!(
+            prepare(&received, None, 1, &named),
+            Err(AttachmentError::Invalid(name, _)) if name == "x"
+        ));
+        assert_eq!(check_content_type("x", "text/plain; charset=utf-8"), Ok(()));
+        assert!(check_content_type("x", "text/plain\u{7f}").is_err());
+        assert!(check_content_type("x", "text/pl\u{e4}in").is_err());
     }
 
     #[test]

@@ -128,6 +128,46 @@ pub enum BodyError {
     /// A special member of the wrong type.
     #[error("{0} has the wrong type")]
     BadType(&'static str),
+    /// Objects and arrays nested deeper than [`MAX_DEPTH`].
+    #[error("Document nests objects and arrays deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+}
+
+/// The deepest nesting of objects and arrays a document may have (the document itself is
+/// level 1). Every later step may walk a body recursively (the sync function's `JSON.parse`,
+/// serde), so a bound checked first, by a scan that does not recurse, keeps a hostile body
+/// from exhausting a stack: it is answered 400 instead.
+pub const MAX_DEPTH: usize = 100;
+
+/// The deepest nesting of objects and arrays in JSON text (strings skipped), found without
+/// recursion; stops counting once past `limit`.
+pub fn nesting_depth(text: &str, limit: usize) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > limit {
+                    return deepest;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Special members CouchDB accepts on input and drops.
@@ -156,6 +196,11 @@ impl Incoming {
             deleted: false,
             body: String::new(),
         };
+        // The members are one level below the document.
+        let too_deep = |value: &RawValue| nesting_depth(value.get(), MAX_DEPTH - 1) >= MAX_DEPTH;
+        if members.0.iter().any(|(_, value)| too_deep(value)) {
+            return Err(BodyError::TooDeep);
+        }
         let mut body = Vec::new();
         for (key, value) in members.0 {
             match key.as_str() {
@@ -285,6 +330,38 @@ mod tests {
             })
         );
         assert_eq!(doc.body, "{}");
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn nesting_is_measured_without_counting_brackets_inside_strings() {
+        assert_eq!(nesting_depth(r#"{"a":[{"b":"[[[{{"}]}"#, 10), 3);
+        assert_eq!(nesting_depth(r#"{"a":"\"[[["}"#, 10), 1);
+        assert_eq!(nesting_depth("1", 10), 0);
+        assert_eq!(
+            nesting_depth(&nested(20_000), 100),
+            101,
+            "stops past the limit"
+        );
+    }
+
+    #[test]
+    fn a_document_nested_deeper_than_the_limit_is_refused_and_one_at_it_accepted() {
+        let at_limit = format!(r#"{{"a":{}}}"#, nested(MAX_DEPTH - 1));
+        assert!(Incoming::parse(at_limit.as_bytes()).is_ok());
+        let over = format!(r#"{{"a":{}}}"#, nested(MAX_DEPTH));
+        assert_eq!(
+            Incoming::parse(over.as_bytes()).map(|d| d.body),
+            Err(BodyError::TooDeep)
+        );
+        let hostile = format!(r#"{{"a":{}}}"#, nested(20_000));
+        assert_eq!(
+            Incoming::parse(hostile.as_bytes()).map(|d| d.body),
+            Err(BodyError::TooDeep)
+        );
     }
 
     #[test]

@@ -32,6 +32,11 @@ pub struct SyncData {
     /// `role_access`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub role_access: BTreeMap<String, Vec<String>>,
+    /// Each leaf revision's channels (Sync Gateway keeps them per revision in its history):
+    /// a read returns a revision only to a caller in one of them, whichever revision wins
+    /// (see `http::revision_access`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rev_channels: BTreeMap<String, Vec<String>>,
 }
 
 /// When a document left a channel.
@@ -80,6 +85,7 @@ impl StoredDoc {
                 channels: BTreeMap::new(),
                 access: BTreeMap::new(),
                 role_access: BTreeMap::new(),
+                rev_channels: BTreeMap::new(),
             },
         })
     }

@@ -37,10 +37,11 @@ pub async fn get(
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    if caller.sees(&stored.sync) != auth::Visibility::Visible {
+    let tree = super::revision_access::readable_tree(&caller, &stored)?;
+    let by_revision = params.contains_key("rev") && super::revision_access::any_readable(&tree);
+    if caller.sees(&stored.sync) != auth::Visibility::Visible && !by_revision {
         return Err(auth::forbidden());
     }
-    let tree = stored.tree()?;
     let node = match params.get("rev") {
         Some(rev) => {
             let rev = RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()))?;
@@ -92,7 +93,10 @@ pub async fn get(
     let mut response = (
         status,
         [
-            (header::CONTENT_TYPE, stub.content_type),
+            (
+                header::CONTENT_TYPE,
+                served_content_type(&doc_id, &name, stub.content_type),
+            ),
             (header::ETAG, etag),
             (header::ACCEPT_RANGES, "bytes".to_owned()),
             (header::CONTENT_LENGTH, count.to_string()),
@@ -106,6 +110,22 @@ pub async fn get(
         response.headers_mut().insert(header::CONTENT_RANGE, value);
     }
     Ok(response)
+}
+
+/// The `Content-Type` an attachment is served with: its own, or `application/octet-stream`
+/// (logged) for one written before control characters were refused at write time, which could
+/// not be a header value (every download of it was a 500).
+fn served_content_type(doc_id: &str, name: &str, content_type: String) -> String {
+    if axum::http::HeaderValue::from_str(&content_type).is_ok() {
+        return content_type;
+    }
+    tracing::warn!(
+        doc_id,
+        name,
+        content_type,
+        "stored content_type is no header value; served as application/octet-stream"
+    );
+    "application/octet-stream".to_owned()
 }
 
 /// `count` bytes from `start` of the content: a slice of inline bytes, or the file streamed
@@ -231,4 +251,23 @@ pub async fn delete(
         Shape::Single(StatusCode::OK),
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_content_type_that_is_no_header_value_is_served_as_octet_stream() {
+        let served = |text: &str| served_content_type("doc", "a.txt", text.to_owned());
+        assert_eq!(
+            served("text/plain; charset=utf-8"),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(
+            served("text/plain\r\nX-Injected: 1"),
+            "application/octet-stream"
+        );
+        assert_eq!(served("text/plain\u{0}"), "application/octet-stream");
+    }
 }

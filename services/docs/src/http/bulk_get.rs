@@ -205,8 +205,11 @@ pub async fn bulk_get(
     let stored = load_many(&client, &db, &ids).await?;
     let mut trees = HashMap::new();
     for (id, doc) in &stored {
-        if caller.sees(&doc.sync) == Visibility::Visible {
-            trees.insert(id.clone(), doc.tree()?);
+        let tree = super::revision_access::readable_tree(&caller, doc)?;
+        if caller.sees(&doc.sync) == Visibility::Visible
+            || super::revision_access::any_readable(&tree)
+        {
+            trees.insert(id.clone(), tree);
         }
     }
     let carried = |w: &&Wanted| show.attachments || w.atts_since.is_some();

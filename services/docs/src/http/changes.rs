@@ -10,6 +10,7 @@ use super::error::CouchError;
 use super::params::{Params, flag, json, number};
 use super::read;
 use super::render::{Atts, Show, render};
+use super::revision_access::listed;
 use crate::body::push_string;
 use crate::projection::NAME;
 use crate::stored::StoredDoc;
@@ -67,6 +68,7 @@ fn row_json(
         let mut others: Vec<_> = tree
             .leaves()
             .filter(|n| n.rev.to_string() != stored.sync.rev)
+            .filter(|n| listed(&stored.sync, &n.rev.to_string(), ask.channels.as_deref()))
             .collect();
         others.sort_by(|a, b| b.rev.cmp(&a.rev));
         revs.extend(others.iter().map(|n| n.rev.to_string()));
@@ -122,7 +124,7 @@ struct OnlySync {
 
 /// The leaf revisions of a stored document read from its `_sync` history, without building
 /// its tree: the winner first, then the other leaves, highest first (`style=all_docs`).
-fn leaf_revs(text: &str) -> Result<Vec<String>, CouchError> {
+fn leaf_revs(text: &str, channels: Option<&[String]>) -> Result<Vec<String>, CouchError> {
     let malformed = |e: &dyn std::fmt::Display| {
         CouchError::internal(format!("stored document is malformed: {e}"))
     };
@@ -136,7 +138,7 @@ fn leaf_revs(text: &str) -> Result<Vec<String>, CouchError> {
     }
     let mut others = Vec::new();
     for (rev, is_parent) in history.revs.iter().zip(parent) {
-        if !is_parent && *rev != sync.rev {
+        if !is_parent && *rev != sync.rev && listed(&sync, rev, channels) {
             others.push(crate::rev::RevId::parse(rev).map_err(|e| malformed(&e))?);
         }
     }
@@ -202,7 +204,7 @@ fn change_row(
     }
     let value: String = row.get(1);
     if !ask.include_docs {
-        let revs = leaf_revs(&value)?;
+        let revs = leaf_revs(&value, ask.channels.as_deref())?;
         return Ok((seq, light_row(&key, seq, &revs, deleted, removed)));
     }
     let stored = StoredDoc::parse(&value)?;
@@ -698,7 +700,7 @@ mod tests {
             all_docs: true,
             ..ask()
         };
-        let revs = leaf_revs(&text).expect("leaves");
+        let revs = leaf_revs(&text, None).expect("leaves");
         assert_eq!(revs, ["2-ccc", "3-ddd", "2-abc"]);
         assert_eq!(
             light_row("k", 7, &revs, stored.sync.deleted, None),

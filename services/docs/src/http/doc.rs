@@ -6,6 +6,7 @@ use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json};
 use super::read;
 use super::render::{Atts, Show, render, render_delivered};
+use super::revision_access;
 use super::write::{Item, Shape, write};
 use crate::body::Incoming;
 use crate::rev::RevId;
@@ -32,7 +33,12 @@ pub fn show(params: &Params) -> Result<Show, CouchError> {
 fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, CouchError> {
     match params.get("open_revs").map(String::as_str) {
         None => Ok(None),
-        Some("all") => Ok(Some(tree.leaves().map(|n| n.rev.to_string()).collect())),
+        Some("all") => Ok(Some(
+            tree.leaves()
+                .filter(|n| !revision_access::withheld(n))
+                .map(|n| n.rev.to_string())
+                .collect(),
+        )),
         Some(_) => json::<Vec<String>>(params, "open_revs"),
     }
 }
@@ -119,7 +125,10 @@ pub async fn read_doc(
     let stored = read::document(&client, db, doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
+    let tree = revision_access::readable_tree(&caller, &stored)?;
+    let by_revision = params.contains_key("rev") || params.contains_key("open_revs");
     match caller.sees(&stored.sync) {
+        _ if by_revision && revision_access::any_readable(&tree) => {}
         Visibility::Visible => {}
         Visibility::Removed => {
             return Ok(text_reply(
@@ -129,7 +138,6 @@ pub async fn read_doc(
         }
         Visibility::Hidden => return Err(auth::forbidden()),
     }
-    let tree = stored.tree()?;
     let since = atts_since(params)?;
     let atts = if flag(params, "attachments")? || since.is_some() {
         read::attachment_data(state, &client, &read::digests(std::iter::once(&tree))).await?

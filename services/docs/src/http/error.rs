@@ -116,7 +116,7 @@ impl From<BodyError> for CouchError {
             BodyError::BadSpecial(_) => {
                 CouchError::new(StatusCode::BAD_REQUEST, "doc_validation", e.to_string())
             }
-            BodyError::NotObject(_) | BodyError::BadType(_) => {
+            BodyError::NotObject(_) | BodyError::BadType(_) | BodyError::TooDeep => {
                 CouchError::bad_request(e.to_string())
             }
         }

@@ -22,6 +22,7 @@ mod principals;
 mod range;
 mod read;
 mod render;
+mod revision_access;
 mod revoked;
 mod server;
 mod session;

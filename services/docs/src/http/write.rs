@@ -384,9 +384,7 @@ fn revision(
         if *deleted {
             doc = doc.member("_deleted", "true");
         }
-        let old = parent
-            .as_deref()
-            .map(|p| Outgoing::new(doc_id, "", p).finish());
+        let old = old_doc(given_rev.is_some(), state, doc_id, parent.as_deref());
         let outcome = sync
             .run(&doc.finish(), old.as_deref())
             .map_err(sync_error)?;
@@ -404,6 +402,30 @@ fn revision(
         .or(given_rev)
         .unwrap_or_default();
     Ok((events, rev))
+}
+
+/// The sync function's `oldDoc`: for a new edit the revision it extends; for a replicated one
+/// (`replicated`) the document's current winner, as Sync Gateway runs it, whichever branch the
+/// revision grafts onto, so a branch sharing no ancestor with the tree still meets the
+/// function's checks on the existing document (a tombstone winner with `_deleted: true`).
+fn old_doc(
+    replicated: bool,
+    state: &DocState,
+    doc_id: &str,
+    parent: Option<&str>,
+) -> Option<String> {
+    if !replicated {
+        return parent.map(|body| Outgoing::new(doc_id, "", body).finish());
+    }
+    let winner = state.tree.winner()?;
+    let body = winner.body.as_deref().unwrap_or("{}");
+    let doc = Outgoing::new(doc_id, &winner.rev.to_string(), body);
+    let doc = if winner.deleted {
+        doc.member("_deleted", "true")
+    } else {
+        doc
+    };
+    Some(doc.finish())
 }
 
 /// Appends the attachments' digests and bytes (or their location) whose content-addressed
@@ -579,4 +601,44 @@ pub async fn write(
         shape,
     };
     run(state, request, &command).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rev::RevId;
+
+    fn bobs(deleted: bool) -> DocState {
+        let mut state = DocState::default();
+        let rev = RevId::parse("1-b").expect("valid");
+        state
+            .tree
+            .insert(rev, &[], r#"{"owner":"bob"}"#.into(), deleted);
+        state
+    }
+
+    #[test]
+    fn a_replicated_revision_meets_the_sync_function_with_the_current_winner() {
+        let old = old_doc(true, &bobs(false), "doc", None);
+        assert_eq!(
+            old.as_deref(),
+            Some(r#"{"_id":"doc","_rev":"1-b","owner":"bob"}"#)
+        );
+    }
+
+    #[test]
+    fn a_deleted_winner_is_shown_as_a_tombstone_and_a_new_document_has_none() {
+        let old = old_doc(true, &bobs(true), "doc", None);
+        assert_eq!(
+            old.as_deref(),
+            Some(r#"{"_id":"doc","_rev":"1-b","owner":"bob","_deleted":true}"#)
+        );
+        assert_eq!(old_doc(true, &DocState::default(), "doc", None), None);
+    }
+
+    #[test]
+    fn a_new_edit_meets_it_with_the_revision_it_extends() {
+        let old = old_doc(false, &bobs(false), "doc", Some(r#"{"n":1}"#));
+        assert_eq!(old.as_deref(), Some(r#"{"_id":"doc","_rev":"","n":1}"#));
+    }
 }

@@ -235,9 +235,51 @@ fn revision(
         let grants = Grants { access, roles };
         route(&mut stored.sync, channels, grants, *deleted, event.position);
     }
+    let parent = ancestry.first().map(ToString::to_string);
+    let own = RevisionChannels {
+        rev,
+        channels,
+        deleted: *deleted,
+        parent: parent.as_deref(),
+    };
+    stored.sync.rev_channels = leaf_channels(&previous.rev_channels, &tree, &own);
     let held = HeldGrants::of(db, doc_id, previous);
     settle(rows, key, held, stored, event.position);
     Ok(())
+}
+
+/// A stored revision's own routing, as [`leaf_channels`] records it.
+struct RevisionChannels<'a> {
+    rev: &'a str,
+    channels: &'a [String],
+    deleted: bool,
+    /// The revision it descends from (its first ancestor), if any.
+    parent: Option<&'a str>,
+}
+
+/// The leaves' channels after a revision is stored: the earlier leaves' as they were, the new
+/// revision's from the sync function; a tombstone is also in the channels of the revision it
+/// deleted (so their readers can fetch the deletion). Revisions that are no longer leaves are
+/// dropped: only leaves have bodies to read.
+fn leaf_channels(
+    before: &BTreeMap<String, Vec<String>>,
+    tree: &RevTree,
+    stored: &RevisionChannels<'_>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut channels: BTreeSet<String> = stored.channels.iter().cloned().collect();
+    if stored.deleted
+        && let Some(deleted) = stored.parent.and_then(|parent| before.get(parent))
+    {
+        channels.extend(deleted.iter().cloned());
+    }
+    let mut out = before.clone();
+    out.insert(stored.rev.to_owned(), channels.into_iter().collect());
+    out.retain(|rev, _| {
+        RevId::parse(rev)
+            .ok()
+            .is_some_and(|parsed| tree.is_leaf(&parsed))
+    });
+    out
 }
 
 /// Applies the admin `_resync`'s rerouting of the document's winner: the current sync
@@ -281,6 +323,10 @@ fn resync(
         event.position,
     );
     stored.sync.sequence = event.position;
+    stored
+        .sync
+        .rev_channels
+        .insert(rev.clone(), channels.clone());
     settle(rows, key, held, stored, event.position);
     Ok(())
 }
@@ -449,5 +495,60 @@ impl GrantColumns {
             &self.keys,
             &self.revoked,
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(text: &str) -> RevId {
+        RevId::parse(text).expect("valid")
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    /// `1-a` in `ch-b` then, when `stored` is added to the tree, the leaves' channels.
+    fn after(stored: &RevisionChannels<'_>, ancestry: &[RevId]) -> BTreeMap<String, Vec<String>> {
+        let mut tree = RevTree::default();
+        tree.insert(rev("1-a"), &[], "{}".into(), false);
+        let before = BTreeMap::from([("1-a".to_owned(), names(&["ch-b"]))]);
+        tree.insert(rev(stored.rev), ancestry, "{}".into(), stored.deleted);
+        leaf_channels(&before, &tree, stored)
+    }
+
+    #[test]
+    fn a_grafted_branch_keeps_its_own_channels_beside_the_other_leaf() {
+        let channels = names(&["ch-a"]);
+        let graft = RevisionChannels {
+            rev: "9-x",
+            channels: &channels,
+            deleted: false,
+            parent: None,
+        };
+        assert_eq!(
+            after(&graft, &[]),
+            BTreeMap::from([
+                ("1-a".to_owned(), names(&["ch-b"])),
+                ("9-x".to_owned(), names(&["ch-a"])),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_child_replaces_its_parent_and_a_tombstone_keeps_the_deleted_revisions_channels() {
+        let none = Vec::new();
+        let tombstone = RevisionChannels {
+            rev: "2-d",
+            channels: &none,
+            deleted: true,
+            parent: Some("1-a"),
+        };
+        assert_eq!(
+            after(&tombstone, &[rev("1-a")]),
+            BTreeMap::from([("2-d".to_owned(), names(&["ch-b"]))])
+        );
     }
 }

@@ -37,8 +37,9 @@ impl Projection for DocsProjection {
     }
 
     /// 2: attachments may be a location in the attachment folder instead of bytes.
+    /// 3: each leaf revision's channels in `_sync.rev_channels`.
     fn version(&self) -> i32 {
-        2
+        3
     }
 
     async fn create_tables(
