@@ -13,9 +13,11 @@
 //! event that names it is durable once appended, and so are the bytes it names. A body that
 //! breaks off, or a folder that cannot be written, leaves no temporary file: it is removed when
 //! the receive fails. Files are created 0600 and folders 0700 (`crate::secret`'s modes): the
-//! temporary file has its mode from its creation, and keeps it through the rename. What the key is (sha256 hex for resources, SHA-1 hex for
-//! docs) is the context's [`Hasher`]; whether a digest was stored before is its command's
-//! business (its content stream), not the store's.
+//! temporary file has its mode from its creation, and keeps it through the rename.
+//!
+//! What the key is (sha256 hex for resources, SHA-1 hex for docs) is the context's [`Hasher`];
+//! whether a digest was stored before is its command's business (its content stream), not the
+//! store's.
 
 use futures::{Stream, StreamExt};
 use std::path::{Path, PathBuf};
