@@ -74,7 +74,7 @@ pub struct HttpSettings {
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the
-/// request timeout and the concurrency cap. Durations read `250ms`, `10s`, `2m` or bare seconds.
+/// request timeout, the concurrency cap and its anonymous share. Durations read `250ms`, `10s`, `2m` or bare seconds.
 #[derive(Debug, Clone, Args)]
 pub struct LimitSettings {
     /// Largest request body of an ordinary route, in bytes.
@@ -100,6 +100,15 @@ pub struct LimitSettings {
         global = true
     )]
     pub http_max_concurrent: usize,
+    /// How many of those slots requests presenting no credential may hold (the rest are kept
+    /// for requests with one: `palimpsest_web::credentials` lists what counts).
+    #[arg(
+        long,
+        env = "PALIMPSEST_HTTP_MAX_ANONYMOUS",
+        default_value_t = 64,
+        global = true
+    )]
+    pub http_max_anonymous: usize,
 }
 
 impl Default for LimitSettings {
@@ -112,6 +121,7 @@ impl Default for LimitSettings {
             http_body_timeout: d.body_timeout,
             http_request_timeout: d.request_timeout,
             http_max_concurrent: d.max_concurrent,
+            http_max_anonymous: d.max_anonymous,
         }
     }
 }
@@ -126,6 +136,7 @@ impl LimitSettings {
             body_timeout: self.http_body_timeout,
             request_timeout: self.http_request_timeout,
             max_concurrent: self.http_max_concurrent,
+            max_anonymous: self.http_max_anonymous,
             upload_routes: upload_routes.into_iter().collect(),
         }
     }

@@ -26,14 +26,16 @@ pub enum RecordsError {
     #[error("{0}")]
     Conflict(String),
     /// A unique index value is held by another document.
-    #[error("unique index {index} of {clazz}: the value is held by {owner:?}")]
+    #[error("unique index {index} of {clazz}: the value is held by {}", holder_text(.owner.as_ref()))]
     Unique {
         /// The class.
         clazz: String,
         /// The index's name.
         index: String,
-        /// `[org, clazz, pk]` of the holder.
-        owner: [String; 3],
+        /// `[org, clazz, pk]` of the holder when it is in the writer's own organisation; `None`
+        /// when it is another organisation's (a global index): its key is not the writer's to
+        /// know (issue #25).
+        owner: Option<[String; 3]>,
     },
     /// The caller may not do this.
     #[error("{0}")]
@@ -42,6 +44,14 @@ pub enum RecordsError {
     /// changed key, a bug); answered as a 500 and logged.
     #[error(transparent)]
     Sealing(#[from] crate::seal::SealError),
+}
+
+/// How a unique error names the holder: its key within the writer's organisation, else nothing.
+fn holder_text(owner: Option<&[String; 3]>) -> String {
+    match owner {
+        Some(owner) => format!("{owner:?}"),
+        None => "a document of another organisation".to_owned(),
+    }
 }
 
 impl RecordsError {

@@ -407,3 +407,57 @@ async fn the_openapi_document_is_served_and_names_every_function() {
     );
     r.stop().await;
 }
+
+/// Issue #25: a unique value held in another organisation (a global index) is refused without
+/// naming the holder; within the writer's own organisation the holder is still named.
+#[tokio::test]
+async fn a_unique_conflict_names_no_document_of_another_organisation() {
+    let r = Records::start().await;
+    let orga = r.token("orga").await;
+    let orgb = r.token("orgb").await;
+    let (status, body) = r
+        .call_as(
+            &orga,
+            "insertDoc",
+            json!({"data": {"clazz": "Article", "p1": "held-a1", "code": "C-7", "isbn": "I-7"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let before = r.state.store.head_position().await.expect("head");
+    let (status, body) = r
+        .call_as(
+            &orgb,
+            "insertDoc",
+            json!({"data": {"clazz": "Article", "p1": "b1", "isbn": "I-7"}}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("UNIQUE")),
+        "{body}"
+    );
+    let message = body["error"]["message"].as_str().expect("message");
+    assert!(
+        !message.contains("\"orga\"") && !message.contains('['),
+        "another organisation's key is not named: {message}"
+    );
+    assert_eq!(
+        r.state.store.head_position().await.expect("head"),
+        before,
+        "nothing appended"
+    );
+    let (status, body) = r
+        .call_as(
+            &orga,
+            "insertDoc",
+            json!({"data": {"clazz": "Article", "p1": "a2", "code": "C-7"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let message = body["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("[\"orga\", \"Article\", "),
+        "the holder is named within its own organisation: {message}"
+    );
+    r.stop().await;
+}

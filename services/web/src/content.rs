@@ -12,9 +12,12 @@
 //! A placed file is synced, and its folder after the rename, before [`receive`] returns: the
 //! event that names it is durable once appended, and so are the bytes it names. A body that
 //! breaks off, or a folder that cannot be written, leaves no temporary file: it is removed when
-//! the receive fails. What the key is (sha256 hex for resources, SHA-1 hex for
-//! docs) is the context's [`Hasher`]; whether a digest was stored before is its command's
-//! business (its content stream), not the store's.
+//! the receive fails. Files are created 0600 and folders 0700 (`crate::secret`'s modes): the
+//! temporary file has its mode from its creation, and keeps it through the rename.
+//!
+//! What the key is (sha256 hex for resources, SHA-1 hex for docs) is the context's [`Hasher`];
+//! whether a digest was stored before is its command's business (its content stream), not the
+//! store's.
 
 use futures::{Stream, StreamExt};
 use std::path::{Path, PathBuf};
@@ -149,10 +152,10 @@ where
     E: std::fmt::Display,
 {
     let tmp_dir = store.dir.join(".tmp");
-    tokio::fs::create_dir_all(&tmp_dir).await?;
+    create_private_dir(&tmp_dir).await?;
     let path = tmp_dir.join(uuid::Uuid::new_v4().to_string());
+    let mut file = create_private_file(&path).await?;
     let temp = TempFile(Some(path.clone()));
-    let mut file = tokio::fs::File::create(&path).await?;
     let mut size: u64 = 0;
     let mut body = std::pin::pin!(body);
     while let Some(chunk) = body.next().await {
@@ -206,6 +209,24 @@ pub async fn receive_bytes<H: Hasher>(
     })
 }
 
+/// Creates `dir` and its missing parents, 0700.
+async fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = tokio::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    builder.mode(crate::secret::PRIVATE_DIR_MODE);
+    builder.create(dir).await
+}
+
+/// Creates `file`, which must not exist, 0600 from its creation.
+async fn create_private_file(file: &Path) -> std::io::Result<tokio::fs::File> {
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(crate::secret::PRIVATE_FILE_MODE);
+    options.open(file).await
+}
+
 /// Moves the temporary file to the key's location, unless that key is already stored.
 async fn place(
     store: &ContentStore,
@@ -221,7 +242,7 @@ async fn place(
         return Ok(Content::Location(location));
     }
     if let Some(folder) = target.parent() {
-        tokio::fs::create_dir_all(folder).await?;
+        create_private_dir(folder).await?;
     }
     tokio::fs::rename(path, &target).await?;
     temp.0 = None;
@@ -297,7 +318,17 @@ mod tests {
         };
         assert_eq!(location, &location_of(&large.digests));
         let path = store.path_of(location).expect("path");
-        assert_eq!(std::fs::read(path).expect("stored"), b"hello world");
+        assert_eq!(std::fs::read(&path).expect("stored"), b"hello world");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).expect("mode").permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600, "stored content is the owner's only");
+            let folder = path.parent().expect("folder");
+            assert_eq!(mode(folder), 0o700);
+            assert_eq!(mode(&store.dir), 0o700);
+            assert_eq!(mode(&store.dir.join(".tmp")), 0o700);
+        }
         let temps = std::fs::read_dir(store.dir.join(".tmp"))
             .expect("tmp")
             .count();

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod background;
 pub mod command;
 pub mod content;
+pub mod credentials;
 pub mod error;
 pub mod health;
 pub mod limits;

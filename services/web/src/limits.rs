@@ -11,12 +11,17 @@
 //! 2. otherwise the body is wrapped so that reading past the limit, or past the body deadline,
 //!    fails the read; whatever the handler then answered, the client gets 413 or 408;
 //! 3. the request waits for one of `max_concurrent` permits and runs under `request_timeout`
-//!    (503 when it expires, waiting included).
+//!    (503 when it expires, waiting included). A request that presents no credential
+//!    ([`crate::credentials`]) first waits for one of the `max_anonymous` permits, a share of the
+//!    same slots: anonymous clients holding unfinished bodies fill their share and no more, and
+//!    requests with a credential keep flowing. The probes ([`PROBE_ROUTES`]) read no body and
+//!    take a general slot only, so an orchestrator's health checks are not queued behind them.
 //!
 //! [`json_errors`] turns every error answer that is not JSON (axum's extractor rejections are
 //! plain text, its 405 is empty) into `{"error": message}` with the same status and headers.
 
 use crate::ApiError;
+use crate::credentials;
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -29,7 +34,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 
 /// The limits every HTTP request is held to (the README's configuration table lists their flags).
@@ -47,6 +52,8 @@ pub struct HttpLimits {
     pub request_timeout: Duration,
     /// How many requests run at once; the next ones wait (within `request_timeout`).
     pub max_concurrent: usize,
+    /// How many of those may be requests presenting no credential (capped at `max_concurrent`).
+    pub max_anonymous: usize,
     /// Matched route paths (`/resources/files/{id}`) that take the upload class.
     pub upload_routes: HashSet<String>,
 }
@@ -60,25 +67,68 @@ impl Default for HttpLimits {
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
             max_concurrent: 1024,
+            max_anonymous: 64,
             upload_routes: HashSet::new(),
         }
     }
 }
 
-/// What [`guard`] needs: the limits and the permits of the concurrency cap.
+/// Routes that read no body and answer from memory: they take a general slot only, never one
+/// of the anonymous share (a health check must not queue behind anonymous uploads).
+pub const PROBE_ROUTES: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+/// What [`guard`] needs: the limits, the permits of the concurrency cap and those of its
+/// anonymous share.
 #[derive(Debug, Clone)]
 pub struct Guard {
     limits: Arc<HttpLimits>,
     permits: Arc<Semaphore>,
+    anonymous: Arc<Semaphore>,
+}
+
+/// The slots one request holds while it runs (released when dropped).
+struct Slots {
+    _anonymous: Option<OwnedSemaphorePermit>,
+    _general: Option<OwnedSemaphorePermit>,
 }
 
 impl Guard {
     /// A guard enforcing `limits`.
     pub fn new(limits: HttpLimits) -> Guard {
-        let permits = Arc::new(Semaphore::new(limits.max_concurrent.max(1)));
+        let total = limits.max_concurrent.max(1);
+        let permits = Arc::new(Semaphore::new(total));
+        let anonymous = Arc::new(Semaphore::new(limits.max_anonymous.clamp(1, total)));
         Guard {
             limits: Arc::new(limits),
             permits,
+            anonymous,
+        }
+    }
+
+    /// Whether `request` takes one of the anonymous share: it presents no credential and is not
+    /// a probe.
+    fn is_anonymous(request: &Request) -> bool {
+        let probe = request
+            .extensions()
+            .get::<MatchedPath>()
+            .is_some_and(|p| PROBE_ROUTES.contains(&p.as_str()));
+        !probe && !credentials::presented(request.headers(), request.uri())
+    }
+
+    /// Waits for a request's slots: one of the anonymous share first when it is `anonymous`,
+    /// then a general one.
+    async fn slots(&self, anonymous: bool) -> Slots {
+        let anonymous = if anonymous {
+            if self.anonymous.available_permits() == 0 {
+                metrics::counter!("palimpsest_http_anonymous_waits_total").increment(1);
+            }
+            permit(&self.anonymous).await
+        } else {
+            None
+        };
+        Slots {
+            _anonymous: anonymous,
+            _general: permit(&self.permits).await,
         }
     }
 
@@ -92,6 +142,17 @@ impl Guard {
             self.limits.upload_limit
         } else {
             self.limits.body_limit
+        }
+    }
+}
+
+/// A permit of `semaphore`, waiting for one (the guard's semaphores are never closed).
+async fn permit(semaphore: &Arc<Semaphore>) -> Option<OwnedSemaphorePermit> {
+    match semaphore.clone().acquire_owned().await {
+        Ok(permit) => Some(permit),
+        Err(e) => {
+            tracing::error!(error = %e, "request slots closed; running without a slot");
+            None
         }
     }
 }
@@ -204,6 +265,17 @@ fn too_large(limit: u64) -> Response {
     response
 }
 
+/// The 503 of a request that did not complete within `timeout`, its wait for a slot included.
+fn timed_out(timeout: Duration) -> Response {
+    metrics::counter!("palimpsest_http_refused_total", "why" => "request_timeout").increment(1);
+    tracing::warn!(?timeout, "request timed out");
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("the request did not complete within {timeout:?}"),
+    )
+    .into_response()
+}
+
 /// The middleware enforcing [`HttpLimits`] on one request (see the module docs).
 pub async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Response {
     let limit = guard.body_limit(&request);
@@ -223,22 +295,13 @@ pub async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> 
         })
     });
     let timeout = guard.limits.request_timeout;
+    let anonymous = Guard::is_anonymous(&request);
     let run = async {
-        let _permit = guard.permits.clone().acquire_owned().await;
+        let _slots = guard.slots(anonymous).await;
         next.run(request).await
     };
-    let response = match tokio::time::timeout(timeout, run).await {
-        Ok(response) => response,
-        Err(_) => {
-            metrics::counter!("palimpsest_http_refused_total", "why" => "request_timeout")
-                .increment(1);
-            tracing::warn!(?timeout, "request timed out");
-            return ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("the request did not complete within {timeout:?}"),
-            )
-            .into_response();
-        }
+    let Ok(response) = tokio::time::timeout(timeout, run).await else {
+        return timed_out(timeout);
     };
     match verdict.get() {
         None => response,
@@ -437,6 +500,46 @@ mod tests {
         let (status, json) = send(app(small()), missing).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert_eq!(json["error"], "no such route");
+    }
+
+    #[tokio::test]
+    async fn a_full_anonymous_share_leaves_the_other_slots_to_credentials() {
+        let limits = HttpLimits {
+            max_concurrent: 4,
+            max_anonymous: 1,
+            ..HttpLimits::default()
+        };
+        let app = Router::new()
+            .route(
+                "/hold",
+                post(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .route("/echo", post(|body: Bytes| async move { body }))
+            .layer(axum::middleware::from_fn_with_state(
+                Guard::new(limits),
+                guard,
+            ));
+        let holder = tokio::spawn(tower_service_call(app.clone(), post_to("/hold", "", None)));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let waited = tokio::time::timeout(
+            Duration::from_millis(300),
+            send(app.clone(), post_to("/echo", "a", None)),
+        )
+        .await;
+        assert!(
+            waited.is_err(),
+            "an anonymous request waits: the share is full"
+        );
+        let mut with_key = post_to("/echo", "a", None);
+        with_key
+            .headers_mut()
+            .insert(header::AUTHORIZATION, "Bearer k".parse().expect("header"));
+        let (status, _) = send(app, with_key).await;
+        assert_eq!(status, StatusCode::OK, "a credential takes a general slot");
+        holder.abort();
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@
 use super::author_calls::new_author;
 use super::envelope::{Failure, respond};
 use super::params::{Params, check_valid_rev};
-use super::{check_apikey, fields, now_ms};
+use super::{authorized_fields, now_ms};
 use crate::changes::AttributePool;
 use crate::domain::DomainError;
 use crate::domain::author_commands::author_for_token as decide_token;
@@ -154,8 +154,7 @@ async fn submit_attempts(
 
 async fn submit(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
     let command = command_request(&request);
-    let fields = fields::gather(request).await?;
-    check_apikey(pads, &fields)?;
+    let fields = authorized_fields(pads, request).await?;
     let p = Params::new(fields, SUBMIT_PARAMS);
     p.refuse_nul()?;
     let pad_id = p
@@ -204,8 +203,7 @@ pub async fn submit_changeset(State(pads): State<Pads>, request: Request) -> Res
 
 async fn token_author(pads: &Pads, request: Request) -> Result<super::envelope::Data, Failure> {
     let command = command_request(&request);
-    let fields = fields::gather(request).await?;
-    check_apikey(pads, &fields)?;
+    let fields = authorized_fields(pads, request).await?;
     let p = Params::new(fields, TOKEN_PARAMS);
     p.refuse_nul()?;
     let token = p

@@ -71,13 +71,19 @@ fn from_headers(headers: &HeaderMap) -> Fields {
     fields
 }
 
-/// Gathers the fields of `request`: headers, query, and for POST the body
-/// (`application/x-www-form-urlencoded`, `multipart/form-data` or `application/json`).
-pub async fn gather(request: Request) -> Result<Fields, Failure> {
+/// The fields of the request's head alone: headers, then the query (no body read).
+pub fn of_head(request: &Request) -> Fields {
     let mut fields = from_headers(request.headers());
     if let Some(q) = request.uri().query() {
         fields.merge_query(urlencoded::pairs(q));
     }
+    fields
+}
+
+/// Gathers the fields of `request`: headers, query, and for POST the body
+/// (`application/x-www-form-urlencoded`, `multipart/form-data` or `application/json`).
+pub async fn gather(request: Request) -> Result<Fields, Failure> {
+    let mut fields = of_head(&request);
     if request.method() != axum::http::Method::POST {
         return Ok(fields);
     }

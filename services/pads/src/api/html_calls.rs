@@ -37,7 +37,8 @@ pub async fn set_html(c: Ctx<'_>) -> Result<Data, Failure> {
 }
 
 /// `createDiffHTML(padID, startRev, endRev)` → `{html, authors}`: the changes between the two
-/// revisions with author colours, as Etherpad 1.9.7 renders them ([`diff_html`]).
+/// revisions with author colours, as Etherpad 1.9.7 renders them ([`diff_html`]). The diff and
+/// its rendering run in the export pool, off the request threads.
 #[tracing::instrument(skip_all, fields(pad = ?c.p.string("padID")))]
 pub async fn create_diff_html(c: Ctx<'_>) -> Result<Data, Failure> {
     let start = c.p.get("startRev").map(check_valid_rev).transpose()?;
@@ -52,10 +53,21 @@ pub async fn create_diff_html(c: Ctx<'_>) -> Result<Data, Failure> {
         .await
         .map_err(Failure::internal)?;
     let revisions = revisions(&c.reader, &id, from + 1, to).await?;
-    let diff =
-        diff_html::diff_atext(&start_text, &revisions, &pad_pool).map_err(Failure::internal)?;
+    let exports = &c.pads.exports;
+    let diff = exports
+        .run(move || diff_html::diff_atext(&start_text, &revisions, &pad_pool))
+        .await
+        .map_err(Failure::internal)?
+        .map_err(Failure::internal)?;
     let colours = author_colours(&c.reader, &diff.pool).await?;
-    let html = diff_html::diff_html(&diff, &colours).map_err(Failure::internal)?;
+    let (diff, html) = exports
+        .run(move || {
+            let html = diff_html::diff_html(&diff, &colours);
+            (diff, html)
+        })
+        .await
+        .map_err(Failure::internal)?;
+    let html = html.map_err(Failure::internal)?;
     Data::of(&json!({ "html": html, "authors": diff.authors }))
 }
 

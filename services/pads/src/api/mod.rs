@@ -62,6 +62,7 @@ pub fn router(state: AppState) -> Router {
     let pads = Pads {
         state,
         apikey: Arc::new(apikey),
+        exports: crate::service::exports::ExportPool::default(),
     };
     Router::new()
         .route("/api", get(current_version))
@@ -94,18 +95,42 @@ async fn current_version() -> Response {
     })))
 }
 
-/// Checks the API key among the fields: `apikey`, else `api_key`, else `authorization`.
-pub(crate) fn check_apikey(pads: &Pads, fields: &fields::Fields) -> Result<(), Failure> {
-    let given = ["apikey", "api_key", "authorization"]
+/// The fields that may carry the API key, in the order Etherpad reads them.
+const APIKEY_FIELDS: [&str; 3] = ["apikey", "api_key", "authorization"];
+
+/// The API key among the fields: `apikey`, else `api_key`, else `authorization`.
+fn given_apikey(fields: &fields::Fields) -> Option<&Value> {
+    APIKEY_FIELDS
         .iter()
         .filter_map(|k| fields.get(k))
-        .find(|v| params::truthy(v));
-    match given {
+        .find(|v| params::truthy(v))
+}
+
+/// Checks the API key among the fields: `apikey`, else `api_key`, else `authorization`.
+pub(crate) fn check_apikey(pads: &Pads, fields: &fields::Fields) -> Result<(), Failure> {
+    match given_apikey(fields) {
         Some(Value::String(key)) if palimpsest_web::secret::equal(key, pads.apikey.trim()) => {
             Ok(())
         }
         _ => Err(Failure::unauthorized()),
     }
+}
+
+/// The fields of a call whose API key is good. A key in the headers or the query is checked
+/// before the body is read (a false one is refused without waiting for a body, so it cannot
+/// hold a request slot: `docs/authorization/platform-limits.md`); a call whose head holds no
+/// key may still carry it in its body, as Etherpad allows, and is checked once it is read.
+pub(crate) async fn authorized_fields(
+    pads: &Pads,
+    request: Request,
+) -> Result<fields::Fields, Failure> {
+    let head = fields::of_head(&request);
+    if given_apikey(&head).is_some() {
+        check_apikey(pads, &head)?;
+    }
+    let fields = fields::gather(request).await?;
+    check_apikey(pads, &fields)?;
+    Ok(fields)
 }
 
 /// Etherpad's `sanitizePadId`: an id that names no pad is tried with runs of white space, then
@@ -153,8 +178,7 @@ async fn dispatch(
     let names = versions::parameters(version, function)
         .ok_or_else(|| Failure::not_found("no such function"))?;
     let command = ext_calls::command_request(&request);
-    let fields = fields::gather(request).await?;
-    check_apikey(pads, &fields)?;
+    let fields = authorized_fields(pads, request).await?;
     let mut p = Params::new(fields, names);
     p.refuse_nul()?;
     let reader = StoreReader::new(pads.state.read.clone());

@@ -161,14 +161,20 @@ async fn edit_text_with(c: Ctx<'_>, decide: TextEdit) -> Result<Data, Failure> {
         .await
 }
 
-/// `getHTML(padID, rev)` → `{html}`.
+/// `getHTML(padID, rev)` → `{html}`, rendered in the export pool, off the request threads.
 pub async fn get_html(c: Ctx<'_>) -> Result<Data, Failure> {
     let rev = c.p.rev("rev")?;
     let id = pad_param(&c.p, "padID")?;
     let record = existing_pad(&c.reader, &id).await?;
     let rev = within_head(rev, record.head)?;
     let atext = atext_of(&c, &id, &record, rev).await?;
-    let html = html::html_document(&atext, &pool_of(&record.pool.attributes()))
+    let pool = pool_of(&record.pool.attributes());
+    let html = c
+        .pads
+        .exports
+        .run(move || html::html_document(&atext, &pool))
+        .await
+        .map_err(Failure::internal)?
         .map_err(Failure::internal)?;
     Data::of(&json!({ "html": html }))
 }

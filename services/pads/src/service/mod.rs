@@ -13,6 +13,7 @@
 //! }).await
 //! ```
 
+pub mod exports;
 pub mod folding;
 pub mod repository;
 
@@ -36,6 +37,8 @@ pub struct Pads {
     pub state: AppState,
     /// The API key every call must carry.
     pub apikey: Arc<String>,
+    /// Where heavy exports run: off the request threads, a bounded number at once.
+    pub exports: exports::ExportPool,
 }
 
 /// Loads the context's streams for one try of a command (each read is remembered by the

@@ -443,7 +443,8 @@ impl Locks {
             Some(holder) => Err(RecordsError::Unique {
                 clazz: clazz.to_owned(),
                 index: lock.index.clone(),
-                owner: holder.clone(),
+                // The holder's key is named only to its own organisation.
+                owner: (holder[0] == owner[0]).then(|| holder.clone()),
             }),
             None => {
                 state.owner = Some(owner.clone());

@@ -335,6 +335,11 @@ fn a_unique_value_is_claimed_by_its_document_and_refused_to_another() {
         )
         .expect_err("unique");
     assert_eq!(err.code(), "UNIQUE");
+    let holder = doc("demo", "a1").owner();
+    assert!(
+        err.to_string().contains(&holder[2]),
+        "the holder is named within its organisation: {err}"
+    );
     assert!(
         given
             .when(
@@ -351,6 +356,15 @@ fn a_unique_value_is_claimed_by_its_document_and_refused_to_another() {
         )
         .expect_err("global");
     assert_eq!(err.code(), "UNIQUE", "G scope holds across organisations");
+    assert!(
+        matches!(&err, crate::RecordsError::Unique { owner: None, .. }),
+        "another organisation's holder is not named: {err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        !text.contains("\"demo\"") && !text.contains(&holder[2]),
+        "another organisation's key is not revealed: {text}"
+    );
 }
 
 #[test]

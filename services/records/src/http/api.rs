@@ -9,8 +9,7 @@ use crate::http::writes::{self, Request};
 use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Path, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -53,15 +52,21 @@ pub const FUNCTIONS: [&str; 31] = [
     "rotateKey",
 ];
 
-/// The route's handler.
+/// The route's handler. The caller is identified from the headers before the body is read: a
+/// false token is refused without waiting for a body, so it cannot hold a request slot
+/// (`docs/authorization/platform-limits.md`).
 pub async fn call(
     State(records): State<Arc<Records>>,
     Path(function): Path<String>,
     request: CommandRequest,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: axum::extract::Request,
 ) -> Response {
-    let body = match body {
+    let caller = match identify(&records, &function, &headers).await {
+        Ok(caller) => caller,
+        Err(failure) => return failure.into_response(),
+    };
+    let body = match Bytes::from_request(body, &()).await {
         Ok(body) => body,
         Err(rejection) => {
             return Failure {
@@ -72,7 +77,7 @@ pub async fn call(
             .into_response();
         }
     };
-    match dispatch(&records, &function, &request, &headers, &body).await {
+    match dispatch(&records, &function, &request, &caller, &body).await {
         Ok(Answer::Value(result)) => Json(json!({ "result": result })).into_response(),
         Ok(Answer::Listing(listing)) => {
             let (length, body) = listing.into_body();
@@ -95,40 +100,48 @@ enum Answer {
     Listing(Listing),
 }
 
-async fn dispatch(
+/// The caller of a known function, from the headers alone.
+async fn identify(
     records: &Records,
     function: &str,
-    request: &CommandRequest,
     headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Answer, Failure> {
+) -> Result<Caller, Failure> {
     if !FUNCTIONS.contains(&function) {
         return Err(crate::RecordsError::NotFound(format!(
             "no function `{function}`; see /records/openapi.json"
         ))
         .into());
     }
-    let caller = Caller::of(records, headers).await?;
+    Caller::of(records, headers).await
+}
+
+async fn dispatch(
+    records: &Records,
+    function: &str,
+    request: &CommandRequest,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Answer, Failure> {
     let req = Request {
         records,
-        caller: &caller,
+        caller,
         request,
     };
     let listing = match function {
-        "listDocs" => Some(reads::list_docs(records, &caller, body).await),
-        "listDocsSk" => Some(reads::list_docs_sk(records, &caller, body).await),
-        "listDocsIdx" => Some(reads::list_docs_idx(records, &caller, body).await),
-        "listOrgs" => Some(reads::list_orgs(records, &caller, body).await),
-        "listOrgsIdx" => Some(reads::list_orgs_idx(records, &caller, body).await),
+        "listDocs" => Some(reads::list_docs(records, caller, body).await),
+        "listDocsSk" => Some(reads::list_docs_sk(records, caller, body).await),
+        "listDocsIdx" => Some(reads::list_docs_idx(records, caller, body).await),
+        "listOrgs" => Some(reads::list_orgs(records, caller, body).await),
+        "listOrgsIdx" => Some(reads::list_orgs_idx(records, caller, body).await),
         _ => None,
     };
     if let Some(listing) = listing {
         return listing.map(Answer::Listing);
     }
     let value = match function {
-        "getDoc" => reads::get_doc(records, &caller, body).await,
+        "getDoc" => reads::get_doc(records, caller, body).await,
         "getHdr" => reads::get_hdr(records, body).await,
-        "getOrg" => reads::get_org(records, &caller, body).await,
+        "getOrg" => reads::get_org(records, caller, body).await,
         "insertDoc" => writes::insert_doc(req, body).await,
         "updateDoc" => writes::update_doc(req, body).await,
         "deleteDoc" => writes::delete_doc(req, body).await,
@@ -137,24 +150,24 @@ async fn dispatch(
         "updateHdr" => writes::write_hdr(req, body, true).await,
         "insertOrg" => writes::write_org(req, body, false).await,
         "updateOrg" => writes::write_org(req, body, true).await,
-        "declareClass" => admin::declare_class(records, &caller, request, body).await,
-        "issueOrgToken" => admin::issue_org_token(records, &caller, request, body).await,
-        "purgeAllDocs" => purges::purge_all_docs(records, &caller, request, body).await,
-        "purgeOrg" => purges::purge_org(records, &caller, request, body).await,
-        "purgeOrgs" => purges::purge_orgs(records, &caller, request, body).await,
-        "purgeDlvDocs" => purges::purge_dlv_docs(records, &caller, request, body).await,
-        "setFTP" => ftp::set_ftp(records, &caller, request, body).await,
-        "purgeFTP" => ftp::purge_ftp(records, &caller, request, body).await,
-        "listFTP" => ftp::list_ftp(records, &caller, body).await,
-        "purgeAllFTP" => ftp::purge_all_ftp(records, &caller, request, body).await,
-        "setTask" => tasks::set_task(records, &caller, request, body).await,
-        "nextTask" => tasks::next_task(records, &caller, body).await,
-        "exportOrg" => transfer::export_org(records, &caller, body).await,
-        "importOrg" => transfer::import_org(records, &caller, request, body).await,
+        "declareClass" => admin::declare_class(records, caller, request, body).await,
+        "issueOrgToken" => admin::issue_org_token(records, caller, request, body).await,
+        "purgeAllDocs" => purges::purge_all_docs(records, caller, request, body).await,
+        "purgeOrg" => purges::purge_org(records, caller, request, body).await,
+        "purgeOrgs" => purges::purge_orgs(records, caller, request, body).await,
+        "purgeDlvDocs" => purges::purge_dlv_docs(records, caller, request, body).await,
+        "setFTP" => ftp::set_ftp(records, caller, request, body).await,
+        "purgeFTP" => ftp::purge_ftp(records, caller, request, body).await,
+        "listFTP" => ftp::list_ftp(records, caller, body).await,
+        "purgeAllFTP" => ftp::purge_all_ftp(records, caller, request, body).await,
+        "setTask" => tasks::set_task(records, caller, request, body).await,
+        "nextTask" => tasks::next_task(records, caller, body).await,
+        "exportOrg" => transfer::export_org(records, caller, body).await,
+        "importOrg" => transfer::import_org(records, caller, request, body).await,
         "rotateKey" => {
             // It takes no argument, but its body is still an object like every function's.
             crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
-            rotate::rotate_key(records, &caller, request).await
+            rotate::rotate_key(records, caller, request).await
         }
         _ => Err(Failure::bad(format!("function {function} is not served"))),
     };
