@@ -762,3 +762,93 @@ async fn credentials_are_checked_before_the_body_is_read() {
     );
     atlas.stop().await;
 }
+
+/// Who may call an operation of the atlas's OpenAPI document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Needs {
+    Nobody,
+    AnyUser,
+    Editor,
+    Reviewer,
+    Admin,
+}
+
+/// Every documented operation and who may call it (docs/authorization/atlas-auth.md).
+fn needs(method: &str, path: &str) -> Needs {
+    match (method, path) {
+        ("get", p) if p.starts_with("/entities") || p.starts_with("/geometries") => Needs::Nobody,
+        (_, p) if p.starts_with("/admin/") => Needs::Admin,
+        ("get", p) if p.starts_with("/sections") => Needs::AnyUser,
+        ("post", p) if p.starts_with("/submissions/") => Needs::Reviewer,
+        ("post", p) if p.starts_with("/sections") => Needs::Editor,
+        _ => panic!("{method} {path} is not in the authorization table"),
+    }
+}
+
+/// Walks every operation of the document with each kind of principal: none, a wrong token, a
+/// user without the role, a user with it, the administrator.
+#[tokio::test]
+async fn every_documented_operation_answers_each_principal_as_the_model_says() {
+    let atlas = Atlas::start().await;
+    let ed = atlas.issue("ed", &["editor"]).await;
+    let rv = atlas.issue("rv", &["reviewer"]).await;
+    let (_, doc) = call(&atlas, Method::GET, "/openapi.json", None, None).await;
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut walked = 0;
+    for (template, item) in paths {
+        let path = template
+            .replace("{id}", "none")
+            .replace("{user_id}", "nobody");
+        for method in item.as_object().expect("operations").keys() {
+            let needs = needs(method, template);
+            let verb = Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+            let body = match verb {
+                Method::GET | Method::DELETE => None,
+                Method::PUT => Some(json!({"roles": ["editor"]})),
+                _ => Some(json!({})),
+            };
+            let send = |token: Option<String>| {
+                let (verb, path, body) = (verb.clone(), path.clone(), body.clone());
+                let atlas = &atlas;
+                async move { call(atlas, verb, &path, token.as_deref(), body).await.0 }
+            };
+            let refused =
+                |s: StatusCode| s == StatusCode::UNAUTHORIZED || s == StatusCode::FORBIDDEN;
+            let what = format!("{method} {template} ({needs:?})");
+            let none = send(None).await;
+            let wrong = send(Some("wrong".into())).await;
+            if needs == Needs::Nobody {
+                assert!(!refused(none) && !refused(wrong), "{what}: {none} {wrong}");
+            } else {
+                assert_eq!(
+                    (none, wrong),
+                    (StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED),
+                    "{what}"
+                );
+            }
+            let (with_role, without_role) = match needs {
+                Needs::Nobody | Needs::AnyUser => (vec![ed.clone(), rv.clone()], vec![]),
+                Needs::Editor => (vec![ed.clone()], vec![rv.clone()]),
+                Needs::Reviewer => (vec![rv.clone()], vec![ed.clone()]),
+                Needs::Admin => (vec![], vec![ed.clone(), rv.clone()]),
+            };
+            for token in without_role {
+                assert_eq!(
+                    send(Some(token)).await,
+                    StatusCode::FORBIDDEN,
+                    "{what} without the role"
+                );
+            }
+            for token in with_role.into_iter().chain([atlas.admin.clone()]) {
+                let status = send(Some(token)).await;
+                assert!(
+                    !refused(status) && !status.is_server_error(),
+                    "{what}: {status}"
+                );
+            }
+            walked += 1;
+        }
+    }
+    assert!(walked >= 20, "walked {walked} operations");
+    atlas.stop().await;
+}
