@@ -94,7 +94,15 @@ async fn lookup(state: &AppState, token: &str) -> Result<Option<Caller>, ApiErro
             &[&token_sha256(token)],
         )
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(|e| {
+            // The table is missing while the read model is first built or rebuilt (a new
+            // version): the client may retry, and the log says why.
+            tracing::error!(error = %e, "atlas token lookup failed");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the atlas users cannot be read now (read model unavailable); retry",
+            )
+        })?;
     Ok(row.map(|row| Caller::User {
         id: row.get(0),
         roles: row
