@@ -46,7 +46,7 @@ pub fn decide(command: UserCommand, state: &UserState) -> Result<Vec<UserEvent>,
 /// the spec's columns, and not the administrator's or the importer's names (which carry `:`).
 pub fn valid_user_id(id: &str) -> bool {
     (1..=MAX_USER_ID).contains(&id.len())
-        && id != ADMIN_ACTOR
+        && !id.eq_ignore_ascii_case(ADMIN_ACTOR)
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))

@@ -5,7 +5,7 @@
 pub enum UserError {
     /// The id cannot name a user.
     #[error(
-        "user_id `{0}` must be 1-64 letters, digits, `.`, `_`, `-` or `@`, and not `admin` (the administrator's name)"
+        "user_id `{0}` must be 1-64 letters, digits, `.`, `_`, `-` or `@`, and not `admin` in any case (the administrator's name)"
     )]
     InvalidUserId(String),
     /// No role was given.

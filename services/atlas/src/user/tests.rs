@@ -70,7 +70,14 @@ fn given_nothing_when_issued_an_unknown_role_then_refused() {
 
 #[test]
 fn given_nothing_when_issued_to_a_reserved_or_malformed_id_then_refused() {
-    for id in ["admin", "", "import:x.sqlite", "a b", &"x".repeat(65)] {
+    for id in [
+        "admin",
+        "Admin",
+        "",
+        "import:x.sqlite",
+        "a b",
+        &"x".repeat(65),
+    ] {
         assert_eq!(
             decide(issue(id, &["editor"], "h1", 0), &given(&[])),
             Err(UserError::InvalidUserId(id.to_owned())),
