@@ -8,7 +8,8 @@
 # its documented schema, ...).
 #
 # Credentials: a fresh admin token (docs' and records' bearer, resources' admin), a fresh pads API
-# key, and a resources user key in `<data dir>/resources-keys.json`; schemathesis.toml hands them
+# key, a resources user key in `<data dir>/resources-keys.json`, and an atlas user `fuzz` (editor
+# and reviewer) the admin issues once the app runs; schemathesis.toml hands them
 # to the OpenAPI security schemes each document declares, so operations run past their 401s.
 # Fixtures: the records classes in records-schema.json; a docs database `fuzz` and a pad `fuzz`,
 # which schemathesis.toml offers the fuzzer beside the names it draws.
@@ -100,6 +101,11 @@ admin=(-H "Authorization: Bearer $PALIMPSEST_ADMIN_TOKEN" -H "Content-Type: appl
 fixture() { curl -sf -o /dev/null "$@" || { echo "schemathesis: fixture failed: $*" >&2; exit 1; }; }
 fixture "${admin[@]}" -X PUT "$base/docs/_admin/fuzz" -d '{}'
 fixture "$base/pads/api/1.3.0/createPad?apikey=$PALIMPSEST_PADS_APIKEY&padID=fuzz&text=fuzz"
+# An atlas user (editor and reviewer) whose token the fuzzer sends: the section workflow needs one.
+FUZZ_ATLAS_TOKEN="$(curl -sf "${admin[@]}" -X PUT "$base/atlas/admin/users/fuzz" -d '{"roles": ["editor", "reviewer"]}' \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')" \
+    || { echo "schemathesis: fixture failed: the atlas user" >&2; exit 1; }
+export FUZZ_ATLAS_TOKEN
 
 failed=0
 cd "$work" # schemathesis keeps a cache in its working directory

@@ -9,18 +9,53 @@ use palimpsest_testkit::NatsServer;
 use palimpsest_testkit::TestApp;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::time::Duration;
 
+/// The atlas as its users call it: each request with the token of the user it names (issued by
+/// the administrator at the start), or the admin token when it names no one.
 struct Client<'a> {
     app: &'a TestApp,
     http: reqwest::Client,
+    tokens: HashMap<String, String>,
 }
 
-impl Client<'_> {
+impl<'a> Client<'a> {
+    /// A client of `app` whose users `users` are editors and reviewers.
+    async fn of(app: &'a TestApp, users: &[&str]) -> Client<'a> {
+        let http = reqwest::Client::new();
+        let mut tokens = HashMap::new();
+        for user in users {
+            let issued: Value = http
+                .put(app.url(&format!("/atlas/admin/users/{user}")))
+                .bearer_auth(app.admin_token())
+                .json(&json!({"roles": ["editor", "reviewer"]}))
+                .send()
+                .await
+                .expect("issue")
+                .json()
+                .await
+                .expect("issue answer");
+            let token = issued["token"].as_str().expect("token").to_owned();
+            tokens.insert((*user).to_owned(), token);
+        }
+        Client { app, http, tokens }
+    }
+
+    /// The token of the user `body` names, else the admin's.
+    fn token(&self, body: &Value) -> String {
+        ["created_by", "user_id", "submitted_by", "reviewed_by"]
+            .iter()
+            .find_map(|field| body[*field].as_str())
+            .and_then(|user| self.tokens.get(user).cloned())
+            .unwrap_or_else(|| self.app.admin_token())
+    }
+
     async fn get(&self, path: &str) -> (StatusCode, Value) {
         let res = self
             .http
             .get(self.app.url(&format!("/atlas{path}")))
+            .bearer_auth(self.app.admin_token())
             .send()
             .await
             .expect("get");
@@ -32,6 +67,7 @@ impl Client<'_> {
         let res = self
             .http
             .post(self.app.url(&format!("/atlas{path}")))
+            .bearer_auth(self.token(&body))
             .json(&body)
             .send()
             .await
@@ -58,7 +94,7 @@ async fn rows(app: &TestApp, sql: &str) -> Vec<Value> {
         .collect()
 }
 
-const TABLES: [(&str, &str); 10] = [
+const TABLES: [(&str, &str); 11] = [
     ("entities", "id"),
     ("geometries", "id"),
     ("entity_geometries", "entity_id, geometry_id"),
@@ -68,6 +104,7 @@ const TABLES: [(&str, &str); 10] = [
     ("section_submissions", "id"),
     ("entity_history", "entity_id, version"),
     ("geometry_history", "geometry_id, version"),
+    ("users", "user_id"),
     ("publication_head", "id"),
 ];
 
@@ -127,10 +164,7 @@ fn snapshot(name: &str) -> Value {
 async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
     let nats = NatsServer::start().await;
     let app = TestApp::start_with_nats(&nats.url()).await;
-    let c = Client {
-        app: &app,
-        http: reqwest::Client::new(),
-    };
+    let c = Client::of(&app, &["ann", "bob", "rev"]).await;
 
     // create, lock
     let section = c
@@ -325,7 +359,7 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
     );
     let approval: Vec<(&str, &str)> = messages
         .iter()
-        .filter(|(_, e)| e.stream.category != "section")
+        .filter(|(_, e)| !matches!(e.stream.category.as_str(), "section" | "user"))
         .map(|(subject, e)| (subject.as_str(), e.event_type.as_str()))
         .collect();
     assert_eq!(

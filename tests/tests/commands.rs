@@ -182,6 +182,19 @@ impl<'a> Client<'a> {
     }
 }
 
+/// A token for atlas user `user` with `roles`, issued by the administrator.
+async fn atlas_token(app: &TestApp, user: &str, roles: &[&str]) -> String {
+    let res = reqwest::Client::new()
+        .put(app.url(&format!("/atlas/admin/users/{user}")))
+        .bearer_auth(app.admin_token())
+        .json(&json!({ "roles": roles }))
+        .send()
+        .await
+        .expect("issue an atlas user");
+    let body: Value = res.json().await.expect("issue answer");
+    body["token"].as_str().expect("token").to_owned()
+}
+
 fn pads_key(app: &TestApp) -> String {
     std::fs::read_to_string(app.data_dir().join("APIKEY.txt"))
         .expect("APIKEY.txt")
@@ -291,20 +304,26 @@ async fn every_write_route_answers_a_repeated_key_once() {
     c.twice(&ext("submitChangeset", &submit)).await;
     c.twice(&pad("deleteGroup", &[("groupID", &group)])).await;
 
-    // atlas: every route that writes.
+    // atlas: every route that writes, each as a user the administrator issued.
+    let u1 = atlas_token(&app, "u1", &["editor"]).await;
+    let u2 = atlas_token(&app, "u2", &["editor"]).await;
+    let r1 = atlas_token(&app, "r1", &["reviewer"]).await;
     let section = c
-        .twice(&Call::json(
-            "/atlas/sections",
-            json!({"title": "Rome", "created_by": "u1"}),
-        ))
+        .twice(
+            &Call::json(
+                "/atlas/sections",
+                json!({"title": "Rome", "created_by": "u1"}),
+            )
+            .bearer(&u1),
+        )
         .await["id"]
         .as_str()
         .expect("section id")
         .to_owned();
     let s = |tail: &str| format!("/atlas/sections/{section}/{tail}");
-    c.twice(&Call::json(&s("lock"), json!({"user_id": "u1"})))
+    c.twice(&Call::json(&s("lock"), json!({"user_id": "u1"})).bearer(&u1))
         .await;
-    c.twice(&Call::json(&s("unlock"), json!({"user_id": "u1"})))
+    c.twice(&Call::json(&s("unlock"), json!({"user_id": "u1"})).bearer(&u1))
         .await;
     let snapshot = json!({
         "schema_version": 1,
@@ -313,52 +332,79 @@ async fn every_write_route_answers_a_repeated_key_once() {
         "link_scopes": [{"geometry_id": "g-rome", "entity_ids": ["rome"]}]
     });
     let commit = c
-        .twice(&Call::json(
-            &s("commits"),
-            json!({"snapshot": snapshot, "created_by": "u1"}),
-        ))
+        .twice(
+            &Call::json(
+                &s("commits"),
+                json!({"snapshot": snapshot, "created_by": "u1"}),
+            )
+            .bearer(&u1),
+        )
         .await["commit"]["id"]
         .as_str()
         .expect("commit id")
         .to_owned();
-    c.twice(&Call::json(
-        &s("restore"),
-        json!({"commit_id": commit, "created_by": "u1"}),
-    ))
+    c.twice(
+        &Call::json(
+            &s("restore"),
+            json!({"commit_id": commit, "created_by": "u1"}),
+        )
+        .bearer(&u1),
+    )
     .await;
     let submission = c
-        .twice(&Call::json(&s("submit"), json!({"submitted_by": "u1"})))
+        .twice(&Call::json(&s("submit"), json!({"submitted_by": "u1"})).bearer(&u1))
         .await["submission"]["id"]
         .as_str()
         .expect("submission id")
         .to_owned();
-    c.twice(&Call::json(
-        &format!("/atlas/submissions/{submission}/approve"),
-        json!({"reviewed_by": "r1"}),
-    ))
+    c.twice(
+        &Call::json(
+            &format!("/atlas/submissions/{submission}/approve"),
+            json!({"reviewed_by": "r1"}),
+        )
+        .bearer(&r1),
+    )
     .await;
     let other = c
-        .twice(&Call::json("/atlas/sections", json!({"title": "Carthage"})))
+        .twice(&Call::json("/atlas/sections", json!({"title": "Carthage"})).bearer(&u2))
         .await["id"]
         .as_str()
         .expect("section id")
         .to_owned();
     let o = |tail: &str| format!("/atlas/sections/{other}/{tail}");
-    c.twice(&Call::json(
-        &o("commits"),
-        json!({"snapshot": snapshot, "created_by": "u2"}),
-    ))
+    c.twice(
+        &Call::json(
+            &o("commits"),
+            json!({"snapshot": snapshot, "created_by": "u2"}),
+        )
+        .bearer(&u2),
+    )
     .await;
     let second = c
-        .twice(&Call::json(&o("submit"), json!({"submitted_by": "u2"})))
+        .twice(&Call::json(&o("submit"), json!({"submitted_by": "u2"})).bearer(&u2))
         .await["submission"]["id"]
         .as_str()
         .expect("submission id")
         .to_owned();
-    c.twice(&Call::json(
-        &format!("/atlas/submissions/{second}/reject"),
-        json!({"reviewed_by": "r1"}),
-    ))
+    c.twice(
+        &Call::json(
+            &format!("/atlas/submissions/{second}/reject"),
+            json!({"reviewed_by": "r1"}),
+        )
+        .bearer(&r1),
+    )
+    .await;
+    // The administrator's revoke (an issue's answer holds its token once, so a repeat of it
+    // answers differently by design: the atlas tests check it).
+    c.twice(
+        &Call::raw(
+            reqwest::Method::DELETE,
+            "/atlas/admin/users/u2",
+            "",
+            "application/json",
+        )
+        .bearer(&app.admin_token()),
+    )
     .await;
     app.stop().await;
 }
@@ -425,7 +471,7 @@ async fn concurrent_writers_on_one_stream_get_success_or_409_never_5xx() {
         .await;
     let section: Value = serde_json::from_slice(
         &c.send(
-            &Call::json("/atlas/sections", json!({"title": "hot"})),
+            &Call::json("/atlas/sections", json!({"title": "hot"})).bearer(&app.admin_token()),
             None,
         )
         .await
@@ -436,6 +482,11 @@ async fn concurrent_writers_on_one_stream_get_success_or_409_never_5xx() {
 
     let mut writers = Vec::new();
     for i in 0..24 {
+        let token = if i % 2 == 0 {
+            None
+        } else {
+            Some(atlas_token(&app, &format!("u{i}"), &["editor"]).await)
+        };
         let (http, app_url, k, section) = (http.clone(), app.url(""), k.clone(), section.clone());
         writers.push(tokio::spawn(async move {
             let (path, body, ctype) = if i % 2 == 0 {
@@ -451,13 +502,13 @@ async fn concurrent_writers_on_one_stream_get_success_or_409_never_5xx() {
                     "application/json",
                 )
             };
-            let res = http
+            let mut request = http
                 .post(format!("{app_url}{path}"))
-                .header("content-type", ctype)
-                .body(body)
-                .send()
-                .await
-                .expect("request");
+                .header("content-type", ctype);
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let res = request.body(body).send().await.expect("request");
             let status = res.status().as_u16();
             let body: Value = res.json().await.expect("json");
             (status, body)
@@ -495,19 +546,20 @@ async fn a_write_right_after_a_create_never_fails_because_the_projector_lags() {
             "{function}: {body}"
         );
     }
+    let admin = app.admin_token();
     let section: Value = serde_json::from_slice(
-        &c.send(&Call::json("/atlas/sections", json!({"title": "t"})), None)
-            .await
-            .1,
+        &c.send(
+            &Call::json("/atlas/sections", json!({"title": "t"})).bearer(&admin),
+            None,
+        )
+        .await
+        .1,
     )
     .expect("section");
     let id = section["id"].as_str().expect("id");
     let (status, _) = c
         .send(
-            &Call::json(
-                &format!("/atlas/sections/{id}/lock"),
-                json!({"user_id": "u"}),
-            ),
+            &Call::json(&format!("/atlas/sections/{id}/lock"), json!({})).bearer(&admin),
             None,
         )
         .await;

@@ -92,6 +92,7 @@ async fn a_nul_in_an_atlas_title_is_refused_and_the_projector_goes_on() {
     let before = head(&app).await;
     let res = http
         .post(app.url("/atlas/sections"))
+        .bearer_auth(app.admin_token())
         .json(&json!({"title": "a\u{0}b"}))
         .send()
         .await
@@ -107,6 +108,7 @@ async fn a_nul_in_an_atlas_title_is_refused_and_the_projector_goes_on() {
     let started = Instant::now();
     let res = http
         .post(app.url("/atlas/sections"))
+        .bearer_auth(app.admin_token())
         .json(&json!({"title": "fine"}))
         .send()
         .await
@@ -198,6 +200,7 @@ async fn a_projector_stopped_on_an_event_is_named_by_readiness_and_writes_fail_f
     let started = Instant::now();
     let res = http
         .post(app.url("/atlas/sections"))
+        .bearer_auth(app.admin_token())
         .json(&json!({"title": "after the poison"}))
         .send()
         .await

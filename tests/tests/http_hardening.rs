@@ -75,9 +75,10 @@ async fn half_sent_headers_are_dropped_after_the_header_timeout() {
 #[tokio::test]
 async fn a_body_declared_over_the_limit_is_413_json_before_it_is_read() {
     let app = TestApp::start_with_limits(short_limits()).await;
+    let auth = format!("Authorization: Bearer {}\r\n", app.admin_token());
     for path in ["/atlas/sections", "/pads/api/1.3.0/setText"] {
         let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+            "POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n\
              Content-Length: 1000000000\r\n\r\n{{"
         );
         let (text, took) = raw(&app, &head, Duration::from_secs(5)).await;
@@ -95,9 +96,13 @@ async fn a_body_declared_over_the_limit_is_413_json_before_it_is_read() {
 #[tokio::test]
 async fn a_body_that_stops_arriving_is_408_json() {
     let app = TestApp::start_with_limits(short_limits()).await;
-    let head = "POST /atlas/sections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-                Content-Length: 100\r\n\r\n{\"title\":";
-    let (text, took) = raw(&app, head, Duration::from_secs(5)).await;
+    // With a credential: the body is read only once it has been checked.
+    let head = format!(
+        "POST /atlas/sections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"title\":",
+        app.admin_token()
+    );
+    let (text, took) = raw(&app, &head, Duration::from_secs(5)).await;
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains("\"error\""), "{text}");
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
@@ -109,8 +114,9 @@ async fn a_chunked_body_over_the_limit_is_413_json() {
     let app = TestApp::start_with_limits(short_limits()).await;
     let chunk = "x".repeat(100 * 1024);
     let head = format!(
-        "POST /atlas/sections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
+        "POST /atlas/sections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
+        app.admin_token(),
         chunk.len()
     );
     let (text, _) = raw(&app, &head, Duration::from_secs(5)).await;
@@ -182,6 +188,7 @@ async fn atlas_refuses_bodies_that_are_not_json_with_415() {
     }
     let res = http
         .post(app.url("/atlas/sections"))
+        .bearer_auth(app.admin_token())
         .json(&json!({"title": "json"}))
         .send()
         .await
@@ -208,6 +215,7 @@ async fn framework_errors_are_json() {
         ),
         (
             http.post(app.url("/atlas/sections/x/lock"))
+                .bearer_auth(&token)
                 .header("content-type", "application/json")
                 .body("{nope"),
             StatusCode::BAD_REQUEST,
@@ -303,15 +311,15 @@ async fn requests_beyond_the_concurrency_cap_wait_for_a_slot() {
     // One request holds the only slot while its body does not arrive.
     let holder = tokio::spawn({
         let addr = app.addr;
+        // With a credential, or the atlas would answer 401 without waiting for the body.
+        let head = format!(
+            "POST /atlas/sections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{{",
+            app.admin_token()
+        );
         async move {
             let mut stream = TcpStream::connect(addr).await.expect("connect");
-            stream
-                .write_all(
-                    b"POST /atlas/sections HTTP/1.1\r\nHost: x\r\n\
-                      Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{",
-                )
-                .await
-                .expect("write");
+            stream.write_all(head.as_bytes()).await.expect("write");
             let mut got = Vec::new();
             let _ = stream.read_to_end(&mut got).await;
             String::from_utf8_lossy(&got).into_owned()

@@ -46,8 +46,18 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
         .timeout(Duration::from_secs(10))
         .build()
         .expect("client");
+    let admin = std::env::var("PALIMPSEST_ADMIN_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| {
+            std::fs::read_to_string(settings.data_dir.join("admin-token"))
+                .expect("the admin token the server generated")
+        })
+        .trim()
+        .to_owned();
     let write = async |title: &str| {
         http.post(&url)
+            .bearer_auth(&admin)
             .json(&json!({ "title": title }))
             .send()
             .await

@@ -1,6 +1,6 @@
 //! Payloads of the `atlas` context (Ultimate History Map): sections and the published map.
 //!
-//! Four kinds of stream carry them (context `atlas`):
+//! Five kinds of stream carry them (context `atlas`):
 //!
 //! | stream | payload enum | what it holds |
 //! |---|---|---|
@@ -8,6 +8,7 @@
 //! | `atlas/entity/<entity id>` | [`EntityEvent`] | one published entity: created, updated, deleted |
 //! | `atlas/geometry/<geometry id>` | [`GeometryEvent`] | one published geometry: created, updated, deleted, its entity links replaced |
 //! | `atlas/publication/map` | [`PublicationEvent`] | one event per approved submission: the order in which the map was published |
+//! | `atlas/user/<user id>` | [`UserEvent`] | a user's bearer token (its SHA-256 only) and roles, issued and revoked by the administrator |
 //!
 //! Published rows change only through an approval: every entity, geometry and publication event
 //! of one approval is appended in the same transaction as the section's `SubmissionApproved`, and
@@ -387,6 +388,34 @@ pub enum PublicationEvent {
 }
 
 impl DomainEvent for PublicationEvent {}
+
+/// Events of a user's stream, `atlas/user/<user id>`: who may call the section workflow, and as
+/// what. The token itself is never stored: only its SHA-256, so the log cannot be replayed into
+/// credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum UserEvent {
+    /// The administrator issued the user a new token (a reissue replaces the previous one).
+    UserTokenIssued {
+        /// The user's id: what the spec's `created_by`, `locked_by`, `reviewed_by` … hold.
+        user_id: String,
+        /// Its roles (`editor`, `reviewer`), sorted, never empty.
+        roles: Vec<String>,
+        /// Lowercase hex SHA-256 of the token.
+        token_sha256: String,
+        /// When.
+        issued_at: Timestamp,
+    },
+    /// The administrator revoked the user: its token no longer authenticates.
+    UserRevoked {
+        /// The user's id.
+        user_id: String,
+        /// When.
+        revoked_at: Timestamp,
+    },
+}
+
+impl DomainEvent for UserEvent {}
 
 #[cfg(test)]
 mod tests {

@@ -24,3 +24,8 @@ pub fn geometry(id: &str) -> Result<StreamName, StreamNameError> {
 pub fn publication() -> Result<StreamName, StreamNameError> {
     StreamName::new(CONTEXT, "publication", "map")
 }
+
+/// `atlas/user/<user id>`: a user's token hash and roles.
+pub fn user(id: &str) -> Result<StreamName, StreamNameError> {
+    StreamName::new(CONTEXT, "user", id)
+}

@@ -10,13 +10,15 @@ use reqwest::StatusCode;
 #[tokio::test]
 async fn whole_numbers_written_with_a_fraction_are_integers() {
     let atlas = Atlas::start().await;
+    let seven = atlas.issue("7", &["editor"]).await;
     let (status, body) = atlas
-        .post_raw("/sections", r#"{"title": "t", "created_by": 7.0}"#)
+        .post_raw_as(&seven, "/sections", r#"{"title": "t", "created_by": 7.0}"#)
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["created_by"], "7", "{body}");
     let (status, body) = atlas
-        .post_raw(
+        .post_raw_as(
+            &seven,
             "/sections",
             r#"{"title": "t", "created_by": -9223372036854775809}"#,
         )
@@ -27,7 +29,7 @@ async fn whole_numbers_written_with_a_fraction_are_integers() {
         "past i64, not rounded: {body}"
     );
     let (status, body) = atlas
-        .post_raw("/sections", r#"{"title": "t", "created_by": 7.5}"#)
+        .post_raw_as(&seven, "/sections", r#"{"title": "t", "created_by": 7.5}"#)
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     atlas.stop().await;

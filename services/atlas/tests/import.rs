@@ -764,6 +764,18 @@ async fn import_reads_back(old: bool) {
     assert_eq!(report.counts.repaired_types, if old { 1 } else { 0 });
     assert_eq!(report.already, 0);
     assert!(report.appended > 0 && report.events > 0);
+    let imported = atlas
+        .rows(
+            "SELECT DISTINCT actor FROM log.events \
+             WHERE context = 'atlas' AND category <> 'user'",
+        )
+        .await;
+    let name = file.0.file_name().expect("file name").to_string_lossy();
+    assert_eq!(
+        imported,
+        vec![json!({"actor": format!("import:{name}")})],
+        "every imported event names the import of this file, which no user can be"
+    );
 
     assert_workflow_equal(&atlas, &file).await;
     assert_published_equal(&atlas, old).await;

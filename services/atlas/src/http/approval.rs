@@ -15,6 +15,7 @@
 //!    of two overlapping approvals thus decides against the winner's published state and gets
 //!    a real conflict (its base no longer matches), never a mix of both.
 
+use crate::http::auth::{Caller, forbidden};
 use crate::http::command::{command, now, rejected};
 use crate::http::load::{encode, stream_of};
 use crate::projection::NAME;
@@ -25,6 +26,7 @@ use crate::section::decide::pending;
 use crate::section::{SectionState, evolve};
 use crate::snapshot::Snapshot;
 use crate::streams;
+use crate::user::policy::may_approve;
 use crate::validation::parse_snapshot;
 use axum::http::StatusCode;
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
@@ -60,12 +62,14 @@ impl StreamState for Publication {
     }
 }
 
-/// Approves `review.submission_id` of section `section_id`; `answer` renders the section after
-/// (200 when published, 409 with the message when conflicted).
+/// Approves `review.submission_id` of section `section_id` as `caller`; `answer` renders the
+/// section after (200 when published, 409 with the message when conflicted). A reviewer's own
+/// submission is refused (403, [`may_approve`]).
 pub async fn run(
     state: &AppState,
     request: &CommandRequest,
     section_id: &str,
+    caller: &Caller,
     review: &Review,
     answer: impl Fn(&SectionState, Option<String>) -> Result<Reply, ApiError>,
 ) -> Result<Reply, ApiError> {
@@ -75,13 +79,14 @@ pub async fn run(
     let reply = state
         .commands
         .run(
-            command(request, review.reviewer.as_deref()),
+            command(request, Some(caller.actor())),
             |attempt| async move {
                 let section: SectionState = attempt.load(section_stream).await?;
                 if section.info.is_none() {
                     return Err(rejected(ApiError::not_found("Submission not found")));
                 }
                 pending(&section, &review.submission_id).map_err(rejected)?;
+                own_submission(&section, &review.submission_id, caller).map_err(rejected)?;
                 let snapshot = section
                     .submission(&review.submission_id)
                     .and_then(|s| parse_snapshot(&s.snapshot).ok())
@@ -115,6 +120,23 @@ pub async fn run(
         )
         .await?;
     Ok(reply)
+}
+
+/// Refuses (403) a reviewer approving their own submission.
+fn own_submission(
+    section: &SectionState,
+    submission_id: &str,
+    caller: &Caller,
+) -> Result<(), ApiError> {
+    match section.submission(submission_id) {
+        Some(s) if !may_approve(&s.submitted_by, caller.actor(), caller.is_admin()) => {
+            Err(forbidden(format!(
+                "user {} submitted this submission and may not approve it: another reviewer must",
+                caller.actor()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Step 2: the read model's answer at exactly the publication version read. A read model

@@ -4,6 +4,7 @@
 //! for example a clear "locked by" — rather than a version error; after the runner's bounded
 //! retries it is a 409, as the History Map's clients expect for a section that changed.
 
+use crate::http::auth::Caller;
 use crate::http::load::{encode, stream_of};
 use crate::projection::NAME;
 use crate::section::{SectionCommand, SectionState, decide, evolve};
@@ -43,13 +44,13 @@ pub fn rejected(e: impl Into<ApiError>) -> CommandError<ApiError> {
     CommandError::Rejected(e.into())
 }
 
-/// Decides `command(now)` against section `id`, appends its events and answers what `answer`
-/// makes of the state after.
+/// Decides `command(now)` against section `id`, appends its events (naming `caller` as their
+/// actor) and answers what `answer` makes of the state after.
 pub async fn execute(
     state: &AppState,
     request: &CommandRequest,
     id: &str,
-    actor: Option<&str>,
+    caller: &Caller,
     command_at: impl Fn(Timestamp) -> SectionCommand,
     answer: impl Fn(&SectionState) -> Result<Reply, ApiError>,
 ) -> Result<Reply, ApiError> {
@@ -57,13 +58,16 @@ pub async fn execute(
     let (command_at, answer) = (&command_at, &answer);
     let reply = state
         .commands
-        .run(command(request, actor), |attempt| async move {
-            let section: SectionState = attempt.load(stream).await?;
-            let events = decide(command_at(now()), &section).map_err(rejected)?;
-            let after = events.iter().fold(section, evolve);
-            let reply = answer(&after).map_err(CommandError::Rejected)?;
-            Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
-        })
+        .run(
+            command(request, Some(caller.actor())),
+            |attempt| async move {
+                let section: SectionState = attempt.load(stream).await?;
+                let events = decide(command_at(now()), &section).map_err(rejected)?;
+                let after = events.iter().fold(section, evolve);
+                let reply = answer(&after).map_err(CommandError::Rejected)?;
+                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+            },
+        )
         .await?;
     Ok(reply)
 }

@@ -3,7 +3,8 @@
 
 use crate::published::{EntityState, GeometryState};
 use crate::section::{SectionState, evolve};
-use palimpsest_events::atlas::{EntityEvent, GeometryEvent, SectionEvent};
+use crate::user::UserState;
+use palimpsest_events::atlas::{EntityEvent, GeometryEvent, SectionEvent, UserEvent};
 use palimpsest_events::{DecodeError, DomainEvent, NewEvent, RecordedEvent, StreamName};
 use palimpsest_web::ApiError;
 use palimpsest_web::command::StreamState;
@@ -59,5 +60,14 @@ impl StreamState for GeometryState {
     }
     fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
         fold_with::<GeometryEvent, _>(self, event, crate::published::geometry::evolve)
+    }
+}
+
+impl StreamState for UserState {
+    fn initial(_: &StreamName) -> Self {
+        UserState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        fold_with::<UserEvent, _>(self, event, crate::user::evolve)
     }
 }

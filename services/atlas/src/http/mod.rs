@@ -1,7 +1,13 @@
 //! The atlas HTTP API: the History Map's routes (served under `/atlas`), answering rows with
 //! the spec's column names and errors as `{"error": message}`.
+//!
+//! Who may call what ([`auth`]): the published map's reads are public (as the map viewer is);
+//! the section workflow needs a user's bearer token (editor: create, lock, commit, restore,
+//! submit; reviewer: approve, reject; any user: its reads) or the admin token, and acts as the
+//! caller; `/admin/users` is the administrator's.
 
 mod approval;
+pub mod auth;
 mod body;
 mod command;
 mod entities;
@@ -12,9 +18,10 @@ pub mod openapi;
 mod params;
 mod sections;
 mod submissions;
+mod users;
 
 use axum::Router;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use palimpsest_web::{AppState, limits};
 
 /// The context's routes, without prefix.
@@ -44,6 +51,11 @@ pub fn router(state: AppState) -> Router {
         .route("/sections/{id}/submissions", get(sections::submissions))
         .route("/submissions/{id}/approve", post(submissions::approve))
         .route("/submissions/{id}/reject", post(submissions::reject))
+        .route("/admin/users", get(users::list))
+        .route(
+            "/admin/users/{user_id}",
+            put(users::issue).delete(users::revoke),
+        )
         .route("/openapi.json", get(openapi::document))
         .layer(axum::middleware::from_fn(body::json_only))
         .layer(axum::middleware::from_fn(limits::refuse_nul))

@@ -167,11 +167,12 @@ fn write(summary: &str, what: &str, req: Value, status: &str, answer: Value) -> 
 
 /// The document.
 pub fn spec() -> Value {
-    let actor = |name: &str| json!({name: user_id()});
+    let actor = |name: &str| json!({name: optional_user_id()});
     let expectations = json!({"expected_version": {"type": ["integer", "null"], "minimum": i64::MIN, "maximum": i64::MAX}, "expected_head_commit_id": optional_text()});
-    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
-    let mut restore_props = json!({"commit_id": user_id(), "created_by": user_id(), "title": optional_text(), "note": optional_text()});
-    let mut submit_props = json!({"submitted_by": user_id(), "commit_id": optional_user_id()});
+    let mut commit_props = json!({"snapshot": r("Snapshot"), "created_by": optional_user_id(), "title": optional_text(), "note": optional_text()});
+    let mut restore_props = json!({"commit_id": user_id(), "created_by": optional_user_id(), "title": optional_text(), "note": optional_text()});
+    let mut submit_props =
+        json!({"submitted_by": optional_user_id(), "commit_id": optional_user_id()});
     for props in [&mut commit_props, &mut restore_props, &mut submit_props] {
         if let (Some(p), Some(e)) = (props.as_object_mut(), expectations.as_object()) {
             p.extend(e.clone());
@@ -182,10 +183,10 @@ pub fn spec() -> Value {
         &[],
     );
     let with_state = |key: &str, schema: &str| json!({"type": "object", "properties": {key: r(schema), "state": r("SectionState")}});
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {"title": "Palimpsest atlas (Ultimate History Map)", "version": "1",
-                 "description": "Published entities and geometries, and the section review workflow. Served under /atlas."},
+                 "description": "Published entities and geometries, and the section review workflow. Served under /atlas. The published map's reads are public; the section workflow needs a user's bearer token (issued by the administrator under /admin/users) or the admin token, and acts as the caller: a body or query naming another user (user_id, actor, created_by, locked_by, unlocked_by, submitted_by, reviewed_by) is refused with 403, the caller's own name is accepted."},
         "servers": [{"url": "/atlas"}],
         "paths": {
             "/entities": {"get": {"summary": "Live entities, q matching name or slug",
@@ -217,11 +218,11 @@ pub fn spec() -> Value {
             "/sections/{id}": {"get": {"summary": "One section with its state", "parameters": [path_id("section")],
                 "responses": responses(json!({"200": ok(r("Section")), "404": error()}))}},
             "/sections/{id}/editor": {"get": {"summary": "Open the editor; with user_id, take the lock",
-                "parameters": [path_id("section"), query("user_id", "take the lock for this user")],
+                "parameters": [path_id("section"), query("user_id", "take the lock for the caller (an editor); must be the caller's own id")],
                 "responses": responses(json!({"200": ok(r("Editor")), "404": error(), "409": error()}))}},
             "/sections/{id}/lock": {"post": {"parameters": [path_id("section")],
                 "summary": "Take or renew the 15-minute lock (free, own or lapsed)",
-                "requestBody": body(actor("user_id"), &["user_id"]),
+                "requestBody": body(actor("user_id"), &[]),
                 "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/unlock": {"post": {"parameters": [path_id("section")],
                 "summary": "Release the lock unless another user holds it",
@@ -229,14 +230,14 @@ pub fn spec() -> Value {
                 "responses": write_responses(json!({"200": ok(json!({"type": "object", "properties": {"state": r("SectionState")}})), "404": error(), "409": error()}))}},
             "/sections/{id}/commits": {
                 "post": {"parameters": [path_id("section")], "summary": "Commit a full snapshot (editing/rejected/conflicted, lock valid)",
-                    "requestBody": body(commit_props, &["snapshot", "created_by"]),
+                    "requestBody": body(commit_props, &["snapshot"]),
                     "responses": write_responses(json!({"201": ok(with_state("commit", "Commit")), "404": error(), "409": error()}))},
                 "get": {"parameters": [path_id("section")], "summary": "The section's commits",
                     "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Commit")})), "404": error()}))}},
             "/sections/{id}/restore": {"post": write("Restore an older commit as a new head", "section",
-                body(restore_props, &["commit_id", "created_by"]), "201", with_state("commit", "Commit"))},
+                body(restore_props, &["commit_id"]), "201", with_state("commit", "Commit"))},
             "/sections/{id}/submit": {"post": write("Submit the head (or commit_id) for review (409 while another user holds a live lock); releases the lock", "section",
-                body(submit_props, &["submitted_by"]), "201", with_state("submission", "Submission"))},
+                body(submit_props, &[]), "201", with_state("submission", "Submission"))},
             "/sections/{id}/submissions": {"get": {"parameters": [path_id("section")], "summary": "The section's submissions, newest first",
                 "responses": responses(json!({"200": ok(json!({"type": "array", "items": r("Submission")})), "404": error()}))}},
             "/submissions/{id}/approve": {"post": {"parameters": [path_id("submission")],
@@ -249,8 +250,62 @@ pub fn spec() -> Value {
                 "summary": "Reject a pending submission", "requestBody": review,
                 "responses": write_responses(json!({"200": ok(with_state("submission", "Submission")), "404": error(), "409": error()}))}}
         },
-        "components": {"schemas": schemas()}
-    })
+        "components": {"schemas": schemas(), "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+            "description": "A user's token (PUT /admin/users/{user_id} answers it once) or the platform's admin token."}}}
+    });
+    add_admin_routes(&mut doc);
+    secure(&mut doc);
+    doc
+}
+
+/// Each operation's security: the published map's reads (`/entities…`, `/geometries…`) and
+/// this document are public; every other operation needs a bearer token and may answer 401
+/// (none, unknown or revoked) and 403 (a role missing, another user named).
+fn secure(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let public = path.starts_with("/entities") || path.starts_with("/geometries");
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            if public {
+                op["security"] = json!([]);
+                continue;
+            }
+            op["security"] = json!([{"bearer": []}]);
+            if let Some(responses) = op["responses"].as_object_mut() {
+                responses.insert("401".into(), error());
+                responses.insert("403".into(), error());
+            }
+        }
+    }
+}
+
+/// `/admin/users…`: the administrator issues, lists and revokes users.
+fn add_admin_routes(doc: &mut Value) {
+    let user = json!({"type": "object", "properties": {
+        "user_id": {"type": "string"}, "roles": {"type": "array", "items": {"enum": ["editor", "reviewer"]}},
+        "active": {"type": "boolean"}, "issued_at": nullable("string"), "revoked_at": nullable("string"),
+        "token": {"type": "string", "description": "the new bearer token: only in the answer of the request that issued it (not in a replay of its Idempotency-Key); keep it, it is never shown again"}}});
+    let user_path = json!({"name": "user_id", "in": "path", "required": true,
+        "description": "1-64 letters, digits, `.`, `_`, `-` or `@`; not `admin`",
+        "schema": {"type": "string", "minLength": 1, "pattern": NO_NUL}});
+    let roles = body(
+        json!({"roles": {"type": "array", "items": {"enum": ["editor", "reviewer"]}, "minItems": 1}}),
+        &["roles"],
+    );
+    doc["paths"]["/admin/users"] = json!({"get": {"summary": "Every atlas user with its roles (administrator)",
+        "responses": responses(json!({"200": ok(json!({"type": "array", "items": user.clone()}))}))}});
+    doc["paths"]["/admin/users/{user_id}"] = json!({
+        "put": {"summary": "Issue (or reissue, replacing the old token) a user's bearer token with roles (administrator)",
+            "parameters": [user_path.clone()], "requestBody": roles,
+            "responses": write_responses(json!({"201": ok(user.clone()), "200": ok(user.clone())}))},
+        "delete": {"summary": "Revoke a user's token (administrator); it stops working before this answer",
+            "parameters": [user_path],
+            "responses": write_responses(json!({"200": ok(user), "404": error()}))}});
 }
 
 /// `GET /openapi.json`: the routes, every write documented with the platform's
@@ -285,6 +340,12 @@ mod tests {
                     op["responses"]["400"].is_object(),
                     "{method} {path}: no 400"
                 );
+                if path.starts_with("/sections") || path.starts_with("/submissions") {
+                    assert!(
+                        op["responses"]["401"].is_object() && op["responses"]["403"].is_object(),
+                        "{method} {path}: no 401/403"
+                    );
+                }
                 if method == "post" {
                     assert!(
                         op["responses"]["415"].is_object(),

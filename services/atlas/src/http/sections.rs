@@ -1,11 +1,13 @@
 //! `/sections` routes: create and list sections, open the editor, lock, commit, restore, submit.
 
+use crate::http::auth::Caller;
 use crate::http::body::Body;
 use crate::http::command::execute;
 use crate::http::params::{Params, text};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SubmissionRow};
 use crate::read::sections as read;
 use crate::section::{Expectations, SectionCommand, SectionState, SectionStatus};
+use crate::user::Role;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -15,12 +17,27 @@ use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
 
-/// Names under which a lock's actor may be sent.
-const LOCK_ACTOR: [&str; 3] = ["user_id", "actor", "locked_by"];
-/// Names under which a commit's or restore's author may be sent.
-const COMMIT_ACTOR: [&str; 3] = ["created_by", "user_id", "actor"];
-/// Names under which a submitter may be sent.
-const SUBMIT_ACTOR: [&str; 3] = ["submitted_by", "user_id", "actor"];
+/// Names under which clients of the original send the acting user (a lock's holder, a
+/// commit's or restore's author, a submitter, a reviewer). The acting user is the caller: a
+/// request naming anyone else under any of them is refused (403); its own name is accepted.
+pub const ACTOR_FIELDS: [&str; 7] = [
+    "user_id",
+    "actor",
+    "created_by",
+    "locked_by",
+    "unlocked_by",
+    "submitted_by",
+    "reviewed_by",
+];
+
+/// Refuses (403) a request whose body or query names a user other than the caller.
+pub fn acting_as_caller(caller: &Caller, body: &Body, p: &Params) -> Result<(), ApiError> {
+    for field in ACTOR_FIELDS {
+        caller.named(field, body.id(&[field])?.as_deref())?;
+        caller.named(field, text(p, field).as_deref())?;
+    }
+    Ok(())
+}
 
 fn section_row(state: &SectionState) -> Result<SectionRow, ApiError> {
     SectionRow::from_state(state).ok_or_else(|| ApiError::not_found("Section not found"))
@@ -49,31 +66,35 @@ fn required(value: Option<String>, field: &str) -> Result<String, ApiError> {
     value.ok_or_else(|| ApiError::bad_request(format!("{field} is required")))
 }
 
-/// `POST /sections`: `{title, description?, user_id?, created_by?}` → 201 the section with its state.
+/// `POST /sections` (editor): `{title, description?}` → 201 the section with its state; its
+/// `user_id` and `created_by` are the caller.
 #[tracing::instrument(skip_all, fields(section_id))]
 pub async fn create(
+    caller: Caller,
     State(state): State<AppState>,
+    Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
+    caller.require(Role::Editor, "creating a section")?;
     let body = Body::parse(&body)?;
+    acting_as_caller(&caller, &body, &p)?;
     let id = uuid::Uuid::now_v7().to_string();
     tracing::Span::current().record("section_id", id.as_str());
     let title = body.string(&["title"])?.unwrap_or_default();
     let description = body.string(&["description"])?;
-    let user_id = body.id(&["user_id"])?;
-    let created_by = body.id(&["created_by", "actor"])?;
+    let actor = caller.actor().to_owned();
     execute(
         &state,
         &request,
         &id,
-        created_by.as_deref(),
+        &caller,
         |now| SectionCommand::Create {
             section_id: id.clone(),
             title: title.clone(),
             description: description.clone(),
-            user_id: user_id.clone(),
-            created_by: created_by.clone(),
+            user_id: Some(actor.clone()),
+            created_by: Some(actor.clone()),
             now,
         },
         |after| Ok(Reply::json(StatusCode::CREATED, &section_row(after)?)),
@@ -83,6 +104,7 @@ pub async fn create(
 
 /// `GET /sections?status=`: every section with its state, most recently changed first.
 pub async fn list(
+    _caller: Caller,
     State(state): State<AppState>,
     Query(p): Query<Params>,
 ) -> Result<Json<Vec<SectionRow>>, ApiError> {
@@ -93,6 +115,7 @@ pub async fn list(
 
 /// `GET /sections/:id`: one section with its state.
 pub async fn get_one(
+    _caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<SectionRow>, ApiError> {
@@ -104,27 +127,25 @@ pub async fn get_one(
 }
 
 /// `GET /sections/:id/editor?user_id=`: section, state, head commit and snapshot; with a
-/// `user_id`, takes (or renews) the lock for that user first (409 if another holds it).
+/// `user_id` (the caller's own, an editor), takes (or renews) the lock for the caller first
+/// (409 if another holds it).
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn editor(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
 ) -> Result<Reply, ApiError> {
-    if let Some(actor) = text(&p, "user_id").or_else(|| text(&p, "actor")) {
-        return execute(
-            &state,
-            &request,
-            &id,
-            Some(&actor),
-            take_lock(&actor),
-            |after| {
-                EditorView::from_state(after)
-                    .map(|view| Reply::json(StatusCode::OK, &view))
-                    .ok_or_else(|| ApiError::not_found("Section not found"))
-            },
-        )
+    acting_as_caller(&caller, &Body::default(), &p)?;
+    if text(&p, "user_id").or_else(|| text(&p, "actor")).is_some() {
+        caller.require(Role::Editor, "taking a section's lock")?;
+        let actor = caller.actor();
+        return execute(&state, &request, &id, &caller, take_lock(actor), |after| {
+            EditorView::from_state(after)
+                .map(|view| Reply::json(StatusCode::OK, &view))
+                .ok_or_else(|| ApiError::not_found("Section not found"))
+        })
         .await;
     }
     let client = state.read.get().await?;
@@ -142,50 +163,55 @@ fn take_lock(actor: &str) -> impl Fn(Timestamp) -> SectionCommand + '_ {
     }
 }
 
-fn actor_of(body: &Body, p: &Params, keys: &[&str]) -> Result<Option<String>, ApiError> {
-    Ok(body
-        .id(keys)?
-        .or_else(|| keys.iter().find_map(|k| text(p, k))))
+/// Checks an editor's write: the role, and that the body and query name no one else.
+fn editor_write(caller: &Caller, body: &Bytes, p: &Params, what: &str) -> Result<Body, ApiError> {
+    caller.require(Role::Editor, what)?;
+    let body = Body::parse(body)?;
+    acting_as_caller(caller, &body, p)?;
+    Ok(body)
 }
 
-/// `POST /sections/:id/lock` `{user_id}`: takes or renews the 15-minute lock → `{state}`.
+/// `POST /sections/:id/lock` (editor) `{user_id?}`: takes or renews the 15-minute lock for the
+/// caller → `{state}`.
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn lock(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
-    let actor = required(actor_of(&body, &p, &LOCK_ACTOR)?, "user_id")?;
+    editor_write(&caller, &body, &p, "taking a section's lock")?;
     execute(
         &state,
         &request,
         &id,
-        Some(&actor),
-        take_lock(&actor),
+        &caller,
+        take_lock(caller.actor()),
         state_reply,
     )
     .await
 }
 
-/// `POST /sections/:id/unlock` `{user_id?}`: releases the lock unless another user holds it → `{state}`.
+/// `POST /sections/:id/unlock` (editor) `{user_id?}`: releases the lock unless another user
+/// holds it → `{state}`.
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn unlock(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
-    let actor = actor_of(&body, &p, &LOCK_ACTOR)?;
+    editor_write(&caller, &body, &p, "releasing a section's lock")?;
+    let actor = Some(caller.actor().to_owned());
     execute(
         &state,
         &request,
         &id,
-        actor.as_deref(),
+        &caller,
         |now| SectionCommand::Unlock {
             actor: actor.clone(),
             now,
@@ -218,19 +244,21 @@ fn commit_reply(state: &SectionState) -> Result<Reply, ApiError> {
     ))
 }
 
-/// `POST /sections/:id/commits` `{snapshot, created_by, title?, note?, expected_version?,
-/// expected_head_commit_id?}` → 201 `{commit, state}`.
+/// `POST /sections/:id/commits` (editor) `{snapshot, created_by?, title?, note?,
+/// expected_version?, expected_head_commit_id?}` → 201 `{commit, state}`, `created_by` the
+/// caller.
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn commit(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
+    let body = editor_write(&caller, &body, &p, "committing")?;
     let snapshot = snapshot_of(&body)?;
-    let actor = required(actor_of(&body, &p, &COMMIT_ACTOR)?, "created_by")?;
+    let actor = caller.actor().to_owned();
     let (title, note) = (body.string(&["title"])?, body.string(&["note"])?);
     let expected = expectations(&body)?;
     let commit_id = uuid::Uuid::now_v7().to_string();
@@ -238,7 +266,7 @@ pub async fn commit(
         &state,
         &request,
         &id,
-        Some(&actor),
+        &caller,
         |now| SectionCommand::Commit {
             commit_id: commit_id.clone(),
             actor: actor.clone(),
@@ -255,6 +283,7 @@ pub async fn commit(
 
 /// `GET /sections/:id/commits`: the section's commits by number.
 pub async fn commits(
+    _caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<CommitRow>>, ApiError> {
@@ -265,22 +294,24 @@ pub async fn commits(
     Ok(Json(read::commits(&**client, &id).await?))
 }
 
-/// `POST /sections/:id/restore` `{commit_id, created_by, title?, note?, expected_*?}`: a new
-/// commit copying `commit_id`'s snapshot → 201 `{commit, state}`.
+/// `POST /sections/:id/restore` (editor) `{commit_id, created_by?, title?, note?,
+/// expected_*?}`: a new commit by the caller copying `commit_id`'s snapshot → 201
+/// `{commit, state}`.
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn restore(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
+    let body = editor_write(&caller, &body, &p, "restoring a commit")?;
     let source = required(
         body.id(&["commit_id", "restored_from_commit_id", "source_commit_id"])?,
         "commit_id",
     )?;
-    let actor = required(actor_of(&body, &p, &COMMIT_ACTOR)?, "created_by")?;
+    let actor = caller.actor().to_owned();
     let (title, note) = (body.string(&["title"])?, body.string(&["note"])?);
     let expected = expectations(&body)?;
     let commit_id = uuid::Uuid::now_v7().to_string();
@@ -288,7 +319,7 @@ pub async fn restore(
         &state,
         &request,
         &id,
-        Some(&actor),
+        &caller,
         |now| SectionCommand::Restore {
             commit_id: commit_id.clone(),
             actor: actor.clone(),
@@ -303,18 +334,20 @@ pub async fn restore(
     .await
 }
 
-/// `POST /sections/:id/submit` `{submitted_by, commit_id?, expected_*?}`: submits the head
-/// (or `commit_id`) for review and releases the lock → 201 `{submission, state}`.
+/// `POST /sections/:id/submit` (editor) `{submitted_by?, commit_id?, expected_*?}`: submits the
+/// head (or `commit_id`) for review as the caller and releases the lock → 201
+/// `{submission, state}`.
 #[tracing::instrument(skip_all, fields(section_id = %id))]
 pub async fn submit(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
-    let actor = required(actor_of(&body, &p, &SUBMIT_ACTOR)?, "submitted_by")?;
+    let body = editor_write(&caller, &body, &p, "submitting")?;
+    let actor = caller.actor().to_owned();
     let commit_id = body.id(&["commit_id"])?;
     let expected = expectations(&body)?;
     let submission_id = uuid::Uuid::now_v7().to_string();
@@ -333,7 +366,7 @@ pub async fn submit(
         &state,
         &request,
         &id,
-        Some(&actor),
+        &caller,
         |now| SectionCommand::Submit {
             submission_id: submission_id.clone(),
             actor: actor.clone(),
@@ -348,6 +381,7 @@ pub async fn submit(
 
 /// `GET /sections/:id/submissions`: the section's submission history, newest first.
 pub async fn submissions(
+    _caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<SubmissionRow>>, ApiError> {

@@ -1,19 +1,20 @@
 //! `/submissions/:id/approve|reject`.
 
 use crate::http::approval::{self, Review};
+use crate::http::auth::Caller;
 use crate::http::body::Body;
 use crate::http::command::execute;
+use crate::http::params::Params;
+use crate::http::sections::acting_as_caller;
 use crate::read::rows::{SectionRow, SubmissionRow};
 use crate::read::sections::submission_section;
 use crate::section::{SectionCommand, SectionState};
+use crate::user::Role;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
-
-/// Names under which a reviewer may be sent.
-const REVIEWER: [&str; 3] = ["reviewed_by", "user_id", "actor"];
 
 async fn section_of(state: &AppState, submission_id: &str) -> Result<String, ApiError> {
     let client = state.read.get().await?;
@@ -41,46 +42,65 @@ fn answer(
     Ok(Reply::json(approval::status(&conflict), &body))
 }
 
-/// `POST /submissions/:id/approve` `{reviewed_by?, review_note?}`: applies the snapshot to the
-/// published map → 200 `{submission, state}`; on a conflict → 409 `{error, submission, state}`
-/// with the submission `conflicted` and nothing published.
+/// Checks a reviewer's write: the role, and that the body and query name no one else.
+fn reviewer_write(caller: &Caller, body: &Bytes, p: &Params, what: &str) -> Result<Body, ApiError> {
+    caller.require(Role::Reviewer, what)?;
+    let body = Body::parse(body)?;
+    acting_as_caller(caller, &body, p)?;
+    Ok(body)
+}
+
+/// `POST /submissions/:id/approve` (reviewer, not the submitter) `{reviewed_by?, review_note?}`:
+/// applies the snapshot to the published map → 200 `{submission, state}`, `reviewed_by` the
+/// caller; on a conflict → 409 `{error, submission, state}` with the submission `conflicted`
+/// and nothing published.
 #[tracing::instrument(skip_all, fields(submission_id = %id))]
 pub async fn approve(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
+    let body = reviewer_write(&caller, &body, &p, "approving a submission")?;
     let review = Review {
         submission_id: id.clone(),
-        reviewer: body.id(&REVIEWER)?,
+        reviewer: Some(caller.actor().to_owned()),
         note: body.string(&["review_note", "note"])?,
     };
     let section_id = section_of(&state, &id).await?;
-    approval::run(&state, &request, &section_id, &review, |after, conflict| {
-        answer(after, &id, conflict)
-    })
+    approval::run(
+        &state,
+        &request,
+        &section_id,
+        &caller,
+        &review,
+        |after, conflict| answer(after, &id, conflict),
+    )
     .await
 }
 
-/// `POST /submissions/:id/reject` `{reviewed_by?, review_note?}` → 200 `{submission, state}`.
+/// `POST /submissions/:id/reject` (reviewer) `{reviewed_by?, review_note?}` → 200
+/// `{submission, state}`, `reviewed_by` the caller.
 #[tracing::instrument(skip_all, fields(submission_id = %id))]
 pub async fn reject(
+    caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(p): Query<Params>,
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, ApiError> {
-    let body = Body::parse(&body)?;
-    let reviewer = body.id(&REVIEWER)?;
+    let body = reviewer_write(&caller, &body, &p, "rejecting a submission")?;
+    let reviewer = Some(caller.actor().to_owned());
     let note = body.string(&["review_note", "note"])?;
     let section_id = section_of(&state, &id).await?;
     execute(
         &state,
         &request,
         &section_id,
-        reviewer.as_deref(),
+        &caller,
         |now| SectionCommand::Reject {
             submission_id: id.clone(),
             reviewer: reviewer.clone(),

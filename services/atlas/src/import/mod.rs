@@ -14,5 +14,19 @@ pub use plan::{ImportPlan, Uncarried, plan};
 pub use run::{ImportError, ImportReport, import};
 pub use source::{Source, SourceError, read};
 
-/// The actor named in the metadata of every imported event.
-pub const ACTOR: &str = "atlas-import";
+/// The actor named in the metadata of every imported event when the source names no file.
+pub const ACTOR: &str = "import:unknown";
+
+/// The actor named in the metadata of every event imported from `path`: `import:<file name>`.
+/// It holds a `:`, which no user id may, so an import is never mistaken for a user's work.
+pub fn actor_for(path: &std::path::Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.is_empty() {
+        ACTOR.to_owned()
+    } else {
+        format!("import:{name}")
+    }
+}

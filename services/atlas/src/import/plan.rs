@@ -104,11 +104,19 @@ pub struct ImportPlan {
     pub uncarried: Vec<Uncarried>,
     /// What the plan carries.
     pub counts: Counts,
+    /// The actor every appended event names (`import:<file name>`).
+    pub actor: String,
 }
 
 /// Plans the import of `source` within `limits`.
 pub fn plan(source: &Source, limits: &Limits) -> ImportPlan {
+    let actor = if source.importer.is_empty() {
+        super::ACTOR.to_owned()
+    } else {
+        source.importer.clone()
+    };
     let mut plan = ImportPlan {
+        actor: actor.clone(),
         counts: Counts {
             links: source.links.len(),
             repaired_types: source.repaired_types.len(),
@@ -116,7 +124,7 @@ pub fn plan(source: &Source, limits: &Limits) -> ImportPlan {
         },
         ..ImportPlan::default()
     };
-    let mut budget = Budget::new(limits);
+    let mut budget = Budget::new(limits, &actor);
     for section in &source.sections {
         section_appends(source, section, &mut plan, &mut budget);
     }
@@ -136,11 +144,11 @@ struct Budget {
 }
 
 impl Budget {
-    fn new(limits: &Limits) -> Self {
+    fn new(limits: &Limits, actor: &str) -> Self {
         Budget {
             limits: *limits,
             metadata: Metadata {
-                actor: Some(super::ACTOR.into()),
+                actor: Some(actor.to_owned()),
                 idempotency_key: Some(format!("atlas:import:{}", "0".repeat(64))),
                 correlation_id: Some(uuid::Uuid::nil()),
                 ..Metadata::default()

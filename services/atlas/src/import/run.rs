@@ -84,7 +84,7 @@ pub async fn import(store: &EventStore, plan: ImportPlan) -> Result<ImportReport
     for append in todo {
         let label = append.label.clone();
         let done = store
-            .append(request(append, correlation))
+            .append(request(append, correlation, &plan.actor))
             .await
             .map_err(|source| ImportError::Append { label, source })?;
         if done.replayed {
@@ -119,14 +119,14 @@ async fn occupied(store: &EventStore, todo: &[PlannedAppend]) -> Result<Vec<Stri
 
 /// The log append of a planned one, with its key and a stored answer (so an HTTP request that
 /// happened to reuse the key gets a 422, never another command's reply).
-fn request(append: PlannedAppend, correlation: uuid::Uuid) -> AppendRequest {
+fn request(append: PlannedAppend, correlation: uuid::Uuid, actor: &str) -> AppendRequest {
     let body = json!({"imported": append.label}).to_string().into_bytes();
     let mut request = AppendRequest::new();
     for s in append.streams {
         request = request.stream(s.stream, s.expected, s.events);
     }
     request.metadata = Metadata {
-        actor: Some(super::ACTOR.into()),
+        actor: Some(actor.to_owned()),
         correlation_id: Some(correlation),
         idempotency_key: Some(append.key),
         ..Metadata::default()

@@ -121,6 +121,8 @@ pub struct Source {
     pub submissions: Vec<SubmissionRow>,
     /// Geometries whose legacy `type` was repaired, by id.
     pub repaired_types: Vec<String>,
+    /// Who the imported events name as their actor (`import:<file name>`; empty: [`super::ACTOR`]).
+    pub importer: String,
 }
 
 /// Why a database could not be read.
@@ -162,6 +164,7 @@ pub fn read(path: &Path) -> Result<Source, SourceError> {
         commits: commits(&db)?,
         submissions: submissions(&db)?,
         repaired_types: Vec::new(),
+        importer: super::actor_for(path),
     };
     repair_types(&mut source);
     Ok(source)

@@ -8,12 +8,15 @@ mod geometries;
 mod history;
 pub mod schema;
 mod sections;
+mod users;
 
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
 use palimpsest_events::DomainEvent;
 use palimpsest_events::RecordedEvent;
-use palimpsest_events::atlas::{EntityEvent, GeometryEvent, PublicationEvent, SectionEvent};
+use palimpsest_events::atlas::{
+    EntityEvent, GeometryEvent, PublicationEvent, SectionEvent, UserEvent,
+};
 use palimpsest_projections::{Projection, ProjectionError};
 use std::sync::Arc;
 
@@ -43,6 +46,11 @@ pub fn projection() -> Arc<dyn Projection> {
 impl Projection for AtlasProjection {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    /// 2: the `users` table.
+    fn version(&self) -> i32 {
+        2
     }
 
     async fn create_tables(
@@ -78,6 +86,7 @@ impl Projection for AtlasProjection {
                 .await?;
                 Ok(())
             }
+            "user" => users::apply(tx, schema, &UserEvent::decode(event)?).await,
             other => Err(ProjectionError::Invalid(format!(
                 "unknown atlas stream category `{other}`"
             ))),

@@ -11,7 +11,9 @@
 //!   the submission, section and reviewer that made it, valid over `[valid_from, valid_to)`
 //!   (`valid_to` null for the current version): `/history` and `time_as_of=` read them;
 //! - `publication_head`: the version of the `atlas/publication/map` stream applied, so an
-//!   approval can tell whether the read model it consults is exactly as of that stream version.
+//!   approval can tell whether the read model it consults is exactly as of that stream version;
+//! - `users`: who may call the section workflow (the History Map's login, which the spec leaves
+//!   out): roles and the SHA-256 of the current token (null once revoked), for token lookups.
 
 /// The DDL creating every table and index in `schema`.
 pub fn ddl(schema: &str) -> String {
@@ -172,6 +174,15 @@ CREATE TABLE {schema}.publication_head (
     version BIGINT NOT NULL
 );
 INSERT INTO {schema}.publication_head (id, version) VALUES (1, 0);
+
+CREATE TABLE {schema}.users (
+    user_id TEXT PRIMARY KEY,
+    roles TEXT[] NOT NULL,
+    token_sha256 TEXT,
+    issued_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE UNIQUE INDEX idx_users_token ON {schema}.users (token_sha256);
 "#
     )
 }

@@ -1,4 +1,5 @@
-//! atlas under load: each write creates a section (`POST /atlas/sections`, 201 with its id);
+//! atlas under load: each write creates a section as the administrator (`POST /atlas/sections`
+//! with the admin token, 201 with its id);
 //! in the log, one `SectionCreated` on `atlas/section/<id>`.
 
 use super::{Attempt, IDEMPOTENCY_KEY, Target, Write, send, tally, unexpected};
@@ -8,6 +9,7 @@ use std::collections::HashMap;
 pub async fn attempt(http: &reqwest::Client, target: &Target, write: &Write) -> Attempt {
     let request = http
         .post(format!("{}/atlas/sections", target.base))
+        .bearer_auth(&target.admin_token)
         .header(IDEMPOTENCY_KEY, &write.key)
         .json(&serde_json::json!({ "title": format!("chaos {}", write.id) }));
     let Some((status, body)) = send(request).await else {
