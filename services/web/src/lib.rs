@@ -9,6 +9,8 @@ pub mod content;
 pub mod error;
 pub mod health;
 pub mod limits;
+pub mod login_throttle;
+pub mod seal;
 pub mod secret;
 pub mod state;
 
