@@ -28,6 +28,7 @@ mod revoked;
 pub mod scope;
 mod server;
 mod session;
+mod session_token;
 mod write;
 
 use axum::Router;
