@@ -571,6 +571,8 @@ async fn a_write_right_after_a_create_never_fails_because_the_projector_lags() {
 async fn docs_write_routes_answer_a_repeated_key_once() {
     let app = TestApp::start().await;
     let c = Client::of(&app);
+    // Databases and design documents are the administrator's.
+    let admin = app.admin_token();
     let with = |method: reqwest::Method, path: &str, body: Value| Call {
         method,
         ..Call::json(path, body)
@@ -579,7 +581,7 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
         body: String::new(),
         ..with(method, path, json!({}))
     };
-    c.twice(&bodiless(reqwest::Method::PUT, "/docs/keyed"))
+    c.twice(&bodiless(reqwest::Method::PUT, "/docs/keyed").bearer(&admin))
         .await;
     let created = c
         .twice(&with(
@@ -620,17 +622,23 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
     ))
     .await;
     let design = c
-        .twice(&with(
-            reqwest::Method::PUT,
-            "/docs/keyed/_design/app",
-            json!({"views": {}}),
-        ))
+        .twice(
+            &with(
+                reqwest::Method::PUT,
+                "/docs/keyed/_design/app",
+                json!({"views": {}}),
+            )
+            .bearer(&admin),
+        )
         .await;
     let design_rev = design["rev"].as_str().expect("design rev").to_owned();
-    c.twice(&bodiless(
-        reqwest::Method::DELETE,
-        &format!("/docs/keyed/_design/app?rev={design_rev}"),
-    ))
+    c.twice(
+        &bodiless(
+            reqwest::Method::DELETE,
+            &format!("/docs/keyed/_design/app?rev={design_rev}"),
+        )
+        .bearer(&admin),
+    )
     .await;
     let attached = c
         .twice(&Call::raw(
@@ -646,7 +654,7 @@ async fn docs_write_routes_answer_a_repeated_key_once() {
         &format!("/docs/keyed/d2/note.txt?rev={attached_rev}"),
     ))
     .await;
-    c.twice(&bodiless(reqwest::Method::DELETE, "/docs/keyed"))
+    c.twice(&bodiless(reqwest::Method::DELETE, "/docs/keyed").bearer(&admin))
         .await;
 
     // Sync Gateway's admin API.

@@ -245,9 +245,15 @@ pub enum UserEvent {
         db: String,
         /// The user's name.
         name: String,
-        /// The bcrypt hash of the password (never the password); `None`: no password login.
+        /// The bcrypt hash of the password in the clear: only events written before hashes
+        /// were sealed carry it (they still load); new events carry `password_sealed`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         password_hash: Option<String>,
+        /// The bcrypt hash of the password (never the password) sealed with the server's
+        /// password key (AES-256-GCM, base64url `IV ‖ ciphertext ‖ tag`): destroying the key
+        /// shreds it in every copy of the log. `None` (and no `password_hash`): no password login.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password_sealed: Option<String>,
         /// Channels granted by an administrator.
         admin_channels: Vec<String>,
         /// Roles granted by an administrator.
@@ -257,6 +263,18 @@ pub enum UserEvent {
         email: Option<String>,
         /// A disabled user cannot log in.
         disabled: bool,
+    },
+    /// A session of the user ended at its logout (`DELETE /{db}/_session`): its cookie is
+    /// refused from then on.
+    SessionEnded {
+        /// The database.
+        db: String,
+        /// The user's name.
+        name: String,
+        /// The session's id (the random part of its cookie, never the whole cookie).
+        session: String,
+        /// When the session would have expired (unix seconds): its record may go after that.
+        expires: i64,
     },
     /// The user was deleted.
     UserDeleted {

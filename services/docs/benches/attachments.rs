@@ -114,7 +114,12 @@ async fn run() {
     let app = TestApp::start().await;
     let client = reqwest::Client::new();
     let url = |path: &str| app.url(&format!("/docs{path}"));
-    let created = client.put(url("/bench")).send().await.expect("create db");
+    let created = client
+        .put(url("/bench"))
+        .bearer_auth(app.admin_token())
+        .send()
+        .await
+        .expect("create db");
     assert!(created.status().is_success(), "database: {created:?}");
     // Warm up the paths (connections, the first command, the first read) before measuring.
     let small = client

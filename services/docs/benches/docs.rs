@@ -107,7 +107,12 @@ async fn bulk_rate(http: &reqwest::Client, db_url: &str, round: usize, revs: &mu
 async fn seed_changes(app: &TestApp, http: &reqwest::Client, db: &str) {
     let db_url = app.url(&format!("/docs/{db}"));
     assert_eq!(
-        http.put(&db_url).send().await.expect("create").status(),
+        http.put(&db_url)
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("create")
+            .status(),
         201
     );
     let written = http
@@ -173,7 +178,12 @@ async fn main() {
 
     let db_url = app.url("/docs/bench");
     assert_eq!(
-        http.put(&db_url).send().await.expect("create").status(),
+        http.put(&db_url)
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("create")
+            .status(),
         201
     );
     let mut revs = vec![String::new(); BATCHES * BATCH];
@@ -189,7 +199,12 @@ async fn main() {
     // The same new documents into a database with a JavaScript sync function (QuickJS).
     let js_url = app.url("/docs/bench_js");
     assert_eq!(
-        http.put(&js_url).send().await.expect("create").status(),
+        http.put(&js_url)
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("create")
+            .status(),
         201
     );
     let configured = http
@@ -250,7 +265,12 @@ async fn main() {
         .expect("install");
     let output = tokio::process::Command::new("node")
         .arg("bench.js")
-        .arg(app.url("/docs/pouch"))
+        // Databases are the administrator's: PouchDB sends the URL's credentials as Basic.
+        .arg(app.url("/docs/pouch").replacen(
+            "http://",
+            &format!("http://admin:{}@", app.admin_token()),
+            1,
+        ))
         .arg(POUCH_DOCS.to_string())
         .current_dir(pouchdb_dir())
         .kill_on_drop(true)

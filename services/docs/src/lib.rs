@@ -16,6 +16,7 @@ pub mod document;
 pub mod local;
 pub mod projection;
 pub mod rev;
+pub mod settings;
 pub mod stored;
 pub mod streams;
 pub mod sync;
@@ -26,4 +27,5 @@ pub use projection::projection;
 pub mod http;
 
 pub use audit::state_at;
-pub use http::router;
+pub use http::{router, router_with};
+pub use settings::Settings;

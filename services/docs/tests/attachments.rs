@@ -83,7 +83,7 @@ async fn put_bytes(docs: &Docs, path: &str, data: Vec<u8>) -> (u16, Value) {
 #[tokio::test]
 async fn a_large_standalone_upload_streams_to_the_folder_and_back_with_couchdbs_headers() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let data = bytes(5 * 1024 * 1024, 1);
     let (status, created) = put_bytes(&docs, "/db/a/big.bin", data.clone()).await;
     assert_eq!(status, 201, "{created}");
@@ -135,7 +135,7 @@ async fn a_large_standalone_upload_streams_to_the_folder_and_back_with_couchdbs_
 #[tokio::test]
 async fn large_inline_attachments_in_bulk_docs_go_to_the_folder_and_equal_bytes_are_stored_once() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let shared = bytes(5 * 1024 * 1024, 2);
     let other = bytes(5 * 1024 * 1024 + 1, 3);
     let (status, _) = put_bytes(&docs, "/db/a/first.bin", shared.clone()).await;
@@ -177,7 +177,7 @@ async fn large_inline_attachments_in_bulk_docs_go_to_the_folder_and_equal_bytes_
 #[tokio::test]
 async fn a_broken_inline_attachment_is_refused_in_its_place() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let batch = json!({"docs": [
         {"_id": "bad", "_attachments": {"x": {"data": "not base64!"}}},
         {"_id": "good", "n": 1},

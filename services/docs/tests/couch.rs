@@ -13,13 +13,13 @@ async fn databases_are_created_once_listed_and_deleted() {
     assert_eq!(status, 200);
     assert_eq!(welcome["couchdb"], "Welcome");
     assert!(welcome["uuid"].is_string());
-    assert_eq!(docs.call("PUT", "/db1", None).await.0, 201);
-    let (status, again) = docs.call("PUT", "/db1", None).await;
+    assert_eq!(docs.as_admin("PUT", "/db1", None).await.0, 201);
+    let (status, again) = docs.as_admin("PUT", "/db1", None).await;
     assert_eq!(
         (status, again["error"].clone()),
         (412, json!("file_exists"))
     );
-    assert_eq!(docs.call("PUT", "/Bad", None).await.0, 400);
+    assert_eq!(docs.as_admin("PUT", "/Bad", None).await.0, 400);
     let (status, missing) = docs.call("GET", "/nodb", None).await;
     assert_eq!(status, 404, "{missing}");
     let (status, info) = docs.call("GET", "/db1", None).await;
@@ -27,14 +27,17 @@ async fn databases_are_created_once_listed_and_deleted() {
         (status, info["db_name"].clone(), info["doc_count"].clone()),
         (200, json!("db1"), json!(0))
     );
-    assert_eq!(docs.call("GET", "/_all_dbs", None).await.1, json!(["db1"]));
+    assert_eq!(
+        docs.as_admin("GET", "/_all_dbs", None).await.1,
+        json!(["db1"])
+    );
     assert_eq!(
         docs.call("PUT", "/db1/a", Some(json!({"x": 1}))).await.0,
         201
     );
-    assert_eq!(docs.call("DELETE", "/db1", None).await.0, 200);
+    assert_eq!(docs.as_admin("DELETE", "/db1", None).await.0, 200);
     assert_eq!(docs.call("GET", "/db1", None).await.0, 404);
-    assert_eq!(docs.call("PUT", "/db1", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db1", None).await.0, 201);
     assert_eq!(
         docs.call("GET", "/db1/a", None).await.0,
         404,
@@ -46,7 +49,7 @@ async fn databases_are_created_once_listed_and_deleted() {
 #[tokio::test]
 async fn documents_are_edited_with_their_rev_and_a_stale_rev_is_a_conflict() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let (status, created) = docs.call("PUT", "/db/doc", Some(json!({"n": 1}))).await;
     assert_eq!(status, 201);
     let rev1 = created["rev"].as_str().expect("rev").to_owned();
@@ -87,7 +90,7 @@ async fn documents_are_edited_with_their_rev_and_a_stale_rev_is_a_conflict() {
 #[tokio::test]
 async fn bodies_round_trip_byte_for_byte_with_nul_and_no_sync_reaches_a_client() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let body =
         r#"{"z":1.50,"a\u0000":{"y":[1,2],"k":"x\u0000y"},"big":123456789012345678901234567890}"#;
     let (status, created) = docs.raw("PUT", "/db/nul", Some(body)).await;
@@ -122,6 +125,10 @@ async fn bodies_round_trip_byte_for_byte_with_nul_and_no_sync_reaches_a_client()
     let (status, _) = docs
         .raw("PUT", "/db/_design/app", Some(r#"{"views":{}}"#))
         .await;
+    assert_eq!(status, 403, "design documents are the administrator's");
+    let (status, _) = docs
+        .as_admin("PUT", "/db/_design/app", Some(json!({"views": {}})))
+        .await;
     assert_eq!(status, 201);
     let (_, design) = docs.call("GET", "/db/_design/app", None).await;
     assert_eq!(design["_id"], "_design/app");
@@ -147,7 +154,7 @@ async fn conflicted(docs: &Docs) {
 #[tokio::test]
 async fn replicated_branches_are_kept_and_the_winner_is_couchdbs() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     conflicted(&docs).await;
     let (_, got) = docs.call("GET", "/db/c?conflicts=true", None).await;
     assert_eq!(got["_rev"], "2-c");
@@ -203,7 +210,7 @@ async fn replicated_branches_are_kept_and_the_winner_is_couchdbs() {
 #[tokio::test]
 async fn local_documents_have_no_history_and_never_show_in_changes() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let (status, saved) = docs
         .call("PUT", "/db/_local/cp", Some(json!({"last_seq": 3})))
         .await;
@@ -240,7 +247,7 @@ async fn local_documents_have_no_history_and_never_show_in_changes() {
 #[tokio::test]
 async fn changes_pages_by_since_and_limit_and_longpoll_waits_for_a_change() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     for id in ["a", "b", "c"] {
         docs.call("PUT", &format!("/db/{id}"), Some(json!({})))
             .await;
@@ -286,10 +293,10 @@ async fn changes_pages_by_since_and_limit_and_longpoll_waits_for_a_change() {
 #[tokio::test]
 async fn a_replayed_rebuild_equals_the_live_read_model() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
-    docs.call("PUT", "/gone", None).await;
+    docs.as_admin("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/gone", None).await;
     docs.call("PUT", "/gone/x", Some(json!({}))).await;
-    docs.call("DELETE", "/gone", None).await;
+    docs.as_admin("DELETE", "/gone", None).await;
     conflicted(&docs).await;
     docs.call("PUT", "/db/_local/cp", Some(json!({"s": 1})))
         .await;
@@ -323,7 +330,7 @@ async fn a_replayed_rebuild_equals_the_live_read_model() {
 #[tokio::test]
 async fn attachments_are_stored_by_content_shown_by_md5_and_served_standalone() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let (status, created) = docs
         .call(
             "PUT",
@@ -597,7 +604,7 @@ async fn users_read_only_their_channels_and_a_revoked_document_reads_as_removed(
 #[tokio::test]
 async fn purged_tombstones_make_an_older_checkpoint_start_over() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let (_, first) = docs.call("PUT", "/db/first", Some(json!({}))).await;
     assert_eq!(first["ok"], true);
     let (_, doomed) = docs.call("PUT", "/db/doomed", Some(json!({}))).await;
@@ -639,7 +646,7 @@ async fn purged_tombstones_make_an_older_checkpoint_start_over() {
 #[tokio::test]
 async fn a_retried_write_with_the_same_idempotency_key_appends_nothing() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let client = reqwest::Client::new();
     let put = || {
         client

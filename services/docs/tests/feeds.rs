@@ -75,7 +75,7 @@ async fn ids(request: reqwest::RequestBuilder) -> Vec<Value> {
 #[tokio::test]
 async fn the_eventsource_feed_sends_changes_as_server_sent_events_with_heartbeats() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let after_a = put(&docs, "a", &["x"]).await;
     put(&docs, "b", &["y"]).await;
     let url = docs.url(&format!(
@@ -109,7 +109,7 @@ async fn the_eventsource_feed_sends_changes_as_server_sent_events_with_heartbeat
 #[tokio::test]
 async fn the_eventsource_feed_resumes_from_last_event_id_and_keeps_filters_and_limit() {
     let docs = Docs::start().await;
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     put(&docs, "a", &["x"]).await;
     let after_b = put(&docs, "b", &["y"]).await;
     put(&docs, "c", &["y"]).await;

@@ -10,7 +10,7 @@ use serde_json::json;
 #[tokio::test]
 async fn ids_with_a_nul_are_missing_not_a_server_error() {
     let docs = Docs::start().await;
-    assert_eq!(docs.call("PUT", "/db", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
     let nul = "a\u{0}b";
 
     let (status, diff) = docs
@@ -46,7 +46,7 @@ async fn ids_with_a_nul_are_missing_not_a_server_error() {
 #[tokio::test]
 async fn malformed_boolean_parameters_are_refused_as_couchdb_does() {
     let docs = Docs::start().await;
-    assert_eq!(docs.call("PUT", "/db", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
     assert_eq!(
         docs.call("PUT", "/db/d", Some(json!({"a": 1}))).await.0,
         201
@@ -85,7 +85,7 @@ async fn malformed_boolean_parameters_are_refused_as_couchdb_does() {
 #[tokio::test]
 async fn sessions_of_a_missing_database_are_not_found() {
     let docs = Docs::start().await;
-    assert_eq!(docs.call("PUT", "/db", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
     for method in ["GET", "DELETE"] {
         let (status, body) = docs.call(method, "/nope/_session", None).await;
         assert_eq!(status, 404, "{method}: {body}");
@@ -113,7 +113,7 @@ async fn whole_numbers_written_with_a_fraction_are_whole_numbers() {
         .admin("PUT", "/_admin/other", r#"{"revs_limit": 5.0}"#)
         .await;
     assert_eq!(status, 201, "{body}");
-    assert_eq!(docs.call("PUT", "/db", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
     let replicated = json!({"_rev": "2-b", "_revisions": {"start": 2.0, "ids": ["b", "a"]}});
     let (status, body) = docs
         .call("PUT", "/db/r?new_edits=false", Some(replicated))
@@ -138,7 +138,7 @@ async fn whole_numbers_written_with_a_fraction_are_whole_numbers() {
 #[tokio::test]
 async fn malformed_parameters_are_refused_even_where_unused() {
     let docs = Docs::start().await;
-    assert_eq!(docs.call("PUT", "/db", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
     for path in [
         "/db/_all_docs?keys=%5B%22a%22%5D&skip=z",
         "/db/_all_docs?keys=%5B%22a%22%5D&startkey=nojson",

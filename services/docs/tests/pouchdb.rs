@@ -44,7 +44,7 @@ async fn real_pouchdb_replicates_both_ways_one_shot_and_live() {
         .try_init();
     tokio::task::spawn_blocking(install).await.expect("install");
     let docs = Docs::start().await;
-    let base = docs.url("");
+    let base = docs.admin_url("");
     let run = tokio::process::Command::new("node")
         .arg("replicate.js")
         .arg(&base)
@@ -108,10 +108,10 @@ async fn real_pouchdb_as_a_user_replicates_only_its_channels() {
 async fn real_pouchdb_replicates_a_large_attachment_both_ways() {
     tokio::task::spawn_blocking(install).await.expect("install");
     let docs = Docs::start().await;
-    assert_eq!(docs.call("PUT", "/large", None).await.0, 201);
+    assert_eq!(docs.as_admin("PUT", "/large", None).await.0, 201);
     let run = tokio::process::Command::new("node")
         .arg("large_attachment.js")
-        .arg(docs.url("/large"))
+        .arg(docs.admin_url("/large"))
         .current_dir(pouchdb_dir())
         .kill_on_drop(true)
         .output();

@@ -137,7 +137,7 @@ async fn bulk_get(docs: &Docs, query: &str, body: &Value) -> (Value, String, Vec
 
 /// `a`: `one.txt` added at generation 1, `two.bin` (binary) at generation 2; `plain`: none.
 async fn attached(docs: &Docs) -> (String, String) {
-    docs.call("PUT", "/db", None).await;
+    docs.as_admin("PUT", "/db", None).await;
     let one = json!({"_attachments": {"one.txt": {"content_type": "text/plain", "data": STANDARD.encode("first")}}});
     let (status, created) = docs.call("PUT", "/db/a", Some(one)).await;
     assert_eq!(status, 201, "{created}");

@@ -71,6 +71,10 @@ pub struct HttpSettings {
     /// before the server purges them itself, in ms; kept until an admin purge when absent.
     #[arg(long, env = "PALIMPSEST_RECORDS_ZOMBIE_RETENTION_MS", value_parser = clap::value_parser!(i64).range(0..))]
     pub records_zombie_retention_ms: Option<i64>,
+    /// The user name CouchDB clients send with the admin token as HTTP Basic credentials
+    /// (`<name>:<admin token>`) to act as the docs context's server admin.
+    #[arg(long, env = "PALIMPSEST_DOCS_ADMIN_NAME", default_value = palimpsest_docs::settings::DEFAULT_ADMIN_NAME)]
+    pub docs_admin_name: String,
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the

@@ -35,6 +35,8 @@ pub struct ContextSettings {
     /// resources: the content folder and the inline size; `None` reads them from the
     /// environment (`palimpsest_resources::content::from_env`), as the binary does.
     pub resources_content: Option<ContentConfig>,
+    /// docs: the administrator's Basic user name, the password keys.
+    pub docs: palimpsest_docs::Settings,
 }
 
 /// Every context the binary knows, configured by default (what commands that serve no routes
@@ -48,6 +50,7 @@ pub fn configured(settings: ContextSettings) -> Vec<Context> {
     let ContextSettings {
         records,
         resources_content,
+        docs,
     } = settings;
     vec![
         Context {
@@ -66,7 +69,7 @@ pub fn configured(settings: ContextSettings) -> Vec<Context> {
         },
         Context {
             name: "docs",
-            router: Arc::new(palimpsest_docs::router),
+            router: Arc::new(move |state| palimpsest_docs::router_with(state, docs.clone())),
             projection: palimpsest_docs::projection,
             state_at: palimpsest_docs::state_at,
             // Replication batches and inline attachments outgrow the ordinary body limit;

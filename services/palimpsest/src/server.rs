@@ -4,10 +4,10 @@
 
 use crate::contexts::Context;
 use axum::Router;
-use axum::extract::MatchedPath;
+use axum::extract::{ConnectInfo, MatchedPath};
 use axum::http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use palimpsest_web::limits::{self, Guard, HttpLimits};
 use palimpsest_web::{AppState, admin, command, health};
 use std::time::Duration;
@@ -118,8 +118,14 @@ pub async fn serve(
             _ = shutdown.cancelled() => break,
         };
         while connections.try_join_next().is_some() {}
-        // The router takes hyper's body as it is (it boxes any body).
-        let service = TowerToHyperService::new(app.clone());
+        // The router takes hyper's body as it is (it boxes any body); each request carries
+        // the client's address (`ConnectInfo`), which login throttling counts failures by.
+        let router = app.clone();
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let mut router = router.clone();
+            async move { tower_service::Service::call(&mut router, request).await }
+        });
         let stop = shutdown.clone();
         connections.spawn(async move {
             let mut builder = hyper::server::conn::http1::Builder::new();

@@ -10,6 +10,8 @@ pub mod credentials;
 pub mod error;
 pub mod health;
 pub mod limits;
+pub mod login_throttle;
+pub mod seal;
 pub mod secret;
 pub mod state;
 

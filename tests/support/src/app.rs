@@ -40,6 +40,7 @@ pub struct TestAppBuilder {
     limits: LimitSettings,
     files: Vec<(String, Vec<u8>)>,
     records: RecordsSettings,
+    docs: palimpsest_docs::Settings,
     inline_max: u64,
     database_url: Option<String>,
 }
@@ -75,6 +76,13 @@ impl TestAppBuilder {
     /// binary gives them from `--records-schema`.
     pub fn records(mut self, settings: RecordsSettings) -> Self {
         self.records = settings;
+        self
+    }
+
+    /// The docs context's settings (the administrator's Basic name, the password keys), as the
+    /// binary gives them from `--docs-admin-name` and the data folder.
+    pub fn docs(mut self, settings: palimpsest_docs::Settings) -> Self {
+        self.docs = settings;
         self
     }
 
@@ -119,6 +127,7 @@ impl TestAppBuilder {
         };
         let contexts = ContextSettings {
             records: self.records,
+            docs: self.docs,
             resources_content: Some(ContentConfig::new(
                 data_dir.path().join(RESOURCES_CONTENT),
                 self.inline_max,
@@ -160,6 +169,7 @@ impl TestApp {
             limits: LimitSettings::default(),
             files: Vec::new(),
             records: RecordsSettings::default(),
+            docs: palimpsest_docs::Settings::default(),
             inline_max: DEFAULT_INLINE_MAX,
             database_url: None,
         }

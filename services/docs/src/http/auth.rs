@@ -1,12 +1,17 @@
-//! Who is asking: Sync Gateway's users (HTTP Basic auth, bcrypt password hashes), the admin
-//! bearer token, or the guest (disabled unless the database's configuration enables it), and
-//! which channels that caller may read.
+//! Who is asking: the administrator (the admin token as a bearer token, or as HTTP Basic
+//! credentials under the configured admin name), Sync Gateway's users (HTTP Basic auth against
+//! bcrypt hashes kept sealed, throttled on failure; or a session cookie), or the guest
+//! (disabled unless the database's configuration enables it), and which channels that caller
+//! may read. Who may call which route: `docs/authorization/docs-access.md`.
 //!
 //! A user's channels (`all_channels`) are derived on each request from its `admin_channels`,
 //! its roles' `admin_channels`, the documents' access grants to it or its roles, and the
 //! public channel `!`; so a revoked grant takes effect on the next request.
 
+use super::access::{Access, LoginKeys};
 use super::error::CouchError;
+use super::scope;
+pub use super::session_token::{SessionClaim, new_session_id};
 use crate::stored::SyncData;
 use crate::sync::Writer;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -21,8 +26,11 @@ use std::sync::{Mutex, OnceLock};
 /// The caller of a request.
 #[derive(Debug, Clone, Default)]
 pub struct Caller {
-    /// The admin token (or CouchDB's admin party): everything is visible.
+    /// Everything is visible: the administrator, or CouchDB's admin party (a guest allowed `*`).
     pub admin: bool,
+    /// The administrator itself (the admin token, as a bearer token or Basic credentials):
+    /// what only it may do (databases, design documents) checks this, not [`Caller::admin`].
+    pub administrator: bool,
     /// The user's name; `None` for the guest and the admin.
     pub name: Option<String>,
     /// The user's roles.
@@ -46,6 +54,26 @@ pub enum Visibility {
 }
 
 impl Caller {
+    /// The administrator.
+    pub fn administrator() -> Caller {
+        Caller {
+            admin: true,
+            administrator: true,
+            ..Caller::default()
+        }
+    }
+
+    /// The actor events caused by this caller name (`Metadata.actor`): `admin`, `user:<name>`
+    /// (prefixed, so that a Sync Gateway user called `admin` is not taken for the
+    /// administrator) or `guest`.
+    pub fn actor(&self) -> String {
+        match (&self.name, self.administrator) {
+            (_, true) => "admin".to_owned(),
+            (Some(name), false) => format!("user:{name}"),
+            (None, false) => "guest".to_owned(),
+        }
+    }
+
     /// Whether every document is visible.
     pub fn sees_all(&self) -> bool {
         self.admin || self.channels.contains("*")
@@ -93,7 +121,8 @@ impl Caller {
     }
 }
 
-fn unauthorized(reason: &str) -> CouchError {
+/// A 401 `unauthorized` saying why.
+pub fn unauthorized(reason: &str) -> CouchError {
     CouchError::new(StatusCode::UNAUTHORIZED, "unauthorized", reason)
 }
 
@@ -102,44 +131,142 @@ pub fn forbidden() -> CouchError {
     CouchError::new(StatusCode::FORBIDDEN, "forbidden", "missing channel access")
 }
 
-/// Identifies the caller of a request to database `db`.
+/// The 403 of what only the administrator may do.
+pub fn admin_required() -> CouchError {
+    CouchError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "You are not a server admin.",
+    )
+}
+
+/// The credentials a request presents, in the order they are considered: the
+/// `Authorization` header (bearer or Basic), else the session cookie, else none (the guest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// `Authorization: Basic` with a name and a password.
+    Basic {
+        /// The user name.
+        name: String,
+        /// The password.
+        password: String,
+    },
+    /// The `SyncGatewaySession` cookie.
+    Session(String),
+    /// An `Authorization` header that is neither well-formed Basic nor bearer.
+    Malformed,
+    /// Nothing: the guest.
+    None,
+}
+
+/// What credentials `headers` present.
+pub fn credentials(headers: &HeaderMap) -> Credentials {
+    let Some(auth) = headers.get(header::AUTHORIZATION) else {
+        return match session_cookie(headers) {
+            Some(token) => Credentials::Session(token),
+            None => Credentials::None,
+        };
+    };
+    let Ok(auth) = auth.to_str() else {
+        return Credentials::Malformed;
+    };
+    if let Some(token) = auth.strip_prefix("Bearer ") {
+        return Credentials::Bearer(token.trim().to_owned());
+    }
+    let basic = auth
+        .strip_prefix("Basic ")
+        .and_then(|b| STANDARD.decode(b.trim()).ok())
+        .and_then(|b| String::from_utf8(b).ok());
+    match basic.as_deref().and_then(|d| d.split_once(':')) {
+        Some((name, password)) => Credentials::Basic {
+            name: name.to_owned(),
+            password: password.to_owned(),
+        },
+        None => Credentials::Malformed,
+    }
+}
+
+/// Identifies the caller of a request to database `db` (once per request: a second question
+/// is answered from the request's scope).
 pub async fn caller(
     state: &AppState,
     client: &Object,
     db: &str,
     headers: &HeaderMap,
 ) -> Result<Caller, CouchError> {
-    let auth = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    if let Some(token) = auth.and_then(|a| a.strip_prefix("Bearer ")) {
-        if palimpsest_web::secret::equal(token.trim(), &state.admin_token) {
-            return Ok(Caller {
-                admin: true,
-                ..Caller::default()
-            });
+    if let Some(known) = scope::cached(db) {
+        return Ok(known);
+    }
+    let caller = identify(state, client, db, headers).await?;
+    scope::remember(db, &caller);
+    Ok(caller)
+}
+
+async fn identify(
+    state: &AppState,
+    client: &Object,
+    db: &str,
+    headers: &HeaderMap,
+) -> Result<Caller, CouchError> {
+    match credentials(headers) {
+        Credentials::Bearer(token) => admin_token(state, &token),
+        Credentials::Basic { name, password } => {
+            let access = scope::access()?;
+            if name == access.admin_name {
+                admin_password(state, &access, &password)
+            } else {
+                user(client, &access, db, &name, &password).await
+            }
         }
-        return Err(unauthorized("Invalid login"));
+        Credentials::Session(token) => session(state, client, db, &token).await,
+        Credentials::Malformed => Err(unauthorized("Invalid login")),
+        Credentials::None => guest(client, db).await,
     }
-    if let Some(basic) = auth.and_then(|a| a.strip_prefix("Basic ")) {
-        let decoded = STANDARD
-            .decode(basic.trim())
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| unauthorized("Invalid login"))?;
-        let (name, password) = decoded
-            .split_once(':')
-            .ok_or_else(|| unauthorized("Invalid login"))?;
-        return user(client, db, name, password).await;
+}
+
+/// The administrator, if `headers` carry the admin token (bearer, or Basic under the admin
+/// name); outside a database nobody else can be recognised: any other credential or none is
+/// a 401.
+pub fn administrator(state: &AppState, headers: &HeaderMap) -> Result<Caller, CouchError> {
+    let caller = match credentials(headers) {
+        Credentials::Bearer(token) => admin_token(state, &token)?,
+        Credentials::Basic { name, password } => {
+            let access = scope::access()?;
+            if name != access.admin_name {
+                return Err(unauthorized("Name or password is incorrect."));
+            }
+            admin_password(state, &access, &password)?
+        }
+        Credentials::None => return Err(unauthorized("Authentication required.")),
+        Credentials::Session(_) | Credentials::Malformed => {
+            return Err(unauthorized("Name or password is incorrect."));
+        }
+    };
+    scope::remember("", &caller);
+    Ok(caller)
+}
+
+fn admin_token(state: &AppState, token: &str) -> Result<Caller, CouchError> {
+    if palimpsest_web::secret::equal(token, &state.admin_token) {
+        Ok(Caller::administrator())
+    } else {
+        Err(unauthorized("Invalid login"))
     }
-    if let Some(token) = session_cookie(headers) {
-        let now = chrono::Utc::now().timestamp();
-        let name = session_user(&state.admin_token, db, &token, now)
-            .ok_or_else(|| unauthorized("Session expired"))?;
-        let stored = stored_user(client, db, &name).await?;
-        return channels_of(client, db, &name, stored.admin_channels, stored.roles).await;
+}
+
+/// Basic `<admin name>:<admin token>`, throttled like any password login.
+fn admin_password(state: &AppState, access: &Access, password: &str) -> Result<Caller, CouchError> {
+    let keys = LoginKeys::new("", &access.admin_name, scope::peer());
+    access.check_login(&keys)?;
+    let ok = palimpsest_web::secret::equal(password, &state.admin_token);
+    access.record_login(&keys, ok)?;
+    if ok {
+        Ok(Caller::administrator())
+    } else {
+        Err(unauthorized("Invalid login"))
     }
-    guest(client, db).await
 }
 
 async fn guest(client: &Object, db: &str) -> Result<Caller, CouchError> {
@@ -161,44 +288,167 @@ async fn guest(client: &Object, db: &str) -> Result<Caller, CouchError> {
     Ok(caller)
 }
 
+/// A user's `user:<name>` entry as the read model keeps it.
 #[derive(serde::Deserialize)]
-struct StoredUser {
+pub struct StoredUser {
     #[serde(default)]
     admin_channels: Vec<String>,
     #[serde(default)]
     roles: Vec<String>,
     #[serde(default)]
     disabled: bool,
+    /// The bcrypt hash sealed with the password key (every hash saved since they are sealed).
+    #[serde(default)]
+    passwordhash_sealed: Option<String>,
+    /// The bcrypt hash in the clear (a user last saved by an event from before sealing).
     #[serde(default)]
     passwordhash_bcrypt: Option<String>,
 }
 
-async fn stored_user(client: &Object, db: &str, name: &str) -> Result<StoredUser, CouchError> {
-    let row = client
+impl StoredUser {
+    /// The bcrypt hash, opened with the password keys when sealed.
+    fn bcrypt_hash(&self, access: &Access) -> Result<Option<String>, CouchError> {
+        match (&self.passwordhash_sealed, &self.passwordhash_bcrypt) {
+            (Some(sealed), _) => {
+                let plain = access.keys()?.open(sealed).map_err(CouchError::internal)?;
+                String::from_utf8(plain)
+                    .map(Some)
+                    .map_err(CouchError::internal)
+            }
+            (None, plain) => Ok(plain.clone()),
+        }
+    }
+
+    /// What a session is bound to: a digest of the stored password hash (sealed or not), so
+    /// a new password (a new hash) ends the sessions made before it.
+    pub fn password_tag(&self) -> String {
+        let stored = self
+            .passwordhash_sealed
+            .as_deref()
+            .or(self.passwordhash_bcrypt.as_deref())
+            .unwrap_or_default();
+        hex::encode(&Sha256::digest(stored.as_bytes())[..8])
+    }
+}
+
+/// The stored entry of user `name` (disabled users included); `None` when there is none.
+pub async fn stored_user(
+    client: &Object,
+    db: &str,
+    name: &str,
+) -> Result<Option<StoredUser>, CouchError> {
+    let Some(row) = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
             &[&db, &format!("user:{name}")],
         )
         .await?
-        .ok_or_else(|| unauthorized("Invalid login"))?;
-    let stored: StoredUser =
-        serde_json::from_str(row.get::<_, &str>(0)).map_err(CouchError::internal)?;
-    if stored.disabled {
-        return Err(unauthorized("Invalid login"));
-    }
-    Ok(stored)
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str(row.get::<_, &str>(0))
+        .map(Some)
+        .map_err(CouchError::internal)
 }
 
-async fn user(client: &Object, db: &str, name: &str, password: &str) -> Result<Caller, CouchError> {
-    let stored = stored_user(client, db, name).await?;
-    let hash = stored
-        .passwordhash_bcrypt
-        .clone()
-        .ok_or_else(|| unauthorized("Invalid login"))?;
-    if !verified(&hash, password).await? {
-        return Err(unauthorized("Invalid login"));
+/// The enabled user `name`, else a 401.
+async fn enabled_user(client: &Object, db: &str, name: &str) -> Result<StoredUser, CouchError> {
+    stored_user(client, db, name)
+        .await?
+        .filter(|stored| !stored.disabled)
+        .ok_or_else(|| unauthorized("Invalid login"))
+}
+
+/// A password login, throttled per user and per client address.
+async fn user(
+    client: &Object,
+    access: &Access,
+    db: &str,
+    name: &str,
+    password: &str,
+) -> Result<Caller, CouchError> {
+    let keys = LoginKeys::new(db, name, scope::peer());
+    access.check_login(&keys)?;
+    let stored = stored_user(client, db, name)
+        .await?
+        .filter(|stored| !stored.disabled);
+    let matched = match &stored {
+        Some(user) => match user.bcrypt_hash(access)? {
+            Some(hash) => verified(&hash, password).await?,
+            None => false,
+        },
+        None => false,
+    };
+    access.record_login(&keys, matched)?;
+    match stored {
+        Some(stored) if matched => {
+            channels_of(client, db, name, stored.admin_channels, stored.roles).await
+        }
+        _ => Err(unauthorized("Invalid login")),
     }
-    channels_of(client, db, name, stored.admin_channels, stored.roles).await
+}
+
+/// A request carrying a session cookie: signed by this server for this database, unexpired,
+/// made under the user's current password, and not ended by a logout.
+async fn session(
+    state: &AppState,
+    client: &Object,
+    db: &str,
+    token: &str,
+) -> Result<Caller, CouchError> {
+    let (name, stored) = valid_session(state, client, db, token)
+        .await?
+        .ok_or_else(|| unauthorized("Session expired"))?;
+    channels_of(client, db, &name, stored.admin_channels, stored.roles).await
+}
+
+/// The user of a valid session token (see [`session`]), with its stored entry.
+async fn valid_session(
+    state: &AppState,
+    client: &Object,
+    db: &str,
+    token: &str,
+) -> Result<Option<(String, StoredUser)>, CouchError> {
+    let Some(claim) = SessionClaim::parse(token) else {
+        return Ok(None);
+    };
+    let Some(stored) = stored_user(client, db, &claim.name)
+        .await?
+        .filter(|stored| !stored.disabled)
+    else {
+        return Ok(None);
+    };
+    let now = chrono::Utc::now().timestamp();
+    if !claim.valid(&state.admin_token, db, &stored.password_tag(), now) {
+        return Ok(None);
+    }
+    let ended = client
+        .query_opt(
+            "SELECT 1 FROM docs.kv WHERE db = $1 AND key = $2",
+            &[&db, &crate::users::ended_session_key(&claim.id)],
+        )
+        .await?
+        .is_some();
+    Ok((!ended).then_some((claim.name, stored)))
+}
+
+/// The valid session a request's cookie names: its user, id and expiry (its user becomes the
+/// request's caller).
+pub async fn current_session(
+    state: &AppState,
+    client: &Object,
+    db: &str,
+    headers: &HeaderMap,
+) -> Result<Option<SessionClaim>, CouchError> {
+    let Some(token) = session_cookie(headers) else {
+        return Ok(None);
+    };
+    let Some((name, stored)) = valid_session(state, client, db, &token).await? else {
+        return Ok(None);
+    };
+    let caller = channels_of(client, db, &name, stored.admin_channels, stored.roles).await?;
+    scope::remember(db, &caller);
+    Ok(SessionClaim::parse(&token))
 }
 
 /// A user's derived roles and channels (`all_channels`): its admin roles and the roles
@@ -253,6 +503,7 @@ pub async fn channels_of(
     let lost = super::revoked::lost(client, db, name, &roles, &channels).await?;
     Ok(Caller {
         admin: false,
+        administrator: false,
         name: Some(name.to_owned()),
         roles: roles.into_iter().collect(),
         channels,
@@ -263,56 +514,8 @@ pub async fn channels_of(
 /// The session cookie's name, Sync Gateway's.
 pub const SESSION_COOKIE: &str = "SyncGatewaySession";
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
-fn hmac(key: &[u8], message: &[u8]) -> Vec<u8> {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let inner: Vec<u8> = block.iter().map(|b| b ^ 0x36).collect();
-    let outer: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
-    let inner_hash = Sha256::new()
-        .chain_update(&inner)
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(&outer)
-        .chain_update(inner_hash)
-        .finalize()
-        .to_vec()
-}
-
-/// A signed session token for user `name` of `db`, valid until `expires` (unix seconds).
-pub fn session_token(secret: &str, db: &str, name: &str, expires: i64) -> String {
-    let name64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name);
-    let signature = hmac(
-        secret.as_bytes(),
-        format!("{db}\n{name}\n{expires}").as_bytes(),
-    );
-    format!("{name64}.{expires}.{}", hex::encode(signature))
-}
-
-/// The user a session token names, if it is valid and unexpired at `now`.
-pub fn session_user(secret: &str, db: &str, token: &str, now: i64) -> Option<String> {
-    let mut parts = token.split('.');
-    let name64 = parts.next()?;
-    let expires: i64 = parts.next()?.parse().ok()?;
-    let signature = parts.next()?;
-    let name = String::from_utf8(
-        base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(name64)
-            .ok()?,
-    )
-    .ok()?;
-    let expected = session_token(secret, db, &name, expires);
-    let matches =
-        palimpsest_web::secret::equal(expected.rsplit('.').next().unwrap_or_default(), signature);
-    (matches && expires > now).then_some(name)
-}
-
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
+/// The session cookie a request carries.
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -323,16 +526,21 @@ fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-/// A user logged in through `POST /{db}/_session`: checks the password, returns the caller.
+/// A user logged in through `POST /{db}/_session`: checks the password (throttled), returns
+/// the caller and its password tag (what the session is bound to).
 pub async fn login(
     state: &AppState,
     db: &str,
     name: &str,
     password: &str,
-) -> Result<Caller, CouchError> {
+) -> Result<(Caller, String), CouchError> {
     let client = super::read::client(state).await?;
     super::read::database(&client, db).await?;
-    user(&client, db, name, password).await
+    let access = scope::access()?;
+    let caller = user(&client, &access, db, name, password).await?;
+    let tag = enabled_user(&client, db, name).await?.password_tag();
+    scope::remember(db, &caller);
+    Ok((caller, tag))
 }
 
 /// Checks a password against its bcrypt hash; a pair checked once is remembered (by a
@@ -386,23 +594,40 @@ pub fn removed_doc(doc_id: &str, rev: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn hmac_matches_rfc_4231_case_2() {
-        assert_eq!(
-            hex::encode(hmac(b"Jefe", b"what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
+    fn with(auth: Option<&str>, cookie: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(auth) = auth {
+            headers.insert(header::AUTHORIZATION, auth.parse().expect("header"));
+        }
+        if let Some(cookie) = cookie {
+            headers.insert(header::COOKIE, cookie.parse().expect("header"));
+        }
+        headers
     }
 
     #[test]
-    fn a_session_token_names_its_user_until_it_expires() {
-        let token = session_token("secret", "db", "ann:x", 100);
+    fn credentials_prefer_the_authorization_header_to_the_cookie() {
+        let basic = format!("Basic {}", STANDARD.encode("ann:p:w"));
+        let cookie = format!("{SESSION_COOKIE}=tok");
         assert_eq!(
-            session_user("secret", "db", &token, 99),
-            Some("ann:x".into())
+            credentials(&with(Some(&basic), Some(&cookie))),
+            Credentials::Basic {
+                name: "ann".into(),
+                password: "p:w".into()
+            }
         );
-        assert_eq!(session_user("secret", "db", &token, 100), None);
-        assert_eq!(session_user("other", "db", &token, 99), None);
-        assert_eq!(session_user("secret", "db2", &token, 99), None);
+        assert_eq!(
+            credentials(&with(Some("Bearer  t "), None)),
+            Credentials::Bearer("t".into())
+        );
+        assert_eq!(
+            credentials(&with(None, Some(&cookie))),
+            Credentials::Session("tok".into())
+        );
+        assert_eq!(
+            credentials(&with(Some("Digest x"), None)),
+            Credentials::Malformed
+        );
+        assert_eq!(credentials(&with(None, None)), Credentials::None);
     }
 }

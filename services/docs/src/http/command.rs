@@ -42,6 +42,8 @@ pub async fn run(
         projections: &[NAME],
         metadata: Metadata {
             correlation_id: Some(uuid::Uuid::now_v7()),
+            // The caller the request's scope identified: `admin`, `user:<name>` or `guest`.
+            actor: super::scope::actor(),
             ..Metadata::default()
         },
     };

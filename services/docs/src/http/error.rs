@@ -21,6 +21,8 @@ pub struct CouchError {
     pub error: &'static str,
     /// What was wrong.
     pub reason: String,
+    /// Seconds to wait before trying again (`Retry-After`), for a 429.
+    pub retry_after: Option<u64>,
 }
 
 impl CouchError {
@@ -30,6 +32,19 @@ impl CouchError {
             status,
             error,
             reason: reason.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 429 `too_many_requests`: too many failed logins; try again after `seconds`.
+    pub fn too_many_logins(seconds: u64) -> CouchError {
+        CouchError {
+            retry_after: Some(seconds),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_requests",
+                "too many failed logins; wait before trying again",
+            )
         }
     }
 
@@ -75,7 +90,13 @@ impl CouchError {
 
 impl IntoResponse for CouchError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body())).into_response()
+        let mut response = (self.status, Json(self.body())).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 

@@ -1,6 +1,7 @@
 //! The CouchDB replication API under `/docs`: what PouchDB and other replicators use, answered
 //! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
 
+mod access;
 mod admin;
 mod all_docs;
 mod attachment;
@@ -11,6 +12,7 @@ mod changes;
 mod command;
 mod doc;
 pub mod error;
+pub mod gate;
 pub(crate) mod load;
 mod local;
 mod maintenance;
@@ -24,14 +26,17 @@ mod read;
 mod render;
 mod revision_access;
 mod revoked;
+pub mod scope;
 mod server;
 mod session;
+mod session_token;
 mod write;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use palimpsest_web::AppState;
+use std::sync::Arc;
 
 /// `/{db}` (with or without the trailing slash PouchDB sends).
 fn database() -> axum::routing::MethodRouter<AppState> {
@@ -41,7 +46,8 @@ fn database() -> axum::routing::MethodRouter<AppState> {
         .post(doc::post)
 }
 
-/// Sync Gateway's admin API, behind the admin bearer token.
+/// Sync Gateway's admin API: the administrator's only (the admin token as a bearer token or
+/// as Basic credentials under the admin name), checked before any body is read.
 fn admin_routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/_admin/{db}", put(admin::create))
@@ -73,25 +79,47 @@ fn admin_routes(state: AppState) -> Router<AppState> {
         )
         .route_layer(axum::middleware::from_fn_with_state(
             state,
-            palimpsest_web::admin::require_token,
+            gate::require_admin,
         ))
 }
 
-/// The context's routes, without prefix.
+/// The context's routes, without prefix, configured by default.
 pub fn router(state: AppState) -> Router {
+    router_with(state, crate::settings::Settings::default())
+}
+
+/// The context's routes, without prefix, configured by `settings`. Every request runs in its
+/// scope ([`scope`]); the database routes identify their caller from the headers before the
+/// handler reads a body ([`gate`]).
+pub fn router_with(state: AppState, settings: crate::settings::Settings) -> Router {
+    let access = Arc::new(access::Access::new(&state, settings));
     Router::new()
         .merge(admin_routes(state.clone()))
+        .merge(database_routes(state.clone()))
         .route("/", get(server::welcome))
         .route("/openapi.json", get(openapi::document))
         .route("/_all_dbs", get(server::all_dbs))
-        .route("/{db}", database())
-        .route("/{db}/", database())
         .route(
             "/{db}/_session",
             get(session::get)
                 .post(session::post)
                 .delete(session::delete),
         )
+        // The platform's guard bounds every body by its route's class (the upload class for
+        // documents, `_bulk_docs` and attachments); axum's own 2 MiB default would cut those
+        // short.
+        .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn(move |request, next| {
+            scope::enter(access.clone(), request, next)
+        }))
+        .with_state(state)
+}
+
+/// The routes of a database (sessions aside: a login's credential is its body).
+fn database_routes(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/{db}", database())
+        .route("/{db}/", database())
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
         .route("/{db}/_bulk_get", post(bulk_get::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
@@ -121,9 +149,8 @@ pub fn router(state: AppState) -> Router {
                 .put(attachment::put)
                 .delete(attachment::delete),
         )
-        // The platform's guard bounds every body by its route's class (the upload class for
-        // documents, `_bulk_docs` and attachments); axum's own 2 MiB default would cut those
-        // short.
-        .layer(DefaultBodyLimit::disable())
-        .with_state(state)
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            gate::authenticate,
+        ))
 }

@@ -6,7 +6,7 @@ use super::error::CouchError;
 use super::read;
 use crate::database::DbState;
 use crate::streams;
-use crate::users::{self, PrincipalError, PrincipalState, UserFields};
+use crate::users::{self, PrincipalError, PrincipalState, StoredPassword, UserFields};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -77,6 +77,7 @@ struct RoleBody {
 
 enum Change {
     SaveUser(UserFields),
+    EndSession { id: String, expires: i64 },
     DeleteUser,
     SaveRole(Vec<String>),
     DeleteRole,
@@ -101,7 +102,20 @@ impl DocsCommand for PrincipalCommand {
                 Change::SaveUser(fields) => {
                     let stream = streams::user(incarnation, &self.name).map_err(bad)?;
                     let UserStream(state) = attempt.load(&stream).await?;
-                    (stream, encode(&users::save_user(fields.clone(), &state))?)
+                    let fields = resealed(fields, &state)?;
+                    (stream, encode(&users::save_user(fields, &state))?)
+                }
+                Change::EndSession { id, expires } => {
+                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
+                    let UserStream(state) = attempt.load(&stream).await?;
+                    let events = users::end_session(
+                        self.db.clone(),
+                        self.name.clone(),
+                        id.clone(),
+                        *expires,
+                        &state,
+                    );
+                    (stream, encode(&events)?)
                 }
                 Change::DeleteUser => {
                     let stream = streams::user(incarnation, &self.name).map_err(bad)?;
@@ -131,6 +145,46 @@ impl DocsCommand for PrincipalCommand {
     }
 }
 
+/// The fields to save: a save that keeps a hash the last event held in the clear seals it,
+/// so that no new event carries it in the clear.
+fn resealed(fields: &UserFields, state: &PrincipalState) -> Result<UserFields, CouchError> {
+    let mut fields = fields.clone();
+    if fields.password_sealed.is_none()
+        && let Some(StoredPassword::Plain(hash)) = &state.password
+    {
+        fields.password_sealed = Some(seal(hash)?);
+    }
+    Ok(fields)
+}
+
+/// A bcrypt hash sealed with the router's password key.
+fn seal(hash: &str) -> Result<String, CouchError> {
+    super::scope::access()?
+        .keys()?
+        .seal(hash.as_bytes(), palimpsest_web::seal::fresh_iv())
+        .map_err(CouchError::internal)
+}
+
+/// Ends a user's session at its logout: a `SessionEnded` event on the user's stream, after
+/// which the session's cookie is refused.
+pub async fn end_session(
+    state: &AppState,
+    request: &CommandRequest,
+    db: &str,
+    claim: &super::auth::SessionClaim,
+) -> Result<Reply, CouchError> {
+    let change = Change::EndSession {
+        id: claim.id.clone(),
+        expires: claim.expires,
+    };
+    let command = PrincipalCommand {
+        db: db.to_owned(),
+        name: claim.name.clone(),
+        change,
+    };
+    run(state, request, &command).await
+}
+
 fn check_principal(name: &str) -> Result<(), CouchError> {
     if name.is_empty() || name.len() > 200 || name.chars().any(|c| c.is_control() || c == ':') {
         return Err(CouchError::bad_request("invalid user or role name"));
@@ -154,14 +208,14 @@ pub async fn put_user(
 ) -> Result<Reply, CouchError> {
     check_principal(&name)?;
     let body: UserBody = parse(&body)?;
-    let password_hash = match body.password {
-        Some(password) => Some(super::auth::hash_password(password).await?),
+    let password_sealed = match body.password {
+        Some(password) => Some(seal(&super::auth::hash_password(password).await?)?),
         None => None,
     };
     let change = Change::SaveUser(UserFields {
         db: db.clone(),
         name: name.clone(),
-        password_hash,
+        password_sealed,
         admin_channels: body.admin_channels,
         admin_roles: body.admin_roles,
         email: body.email,
@@ -217,6 +271,7 @@ async fn get_principal(state: &AppState, db: &str, key: &str) -> Result<Value, C
         serde_json::from_str(row.get::<_, &str>(0)).map_err(CouchError::internal)?;
     if let Some(object) = value.as_object_mut() {
         object.remove("passwordhash_bcrypt");
+        object.remove("passwordhash_sealed");
     }
     Ok(value)
 }

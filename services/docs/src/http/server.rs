@@ -25,8 +25,12 @@ pub async fn welcome(State(state): State<AppState>) -> Json<Value> {
     }))
 }
 
-/// `GET /_all_dbs`: the names of the live databases, sorted.
-pub async fn all_dbs(State(state): State<AppState>) -> Result<Json<Vec<String>>, CouchError> {
+/// `GET /_all_dbs`: the names of the live databases, sorted; the administrator's only.
+pub async fn all_dbs(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<String>>, CouchError> {
+    super::gate::administrator_of(&state, None, &headers).await?;
     let client = read::client(&state).await?;
     let rows = client
         .query(
@@ -94,14 +98,17 @@ impl DocsCommand for DatabaseCommand {
     }
 }
 
-/// `PUT /{db}`: creates the database (412 if it exists). `?revs_limit=` sets how many
-/// ancestors per leaf the read model keeps (Sync Gateway's `revs_limit`, default 1000).
+/// `PUT /{db}`: creates the database (412 if it exists); the administrator's only, as in
+/// CouchDB 3. `?revs_limit=` sets how many ancestors per leaf the read model keeps (Sync
+/// Gateway's `revs_limit`, default 1000).
 pub async fn create(
     State(state): State<AppState>,
     Path(name): Path<String>,
     axum::extract::Query(params): axum::extract::Query<super::params::Params>,
+    headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
+    super::gate::administrator_of(&state, Some(&name), &headers).await?;
     let revs_limit = super::params::number(&params, "revs_limit")?
         .map(|n| u32::try_from(n.clamp(1, 100_000)).unwrap_or(DEFAULT_REVS_LIMIT))
         .unwrap_or(DEFAULT_REVS_LIMIT);
@@ -116,12 +123,14 @@ pub async fn create(
     database_command(&state, &request, &name, command, StatusCode::CREATED).await
 }
 
-/// `DELETE /{db}`: deletes the database and its documents.
+/// `DELETE /{db}`: deletes the database and its documents; the administrator's only.
 pub async fn delete(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
+    super::gate::administrator_of(&state, Some(&name), &headers).await?;
     database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
 }
 
@@ -161,9 +170,11 @@ pub async fn info(
 pub async fn ensure_full_commit(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
     let client = read::client(&state).await?;
     read::database(&client, &name).await?;
+    super::auth::caller(&state, &client, &name, &headers).await?;
     Ok(Reply::json(
         StatusCode::CREATED,
         &json!({"ok": true, "instance_start_time": "0"}),

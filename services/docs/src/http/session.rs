@@ -2,8 +2,9 @@
 //! `SyncGatewaySession` cookie after a password login) and `POST /_admin/{db}/_session` to make
 //! one for a user without its password.
 
-use super::auth::{self, Caller, SESSION_COOKIE};
+use super::auth::{self, Caller, SESSION_COOKIE, SessionClaim};
 use super::error::CouchError;
+use super::principals;
 use super::read;
 use axum::Json;
 use axum::body::Bytes;
@@ -11,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use palimpsest_web::AppState;
+use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -57,7 +59,8 @@ fn cookie(db: &str, value: &str, max_age: i64) -> String {
     format!("{SESSION_COOKIE}={value}; Path=/docs/{db}; Max-Age={max_age}; HttpOnly")
 }
 
-/// `POST /{db}/_session` `{name, password}`: logs in and sets the session cookie.
+/// `POST /{db}/_session` `{name, password}`: logs in and sets the session cookie, bound to the
+/// user's current password (a new password ends it) and ended by a logout.
 pub async fn post(
     State(state): State<AppState>,
     Path(db): Path<String>,
@@ -66,9 +69,10 @@ pub async fn post(
     existing(&state, &db).await?;
     let login: Login = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{name, password}}: {e}")))?;
-    let caller = auth::login(&state, &db, &login.name, &login.password).await?;
+    let (caller, tag) = auth::login(&state, &db, &login.name, &login.password).await?;
     let expires = chrono::Utc::now().timestamp() + SESSION_SECS;
-    let token = auth::session_token(&state.admin_token, &db, &login.name, expires);
+    let id = auth::new_session_id();
+    let token = SessionClaim::token(&state.admin_token, &db, &login.name, &id, &tag, expires);
     Ok((
         StatusCode::OK,
         [(header::SET_COOKIE, cookie(&db, &token, SESSION_SECS))],
@@ -77,12 +81,20 @@ pub async fn post(
         .into_response())
 }
 
-/// `DELETE /{db}/_session`: forgets the cookie.
+/// `DELETE /{db}/_session`: ends the session the cookie names (its later requests are refused:
+/// a `SessionEnded` event on the user's stream) and forgets the cookie.
 pub async fn delete(
     State(state): State<AppState>,
     Path(db): Path<String>,
+    headers: HeaderMap,
+    request: CommandRequest,
 ) -> Result<Response, CouchError> {
-    existing(&state, &db).await?;
+    let client = read::client(&state).await?;
+    read::database(&client, &db).await?;
+    if let Some(claim) = auth::current_session(&state, &client, &db, &headers).await? {
+        drop(client);
+        principals::end_session(&state, &request, &db, &claim).await?;
+    }
     Ok((
         StatusCode::OK,
         [(header::SET_COOKIE, cookie(&db, "", 0))],
@@ -109,11 +121,7 @@ pub async fn admin_post(
         .map_err(|e| CouchError::bad_request(format!("expected {{name, ttl?}}: {e}")))?;
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
-    client
-        .query_opt(
-            "SELECT 1 FROM docs.kv WHERE db = $1 AND key = $2",
-            &[&db, &format!("user:{}", request.name)],
-        )
+    let stored = auth::stored_user(&client, &db, &request.name)
         .await?
         .ok_or_else(|| CouchError::not_found("no such user"))?;
     let ttl = request
@@ -121,7 +129,15 @@ pub async fn admin_post(
         .unwrap_or(SESSION_SECS)
         .clamp(1, 365 * 24 * 3600);
     let expires = chrono::Utc::now().timestamp() + ttl;
-    let token = auth::session_token(&state.admin_token, &db, &request.name, expires);
+    let id = auth::new_session_id();
+    let token = SessionClaim::token(
+        &state.admin_token,
+        &db,
+        &request.name,
+        &id,
+        &stored.password_tag(),
+        expires,
+    );
     Ok(Json(json!({
         "session_id": token,
         "expires": chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()),

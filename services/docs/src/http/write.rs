@@ -592,6 +592,7 @@ pub async fn write(
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
+    super::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
     let items = receive_all(state, items).await?;
     let command = WriteDocs {
         writer,

@@ -43,21 +43,36 @@ pub async fn user(tx: &Transaction<'_>, s: &str, event: &UserEvent) -> Result<()
             db,
             name,
             password_hash,
+            password_sealed,
             admin_channels,
             admin_roles,
             email,
             disabled,
         } => {
-            let value = json!({
+            let mut value = json!({
                 "name": name,
                 "admin_channels": admin_channels,
                 "all_channels": null,
                 "email": email,
                 "disabled": disabled,
-                "passwordhash_bcrypt": password_hash,
                 "roles": admin_roles,
             });
+            // A sealed hash stays sealed in the read model too (opened at login); an event
+            // from before sealing still gives its hash in the clear.
+            match (password_sealed, password_hash) {
+                (Some(sealed), _) => value["passwordhash_sealed"] = json!(sealed),
+                (None, plain) => value["passwordhash_bcrypt"] = json!(plain),
+            }
             put(tx, s, db, &format!("user:{name}"), &value).await
+        }
+        UserEvent::SessionEnded {
+            db,
+            name,
+            session,
+            expires,
+        } => {
+            let value = json!({"name": name, "expires": expires});
+            put(tx, s, db, &crate::users::ended_session_key(session), &value).await
         }
         UserEvent::UserDeleted { db, name } => remove(tx, s, db, &format!("user:{name}")).await,
     }

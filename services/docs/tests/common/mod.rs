@@ -21,9 +21,24 @@ impl Docs {
         }
     }
 
+    /// A client for an app started otherwise (`TestApp::builder`).
+    pub fn from_app(app: TestApp) -> Docs {
+        Docs {
+            app,
+            client: reqwest::Client::new(),
+        }
+    }
+
     /// The absolute URL of `/docs{path}`.
     pub fn url(&self, path: &str) -> String {
         self.app.url(&format!("/docs{path}"))
+    }
+
+    /// The URL of `/docs{path}` with the administrator's credentials in it (`admin:<token>@`),
+    /// as PouchDB takes them.
+    pub fn admin_url(&self, path: &str) -> String {
+        let credentials = format!("http://admin:{}@", self.app.admin_token());
+        self.url(path).replacen("http://", &credentials, 1)
     }
 
     async fn send(&self, request: reqwest::RequestBuilder) -> (u16, String) {
@@ -53,6 +68,13 @@ impl Docs {
             .bearer_auth(self.app.admin_token())
             .body(body.to_owned());
         self.send(request).await
+    }
+
+    /// A request as the administrator (HTTP Basic `admin:<admin token>`, as CouchDB clients
+    /// send a server admin's credentials) with a JSON body (or none).
+    pub async fn as_admin(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let token = self.app.admin_token();
+        self.as_user("admin", &token, method, path, body).await
     }
 
     /// A request as user `name` (HTTP Basic) with a JSON body (or none).

@@ -1,5 +1,5 @@
 // Real PouchDB 9 pushes N documents to Palimpsest's /docs, then a fresh PouchDB pulls them back.
-// Usage: node bench.js http://127.0.0.1:PORT/docs/DB N
+// Usage: node bench.js http://admin:TOKEN@127.0.0.1:PORT/docs/DB N
 // Prints one JSON line {docs, push_ms, pull_ms}; exits non-zero with the reason on a mismatch.
 // Driven by services/docs/benches/docs.rs (the figure is documents per second; no target).
 'use strict';

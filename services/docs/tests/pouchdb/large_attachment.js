@@ -1,7 +1,7 @@
 // Real PouchDB 9 replicating a document with a 1.5 MB attachment through /docs: pushed (inline
 // base64 in _bulk_docs, stored in the attachment folder), read back, pulled into a fresh
 // database with the same bytes and digest; a second replication moves nothing.
-// Usage: node large_attachment.js http://127.0.0.1:PORT/docs/DB
+// Usage: node large_attachment.js http://admin:TOKEN@127.0.0.1:PORT/docs/DB
 'use strict';
 
 const crypto = require('crypto');

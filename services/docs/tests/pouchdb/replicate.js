@@ -1,5 +1,6 @@
 // Real PouchDB 9 replicating through Palimpsest's /docs, one-shot both ways then live.
-// Usage: node replicate.js http://127.0.0.1:PORT/docs
+// Usage: node replicate.js http://admin:TOKEN@127.0.0.1:PORT/docs (databases are the
+// administrator's: PouchDB sends the URL's credentials as HTTP Basic).
 // Prints one JSON line of figures; exits non-zero with the reason on any mismatch.
 'use strict';
 
@@ -10,6 +11,19 @@ const base = process.argv[2];
 if (!base) {
   console.error('usage: node replicate.js BASE_URL');
   process.exit(2);
+}
+
+// fetch() refuses a URL with credentials: they go in the Authorization header instead.
+function fetchWithAuth(url) {
+  const target = new URL(url);
+  const headers = {};
+  if (target.username) {
+    const pair = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+    target.username = '';
+    target.password = '';
+  }
+  return fetch(target, { headers });
 }
 
 function check(condition, message) {
@@ -148,7 +162,7 @@ async function main() {
   same(await contents(local), await contents(remote), 'local and remote after live sync');
 
   // Checkpoints are _local documents on the remote.
-  const checkpoints = await fetch(`${base}/replicated/_changes`).then((r) => r.json());
+  const checkpoints = await fetchWithAuth(`${base}/replicated/_changes`).then((r) => r.json());
   check(!JSON.stringify(checkpoints).includes('_local'), '_local docs never show in _changes');
 
   await remote.destroy();

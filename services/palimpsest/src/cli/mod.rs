@@ -124,6 +124,7 @@ pub fn context_settings(http: &HttpSettings) -> anyhow::Result<contexts::Context
     let mut configured = contexts::ContextSettings::default();
     configured.records.delta_ms = http.records_delta_ms;
     configured.records.zombie_retention_ms = http.records_zombie_retention_ms;
+    configured.docs.admin_name = http.docs_admin_name.clone();
     if let Some(path) = &http.records_schema {
         configured.records.schema =
             palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;

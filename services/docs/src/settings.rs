@@ -1,0 +1,35 @@
+//! How the docs context is configured beyond the platform's state: the binary fills it from its
+//! flags and environment, tests give theirs; the library reads no environment for it.
+
+use palimpsest_web::seal::SealKeys;
+
+/// The administrator's user name when none is configured.
+pub const DEFAULT_ADMIN_NAME: &str = "admin";
+
+/// The secret file (in the data directory) of the key sealing password hashes.
+pub const PASSWORD_KEY_FILE: &str = "docs-password-key";
+
+/// The environment variable that may hold the password key instead of its file (the platform's
+/// secrets are read this way: `palimpsest_web::secret::load_or_create`).
+pub const PASSWORD_KEY_ENV: &str = "PALIMPSEST_DOCS_PASSWORD_KEY";
+
+/// The docs context's configuration.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The user name CouchDB clients send with the admin token as HTTP Basic credentials
+    /// (`Authorization: Basic <admin_name>:<admin token>`), CouchDB's server admin.
+    pub admin_name: String,
+    /// The keys sealing the password hashes users' events carry; `None`: the key in
+    /// `<data dir>/docs-password-key` (generated when missing), previous keys in
+    /// `<data dir>/docs-password-key.previous`.
+    pub password_keys: Option<SealKeys>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            admin_name: DEFAULT_ADMIN_NAME.to_owned(),
+            password_keys: None,
+        }
+    }
+}
