@@ -38,12 +38,21 @@ pub struct KeyHolder {
     pub user_id: i64,
 }
 
-/// The keys the context accepts.
-#[derive(Debug, Clone, Default)]
+/// The keys the context accepts (its `Debug` shows how many, never a key or the token).
+#[derive(Clone, Default)]
 pub struct Keys {
     /// Key holders by the sha256 of their key.
     users: HashMap<[u8; 32], KeyHolder>,
     admin: String,
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys")
+            .field("users", &self.users.len())
+            .field("admin", &!self.admin.is_empty())
+            .finish()
+    }
 }
 
 /// A key's sha256: what the map is keyed by, so that no lookup compares a key itself.
@@ -264,6 +273,15 @@ mod tests {
         let keys = keys();
         assert_eq!(keys.caller("root"), None);
         assert_eq!(keys.caller("nobody"), None);
+    }
+
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let shown = format!("{:?}", keys());
+        assert!(
+            !shown.contains("the-admin-token") && !shown.contains("ann"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -279,6 +279,12 @@ fn property_paths(paths: &mut serde_json::Map<String, Value>) {
     }
 }
 
+/// `schema` (a string's), or null: the batch reads a null field as an absent one.
+fn or_null(mut schema: Value) -> Value {
+    schema["type"] = json!(["string", "null"]);
+    schema
+}
+
 fn one_or_many(schema: &str) -> Value {
     json!({"oneOf": [r(schema), {"type": "array", "items": r(schema)}]})
 }
@@ -308,11 +314,11 @@ fn schemas() -> Value {
             r("PropertyEntry"), {"type": "array", "items": r("PropertyEntry"), "minItems": 1, "maxItems": 100}
         ]}}, "required": ["property"]},
         "PropertyEntry": {"type": "object", "properties": {
-            "@name": pattern(NAME_PATTERN), "@etag": s(),
-            "contents": {"oneOf": [pattern(NO_NUL_PATTERN), {"type": "object", "properties": {
-                "@type": pattern(MIME_PATTERN), "#text": pattern(NO_NUL_PATTERN)
+            "@name": pattern(NAME_PATTERN), "@etag": or_null(s()),
+            "contents": {"oneOf": [pattern(NO_NUL_PATTERN), {"type": "null"}, {"type": "object", "properties": {
+                "@type": or_null(pattern(MIME_PATTERN)), "#text": or_null(pattern(NO_NUL_PATTERN))
             }}]}
-        }, "required": ["@name"], "description": "With contents: set; without: delete"},
+        }, "required": ["@name"], "description": "With contents: set; without (or null): delete. A null `@etag`, `@type` or `#text` is as if absent"},
         "Wiped": {"type": "object", "properties": {"@id": s(), "@wiped": s()}, "required": ["@id"]}
     })
 }
