@@ -5,7 +5,7 @@
 //! may name, so the administrator's revisions are told apart from any user's). A key is sent
 //! as `Authorization: Bearer <key>`, `X-Authtoken: <key>` (Deki's header) or `?authtoken=` /
 //! `?apikey=`. Reads are open to anonymous callers (Deki's anonymous user, id 2 is not
-//! assumed: anonymous is user 0) except where [`super::permissions`] says; writes need a key
+//! assumed: anonymous is user 0) except a user's and the site's properties (the `permissions` module); writes need a key
 //! ([`Writer`]); admin routes need the admin token ([`Admin`]). Both are extractors that look
 //! only at the headers and query, so a request without a valid key is refused before its body
 //! is read.

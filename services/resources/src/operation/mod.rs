@@ -7,6 +7,10 @@
 //! operation starts from the first), and at the end turns everything into one [`Decision`]:
 //! every revision of the operation shares one changeset id and is appended atomically with the
 //! names it claimed or released and the contents it stored first.
+//!
+//! Before it creates, changes, deletes, hides, restores or wipes a resource, and before it takes
+//! an id for it, the changeset asks [`access`] whether its actor may, from the streams it loaded
+//! (the resource's, and its parent file's): a refusal ends the operation with nothing appended.
 
 mod error;
 mod files;
@@ -56,7 +60,7 @@ pub struct Actor {
 }
 
 impl Actor {
-    /// Who acts, as [`access`](crate::resource::access) decides.
+    /// Who acts, as [`access`] decides.
     pub fn principal(self) -> Principal {
         Principal {
             user_id: self.user_id,
