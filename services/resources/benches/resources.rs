@@ -105,6 +105,7 @@ async fn runner_rate(deki: &Deki, resources: &Resources) -> f64 {
 async fn runner_rate_no_wait(deki: &Deki, resources: &Resources) -> f64 {
     let actor = Actor {
         user_id: 10,
+        admin: false,
         now: chrono::Utc::now(),
     };
     let request = CommandRequest::none();

@@ -17,7 +17,7 @@ pub fn state_at(stream: &StreamName, events: &[RecordedEvent]) -> Option<Value> 
     let folded = match stream.category.as_str() {
         "resource" => decode_all::<ResourceEvent>(events).map(|all| {
             let state = all.iter().fold(ResourceState::default(), resource::evolve);
-            json!({"head": state.head, "hidden": state.hidden, "wiped": state.wiped})
+            json!({"head": state.head, "creator": state.creator, "hidden": state.hidden, "wiped": state.wiped})
         }),
         "name" => decode_all::<NameEvent>(events).map(|all| {
             let state = all.iter().fold(NameState::default(), names::evolve);

@@ -175,8 +175,9 @@ impl IdSource {
         }
     }
 
-    /// The next id of `kind`: from the pool, else from a block leased now.
-    pub async fn next<E>(&self, kind: IdKind) -> Result<i64, CommandError<E>> {
+    /// The next id of `kind`: from the pool, else from a block leased now on behalf of
+    /// `actor` (the caller whose command needed it, named in the lease's metadata).
+    pub async fn next<E>(&self, kind: IdKind, actor: &str) -> Result<i64, CommandError<E>> {
         loop {
             if let Some(id) = self.pool.take(kind) {
                 return Ok(id);
@@ -185,20 +186,23 @@ impl IdSource {
             if let Some(id) = self.pool.take(kind) {
                 return Ok(id);
             }
-            let range = self.lease(kind).await?;
+            let range = self.lease(kind, actor).await?;
             self.pool.add(kind, range);
         }
     }
 
     /// Leases the next block of `kind`: load the counters, decide, one append expecting the
     /// version read (the runner decides again if another process leased meanwhile).
-    async fn lease<E>(&self, kind: IdKind) -> Result<IdRange, CommandError<E>> {
+    async fn lease<E>(&self, kind: IdKind, actor: &str) -> Result<IdRange, CommandError<E>> {
         let request = CommandRequest::none();
         let command = Command {
             request: &request,
             context: streams::CONTEXT,
             projections: &[],
-            metadata: Metadata::default(),
+            metadata: Metadata {
+                actor: Some(actor.to_owned()),
+                ..Metadata::default()
+            },
         };
         let reply = self
             .commands

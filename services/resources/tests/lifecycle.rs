@@ -25,11 +25,23 @@ async fn a_file_lives_through_update_rename_move_delete_and_restore() {
     assert_eq!(attr(&updated, "res-change-mask"), "CONTENT");
 
     let renamed = deki
-        .post(&format!("/files/{id}/move?name=b.txt"), BOB)
+        .post(&format!("/files/{id}/move?name=b.txt"), &deki.admin)
         .await;
     assert_eq!(renamed.status, StatusCode::OK, "{}", renamed.text());
     assert_eq!(attr(&renamed.json(), "res-change-mask"), "NAME");
-    assert_eq!(renamed.json()["user.createdby"]["@id"], "11");
+    assert_eq!(
+        renamed.json()["user.createdby"]["@id"],
+        "1",
+        "the administrator's revision carries Deki's admin user id"
+    );
+    let refused = deki
+        .post(&format!("/files/{id}/move?name=z.txt"), BOB)
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::FORBIDDEN,
+        "Bob did not make Ann's file"
+    );
 
     let moved = deki.post(&format!("/files/{id}/move?to=2"), ANN).await;
     assert_eq!(attr(&moved.json(), "res-change-mask"), "PARENT");

@@ -4,23 +4,24 @@
 
 mod common;
 
-use common::{ANN, BOB, Deki, attr};
+use common::{ANN, Deki, attr};
 use reqwest::{Method, StatusCode};
 
 #[tokio::test]
 async fn of_two_writers_based_on_the_same_head_one_wins_and_the_other_is_refused() {
     let deki = Deki::start().await;
     let id = attr(&deki.upload(1, "c.txt", b"v1").await, "id");
-    let write = |key: &'static str, body: &'static [u8]| {
-        deki.send(
-            Method::PUT,
-            "/pages/1/files/c.txt?revision=1",
-            Some(key),
-            &[],
-            Some(body.to_vec()),
-        )
-    };
-    let (a, b) = tokio::join!(write(ANN, b"ann"), write(BOB, b"bob"));
+    // Ann and the administrator: the only callers who may write Ann's file.
+    let path = "/pages/1/files/c.txt?revision=1";
+    let ann = deki.send(Method::PUT, path, Some(ANN), &[], Some(b"ann".to_vec()));
+    let admin = deki.send(
+        Method::PUT,
+        path,
+        Some(&deki.admin),
+        &[],
+        Some(b"admin".to_vec()),
+    );
+    let (a, b) = tokio::join!(ann, admin);
     let mut statuses = [a.status, b.status];
     statuses.sort();
     assert_eq!(
@@ -176,7 +177,7 @@ async fn property_writes_follow_the_abort_mode_and_the_etag() {
         .send(
             Method::PUT,
             path,
-            Some(BOB),
+            Some(ANN),
             &[("if-match", &etag)],
             Some(b"blue".to_vec()),
         )
@@ -222,7 +223,9 @@ async fn property_writes_follow_the_abort_mode_and_the_etag() {
 #[tokio::test]
 async fn a_changeset_of_several_properties_is_one_append_and_all_or_nothing() {
     let deki = Deki::start().await;
-    let site = deki.put("/site/properties/theme", ANN, b"dark").await;
+    let site = deki
+        .put("/site/properties/theme", &deki.admin, b"dark")
+        .await;
     assert_eq!(site.status, StatusCode::OK);
     let user = deki.put("/users/10/properties/lang", ANN, b"fr").await;
     assert_eq!(user.status, StatusCode::OK);
@@ -305,7 +308,7 @@ async fn a_file_description_is_its_property_set_with_the_upload_in_one_changeset
         .await;
     assert_eq!(changesets.len(), 1);
     let put = deki
-        .put(&format!("/files/{id}/description"), BOB, b"final")
+        .put(&format!("/files/{id}/description"), &deki.admin, b"final")
         .await;
     assert_eq!(put.status, StatusCode::OK, "{}", put.text());
     assert_eq!(
@@ -315,7 +318,7 @@ async fn a_file_description_is_its_property_set_with_the_upload_in_one_changeset
         "final"
     );
     assert_eq!(
-        deki.delete(&format!("/files/{id}/description"), BOB)
+        deki.delete(&format!("/files/{id}/description"), ANN)
             .await
             .status,
         StatusCode::OK

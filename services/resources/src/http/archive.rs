@@ -1,7 +1,7 @@
 //! The file archive (admin): deleted files, restore (possibly elsewhere, renamed on a clash),
 //! and wipe.
 
-use super::auth::Caller;
+use super::auth::Admin;
 use super::doc::{Element, Format};
 use super::error::read;
 use super::extract::{PathParams, QueryParams};
@@ -25,10 +25,9 @@ fn file_id(path: &Params) -> Result<i64, ApiError> {
 /// `GET /archive/files`: every deleted file.
 pub async fn list(
     State(s): State<Resources>,
-    caller: Caller,
+    Admin(_): Admin,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    caller.admin()?;
     let rows = s.reader.archive().await.map_err(read)?;
     let files = rows
         .iter()
@@ -42,13 +41,12 @@ pub async fn list(
 /// `POST /archive/files/restore/{fileid}?to={pageid}`.
 pub async fn restore(
     State(s): State<Resources>,
-    caller: Caller,
+    Admin(caller): Admin,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.admin()?;
     let res_id = file_id(&path)?;
     let to = query
         .get("to")
@@ -69,12 +67,11 @@ pub async fn restore(
 /// `DELETE /archive/files/{fileid}`: removes a deleted file for good.
 pub async fn wipe(
     State(s): State<Resources>,
-    caller: Caller,
+    Admin(caller): Admin,
     request: CommandRequest,
     PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.admin()?;
     let res_id = file_id(&path)?;
     let format = Format::of(&headers);
     s.execute(&request, caller, |mut changeset| async move {

@@ -22,6 +22,7 @@ fn status(e: &OperationError) -> StatusCode {
             | ResourceError::NotArchived(_)
             | ResourceError::AlreadyExists(_) => StatusCode::CONFLICT,
         },
+        OperationError::Forbidden(_) => StatusCode::FORBIDDEN,
         OperationError::NoSuchName { .. } | OperationError::WrongType(..) => StatusCode::NOT_FOUND,
         OperationError::InvalidName(_) => StatusCode::BAD_REQUEST,
         OperationError::NameTaken { .. }

@@ -1,6 +1,6 @@
 //! Files: of a page by name, by id, their revisions, moves, descriptions.
 
-use super::auth::Caller;
+use super::auth::{Admin, Caller, Writer};
 use super::doc::Format;
 use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
@@ -38,9 +38,11 @@ fn q<'a>(query: &'a Params, name: &str) -> Option<&'a str> {
     query.get(name).map(String::as_str)
 }
 
-/// `GET /pages/{pageid}/files`: the page's live files.
+/// `GET /pages/{pageid}/files`: the page's live files (anyone's to read; a key, if sent, must
+/// be valid).
 pub async fn list(
     State(s): State<Resources>,
+    _caller: Caller,
     PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -131,14 +133,13 @@ pub async fn revisions(
 /// or a new revision of the live file of that name.
 pub async fn put(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let (parent, name) = (page(&path)?, filename(&path)?);
     let mimetype = params::mimetype(&headers, "application/octet-stream")?;
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
@@ -173,14 +174,13 @@ pub async fn put(
 /// by id, as Deki's "replace an attachment": its name and page stay.
 pub async fn put_by_id(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let res_id = file_id(&path)?;
     let mimetype = params::mimetype(&headers, "application/octet-stream")?;
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
@@ -224,13 +224,12 @@ async fn description_upload(
 /// `DELETE /pages/{pageid}/files/{filename}`.
 pub async fn delete_by_name(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let (parent, name) = (page(&path)?, filename(&path)?);
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
@@ -256,13 +255,12 @@ pub async fn delete_by_name(
 /// `DELETE /files/{fileid}`.
 pub async fn delete_by_id(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let id = file_id(&path)?;
     let expect = params::expect(q(&query, "revision"), &headers, q(&query, "etag"))?;
     let format = Format::of(&headers);
@@ -280,13 +278,12 @@ pub async fn delete_by_id(
 /// `POST /files/{fileid}/revisions?hide=true|false&revisionids=1,2` (admin).
 pub async fn hide(
     State(s): State<Resources>,
-    caller: Caller,
+    Admin(caller): Admin,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.admin()?;
     let id = file_id(&path)?;
     let hidden = params::flag(q(&query, "hide"), "hide", true)?;
     let revs = params::revision_ids(q(&query, "revisionids"))?;
@@ -306,13 +303,12 @@ pub async fn hide(
 /// `POST /files/{fileid}/move?to={pageid}&name={filename}`.
 pub async fn move_file(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let id = file_id(&path)?;
     let to = q(&query, "to")
         .map(|t| params::id(t, "to"))
@@ -345,13 +341,12 @@ pub async fn move_file(
 /// file's property `urn:deki.mindtouch.com#description`).
 pub async fn put_description(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let id = file_id(&path)?;
     let text = std::str::from_utf8(&body)
         .map_err(|_| ApiError::bad_request("the description must be UTF-8 text"))?;
@@ -388,12 +383,11 @@ pub async fn put_description(
 /// `DELETE /files/{fileid}/description`.
 pub async fn delete_description(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let id = file_id(&path)?;
     let format = Format::of(&headers);
     s.execute(&request, caller, |mut changeset| async move {

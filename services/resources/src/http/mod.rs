@@ -11,6 +11,7 @@ mod extract;
 mod files;
 mod openapi;
 pub mod params;
+mod permissions;
 mod properties;
 pub mod views;
 mod xml_body;
@@ -83,6 +84,7 @@ impl Resources {
     {
         let actor = Actor {
             user_id: caller.user_id,
+            admin: caller.admin,
             now: params::now(),
         };
         let command = Command {
@@ -90,7 +92,7 @@ impl Resources {
             context: CONTEXT,
             projections: &[NAME],
             metadata: Metadata {
-                actor: Some(caller.user_id.to_string()),
+                actor: Some(actor.name()),
                 correlation_id: Some(uuid::Uuid::now_v7()),
                 ..Metadata::default()
             },

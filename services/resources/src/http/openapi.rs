@@ -114,17 +114,26 @@ fn raw_body(description: &str) -> Value {
     }})
 }
 
-/// The responses of a read.
+/// The responses of a read open to anyone (pages' files and properties, files' properties).
 fn read(ok: Value) -> Value {
     json!({"200": ok, "400": error("Malformed parameter"), "401": error("Unknown API key"),
-        "403": error("Hidden revision or admin only"), "404": error("Not found or deleted"),
+        "403": error("A hidden revision (the administrator's to see)"), "404": error("Not found or deleted"),
         "503": error("Read model unavailable")})
+}
+
+/// The responses of a read that needs a key: `who` may make it.
+fn guarded_read(ok: Value, who: &str) -> Value {
+    let mut responses = read(ok);
+    responses["401"] = error("No API key, or an unknown one");
+    responses["403"] = error(&format!("Only {who} may read this (or a hidden revision)"));
+    responses
 }
 
 /// The responses of a write.
 fn write(ok: Value) -> Value {
-    json!({"200": ok, "400": error("Malformed request"), "401": error("An API key is required"),
-        "403": error("Admin only"), "404": error("Not found or deleted"),
+    json!({"200": ok, "400": error("Malformed request"), "401": error("No API key, or an unknown one"),
+        "403": error("The caller may not: the file (or its properties), the page property or the user's properties are another user's, or only the administrator may (the site's properties, the archive, hidden revisions)"),
+        "404": error("Not found or deleted"),
         "409": error("Conflict: stale revision, name taken, property exists, not deleted"),
         "412": error("If-Match / etag does not name the head"),
         "413": {"description": "Body too large"},
@@ -132,9 +141,18 @@ fn write(ok: Value) -> Value {
         "503": error("The event log is unavailable")})
 }
 
+/// An operation anyone may call (a key, if sent, must be valid).
 fn op(summary: &str, parameters: Vec<Value>, responses: Value) -> Value {
     json!({"summary": summary, "parameters": parameters, "responses": responses,
         "security": [{"bearer": []}, {"authtoken": []}, {}]})
+}
+
+/// An operation that needs a key or the admin token (every write, and the reads
+/// [`guarded_read`] describes): without one it is 401.
+fn keyed(summary: &str, parameters: Vec<Value>, responses: Value) -> Value {
+    let mut operation = op(summary, parameters, responses);
+    operation["security"] = json!([{"bearer": []}, {"authtoken": []}]);
+    operation
 }
 
 fn with_body(mut operation: Value, body: Value) -> Value {
@@ -159,46 +177,46 @@ fn file_paths(paths: &mut serde_json::Map<String, Value>) {
     );
     paths.insert(format!("{API}/pages/{{pageid}}/files/{{filename}}"), json!({
         "get": op("A file's content by name", vec![page(), name(), revision()], read(bytes())),
-        "put": with_body(op("Upload a file (a new resource, or a new revision of the live file of that name)",
+        "put": with_body(keyed("Upload a file (a new resource, or a new revision of the live file of that name)",
             vec![page(), name(), query("description", "Sets the file's description in the same changeset"),
                  expected_revision("The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
             write(document_of("File"))), raw_body("The file's bytes; Content-Type is its MIME type")),
-        "delete": op("Delete a file by name", vec![page(), name(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "delete": keyed("Delete a file by name", vec![page(), name(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}"), json!({
         "get": op("A file's content", vec![file(), revision()], read(bytes())),
-        "put": with_body(op("Upload a new revision of a live file by id (its name and page stay)",
+        "put": with_body(keyed("Upload a new revision of a live file by id (its name and page stay)",
             vec![file(), query("description", "Sets the file's description in the same changeset"),
                  expected_revision("The head revision the upload is based on; stale is 409"), query("etag", "The head's ETag"), if_match(), idempotency()],
             write(document_of("File"))), raw_body("The file's bytes; Content-Type is its MIME type")),
-        "delete": op("Delete a file", vec![file(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "delete": keyed("Delete a file", vec![file(), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/info"), json!({
         "get": op("A file revision's description", vec![file(), revision()], read(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/revisions"), json!({
         "get": op("The file's revisions", vec![file(), query_of("changefilter", "Comma-separated CONTENT, NAME, LANGUAGE, META, DELETEFLAG, PARENT", pattern(CHANGE_FILTER_PATTERN))], read(document_of("Files"))),
-        "post": op("Hide or show revisions (admin)", vec![file(), query_of("hide", "true (default) or false", json!({"enum": ["true", "false", "1", "0"]})),
+        "post": keyed("Hide or show revisions (admin)", vec![file(), query_of("hide", "true (default) or false", json!({"enum": ["true", "false", "1", "0"]})),
             json!({"name": "revisionids", "in": "query", "required": true, "schema": pattern(REVISION_IDS_PATTERN), "description": "Comma-separated revision numbers"}), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/move"), json!({
-        "post": op("Move and/or rename a file", vec![file(), page_query("to", "The target page id"), query_of("name", "The new name", pattern(NAME_PATTERN)), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
+        "post": keyed("Move and/or rename a file", vec![file(), page_query("to", "The target page id"), query_of("name", "The new name", pattern(NAME_PATTERN)), expected_revision("Expected head"), query("etag", "Expected ETag"), if_match(), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/files/{{fileid}}/description"), json!({
-        "put": with_body(op("Set the file's description", vec![file(), idempotency()], write(document_of("Property"))), json!({"required": false, "description": "The description, UTF-8 text without U+0000", "content": {"text/plain": {"schema": pattern(NO_NUL_PATTERN)}}})),
-        "delete": op("Remove the file's description", vec![file(), idempotency()], write(document_of("Property")))
+        "put": with_body(keyed("Set the file's description", vec![file(), idempotency()], write(document_of("Property"))), json!({"required": false, "description": "The description, UTF-8 text without U+0000", "content": {"text/plain": {"schema": pattern(NO_NUL_PATTERN)}}})),
+        "delete": keyed("Remove the file's description", vec![file(), idempotency()], write(document_of("Property")))
     }));
     paths.insert(
         format!("{API}/archive/files"),
         json!({
-            "get": op("Deleted files (admin)", vec![], read(document_of("Archive")))
+            "get": keyed("Deleted files (admin)", vec![], guarded_read(document_of("Archive"), "the administrator"))
         }),
     );
     paths.insert(format!("{API}/archive/files/restore/{{fileid}}"), json!({
-        "post": op("Restore a deleted file (admin), renamed on a name clash", vec![file(), page_query("to", "The page to restore to (default: where it was)"), idempotency()], write(document_of("File")))
+        "post": keyed("Restore a deleted file (admin), renamed on a name clash", vec![file(), page_query("to", "The page to restore to (default: where it was)"), idempotency()], write(document_of("File")))
     }));
     paths.insert(format!("{API}/archive/files/{{fileid}}"), json!({
-        "delete": op("Wipe a deleted file (admin)", vec![file(), idempotency()], write(document_of("Wiped")))
+        "delete": keyed("Wipe a deleted file (admin)", vec![file(), idempotency()], write(document_of("Wiped")))
     }));
 }
 
@@ -215,6 +233,21 @@ fn property_paths(paths: &mut serde_json::Map<String, Value>) {
             all.append(&mut extra);
             all
         };
+        // A user's properties are that user's and the administrator's to read, the site's the
+        // administrator's; the others anyone's.
+        let who = match prefix {
+            "/users/{userid}" => Some("that user and the administrator"),
+            "/site" => Some("the administrator"),
+            _ => None,
+        };
+        let reader = |summary: &str, parameters: Vec<Value>, responses: Value| match who {
+            Some(_) => keyed(summary, parameters, responses),
+            None => op(summary, parameters, responses),
+        };
+        let readable = |ok: Value| match who {
+            Some(who) => guarded_read(ok, who),
+            None => read(ok),
+        };
         let key = || path("key", "The property's key (1-255 characters)");
         let aborts = || json!({"enum": ["never", "modified", "exists"]});
         let abort = || {
@@ -229,21 +262,27 @@ fn property_paths(paths: &mut serde_json::Map<String, Value>) {
             "description": "The batch as JSON, or as Deki's XML document with `Content-Type: application/xml` (or `text/xml`): `<properties><property name=\"…\" etag=\"…\"><contents type=\"…\">…</contents></property></properties>`, a property without `<contents>` deleted",
             "content": {"application/json": {"schema": r("PropertyBatch")}}});
         paths.insert(format!("{API}{prefix}/properties"), json!({
-            "get": op("The properties", with(vec![]), read(document_of("Properties"))),
-            "post": with_body(op("Create a property named by the Slug header (409 if it exists)",
+            "get": reader("The properties", with(vec![]), readable(document_of("Properties"))),
+            "post": with_body(keyed("Create a property named by the Slug header (409 if it exists)",
                 with(vec![json!({"name": "Slug", "in": "header", "required": true, "schema": pattern(SLUG_PATTERN)}), idempotency()]),
                 write(document_of("Property"))), raw_body("The value; Content-Type is its MIME type")),
-            "put": with_body(op("Set or delete several properties in one changeset", with(vec![abort(), idempotency()]), write(document_of("Properties"))), batch)
+            "put": with_body(keyed("Set or delete several properties in one changeset", with(vec![abort(), idempotency()]), write(document_of("Properties"))), batch)
         }));
         paths.insert(format!("{API}{prefix}/properties/{{key}}"), json!({
-            "get": op("A property's value", with(vec![key(), revision()]), read(bytes())),
-            "put": with_body(op("Set a property", with(vec![key(), abort(), etag(), if_match(), idempotency()]), write(document_of("Property"))), raw_body("The value; Content-Type is its MIME type")),
-            "delete": op("Delete a property", with(vec![key(), query_of("abort", "never (default), modified or exists", aborts()), etag(), if_match(), idempotency()]), write(document_of("Property")))
+            "get": reader("A property's value", with(vec![key(), revision()]), readable(bytes())),
+            "put": with_body(keyed("Set a property", with(vec![key(), abort(), etag(), if_match(), idempotency()]), write(document_of("Property"))), raw_body("The value; Content-Type is its MIME type")),
+            "delete": keyed("Delete a property", with(vec![key(), query_of("abort", "never (default), modified or exists", aborts()), etag(), if_match(), idempotency()]), write(document_of("Property")))
         }));
         paths.insert(format!("{API}{prefix}/properties/{{key}}/info"), json!({
-            "get": op("A property's description", with(vec![key(), revision()]), read(document_of("Property")))
+            "get": reader("A property's description", with(vec![key(), revision()]), readable(document_of("Property")))
         }));
     }
+}
+
+/// `schema` (a string's), or null: the batch reads a null field as an absent one.
+fn or_null(mut schema: Value) -> Value {
+    schema["type"] = json!(["string", "null"]);
+    schema
 }
 
 fn one_or_many(schema: &str) -> Value {
@@ -275,11 +314,11 @@ fn schemas() -> Value {
             r("PropertyEntry"), {"type": "array", "items": r("PropertyEntry"), "minItems": 1, "maxItems": 100}
         ]}}, "required": ["property"]},
         "PropertyEntry": {"type": "object", "properties": {
-            "@name": pattern(NAME_PATTERN), "@etag": s(),
-            "contents": {"oneOf": [pattern(NO_NUL_PATTERN), {"type": "object", "properties": {
-                "@type": pattern(MIME_PATTERN), "#text": pattern(NO_NUL_PATTERN)
+            "@name": pattern(NAME_PATTERN), "@etag": or_null(s()),
+            "contents": {"oneOf": [pattern(NO_NUL_PATTERN), {"type": "null"}, {"type": "object", "properties": {
+                "@type": or_null(pattern(MIME_PATTERN)), "#text": or_null(pattern(NO_NUL_PATTERN))
             }}]}
-        }, "required": ["@name"], "description": "With contents: set; without: delete"},
+        }, "required": ["@name"], "description": "With contents: set; without (or null): delete. A null `@etag`, `@type` or `#text` is as if absent"},
         "Wiped": {"type": "object", "properties": {"@id": s(), "@wiped": s()}, "required": ["@id"]}
     })
 }
@@ -294,7 +333,7 @@ pub fn spec() -> Value {
         "info": {
             "title": "Palimpsest resources: MindTouch Deki files and properties",
             "version": "1",
-            "description": "Deki's REST API for files and properties with revisions, event-sourced. Writes need an API key (Authorization: Bearer, X-Authtoken, or ?authtoken=); admin routes need the admin token."
+            "description": "Deki's REST API for files and properties with revisions, event-sourced. Writes need an API key (Authorization: Bearer, X-Authtoken, or ?authtoken=), checked before the body is read; admin routes need the admin token. A file, its description and its properties are written by the user who created the file; a page's property by the user who created it; a user's properties are read and written by that user; the site's properties by the administrator, who may write everything. Anyone with a key may add a file or a property to a page."
         },
         "servers": [{"url": "/resources"}],
         "paths": paths,
@@ -311,4 +350,40 @@ pub fn spec() -> Value {
 /// `GET /resources/openapi.json`.
 pub async fn document() -> Json<Value> {
     Json(spec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the route needs a key: every write, and the reads of a user's or the site's
+    /// properties and of the archive.
+    fn needs_key(path: &str, method: &str) -> bool {
+        method != "get"
+            || path.starts_with(&format!("{API}/users/"))
+            || path.starts_with(&format!("{API}/site/"))
+            || path.starts_with(&format!("{API}/archive/"))
+    }
+
+    #[test]
+    fn every_operation_says_whether_it_needs_a_key_and_answers_401_and_403() {
+        let spec = spec();
+        let paths = spec["paths"].as_object().expect("paths");
+        for (path, operations) in paths {
+            for (method, operation) in operations.as_object().expect("operations") {
+                let anonymous = operation["security"]
+                    .as_array()
+                    .expect("security")
+                    .iter()
+                    .any(|scheme| scheme.as_object().is_some_and(|s| s.is_empty()));
+                assert_eq!(anonymous, !needs_key(path, method), "{method} {path}");
+                for status in ["401", "403"] {
+                    assert!(
+                        operation["responses"][status].is_object(),
+                        "{method} {path} documents {status}"
+                    );
+                }
+            }
+        }
+    }
 }

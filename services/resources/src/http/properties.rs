@@ -1,10 +1,11 @@
 //! Properties of pages, files, users and the site, with ETags and `abort=never|modified|exists`.
 
-use super::auth::Caller;
+use super::auth::{Caller, Writer};
 use super::doc::Format;
 use super::download::{self, Wanted};
 use super::error::{content as content_error, read};
 use super::extract::{PathParams, QueryParams};
+use super::permissions;
 use super::views::{self, Shown};
 use super::{Resources, params};
 use crate::content::{self, Upload};
@@ -65,10 +66,12 @@ fn element(revision: &Revision) -> crate::http::doc::Element {
 /// `GET …/properties`: the live properties.
 pub async fn list(
     State(s): State<Resources>,
+    caller: Caller,
     PathParams(path): PathParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let parent = parent(&path)?;
+    permissions::properties_of(caller, parent)?;
     let rows = s
         .reader
         .children(ResourceType::Property, parent)
@@ -84,8 +87,10 @@ pub async fn list(
         .into_response())
 }
 
-async fn row_of(s: &Resources, path: &Params) -> Result<i64, ApiError> {
+/// The property a read route names, if `caller` may read it.
+async fn row_of(s: &Resources, caller: Caller, path: &Params) -> Result<i64, ApiError> {
     let (parent, key) = (parent(path)?, key(path)?);
+    permissions::properties_of(caller, parent)?;
     let row = s
         .reader
         .child(ResourceType::Property, parent, &key)
@@ -102,7 +107,7 @@ pub async fn value(
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
 ) -> Result<Response, ApiError> {
-    let res_id = row_of(&s, &path).await?;
+    let res_id = row_of(&s, caller, &path).await?;
     let revision = params::revision(query.get("revision").map(String::as_str))?;
     download::serve(&s, caller, res_id, revision, Wanted::Property).await
 }
@@ -115,7 +120,7 @@ pub async fn info(
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let res_id = row_of(&s, &path).await?;
+    let res_id = row_of(&s, caller, &path).await?;
     let revision = params::revision(query.get("revision").map(String::as_str))?;
     let row = download::visible(&s, caller, res_id, revision, Wanted::Property).await?;
     let element = views::property(&row.revision, Shown::of(&row));
@@ -128,15 +133,15 @@ pub async fn info(
 #[allow(clippy::too_many_arguments)]
 pub async fn put(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let (parent, name) = (parent(&path)?, key(&path)?);
+    permissions::properties_of(caller, parent)?;
     let abort = abort(&query, Abort::Modified)?;
     let expect = params::expect(None, &headers, query.get("etag").map(String::as_str))?;
     let mimetype = params::mimetype(&headers, DEFAULT_TYPE)?;
@@ -164,14 +169,14 @@ pub async fn put(
 /// `POST …/properties` with `Slug: <key>`: creates a property (409 if it exists).
 pub async fn create(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let parent = parent(&path)?;
+    permissions::properties_of(caller, parent)?;
     let slug = headers
         .get("slug")
         .and_then(|v| v.to_str().ok())
@@ -286,15 +291,15 @@ fn batch_document(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
 /// the same way.
 pub async fn batch(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let parent = parent(&path)?;
+    permissions::properties_of(caller, parent)?;
     let abort = abort(&query, Abort::Modified)?;
     let document = batch_document(&headers, &body)?;
     let items = match document.get("property") {
@@ -353,14 +358,14 @@ pub async fn batch(
 /// `DELETE …/properties/{key}?abort=&etag=`.
 pub async fn delete(
     State(s): State<Resources>,
-    caller: Caller,
+    Writer(caller): Writer,
     request: CommandRequest,
     PathParams(path): PathParams,
     QueryParams(query): QueryParams,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = caller.writer()?;
     let (parent, name) = (parent(&path)?, key(&path)?);
+    permissions::properties_of(caller, parent)?;
     let abort = abort(&query, Abort::Never)?;
     let expect = params::expect(None, &headers, query.get("etag").map(String::as_str))?;
     let format = Format::of(&headers);

@@ -1,6 +1,6 @@
 //! Why an operation was refused.
 
-use crate::resource::ResourceError;
+use crate::resource::{AccessError, ResourceError};
 
 /// An operation's refusal; the HTTP layer maps each to one status, in one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -8,6 +8,9 @@ pub enum OperationError {
     /// A resource's decider refused.
     #[error(transparent)]
     Resource(#[from] ResourceError),
+    /// The caller may not make this write (Deki's permissions).
+    #[error(transparent)]
+    Forbidden(#[from] AccessError),
     /// Another live resource holds the name under that parent.
     #[error("`{name}` is already used by resource {holder} under {parent}")]
     NameTaken {

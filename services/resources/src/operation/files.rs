@@ -162,6 +162,7 @@ impl Changeset {
     /// Restores a deleted file, to `to` or where it was; on a name clash it takes the first
     /// free `name(2).ext`, `name(3).ext`, ...
     pub async fn restore_file(&mut self, restore: Restore) -> Result<Revision, Failure> {
+        self.may_archive()?;
         let state = self.resource(restore.res_id).await?;
         let head = state
             .existing()

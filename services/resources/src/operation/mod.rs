@@ -7,6 +7,10 @@
 //! operation starts from the first), and at the end turns everything into one [`Decision`]:
 //! every revision of the operation shares one changeset id and is appended atomically with the
 //! names it claimed or released and the contents it stored first.
+//!
+//! Before it creates, changes, deletes, hides, restores or wipes a resource, and before it takes
+//! an id for it, the changeset asks [`access`] whether its actor may, from the streams it loaded
+//! (the resource's, and its parent file's): a refusal ends the operation with nothing appended.
 
 mod error;
 mod files;
@@ -19,7 +23,10 @@ pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 use crate::content::Upload;
 use crate::ids::{IdKind, IdSource};
 use crate::names::{self, NameState};
-use crate::resource::{self, Edit, Expect, NewResource, ResourceCommand, ResourceState, Stamp};
+use crate::resource::access::{self, Write};
+use crate::resource::{
+    self, Edit, Expect, NewResource, Principal, ResourceCommand, ResourceState, Stamp,
+};
 use crate::states::ContentState;
 use crate::streams;
 use chrono::{DateTime, Utc};
@@ -46,9 +53,34 @@ pub type Failure = CommandError<OperationError>;
 pub struct Actor {
     /// The user recorded in revisions.
     pub user_id: i64,
+    /// The administrator (the admin token), who may write everything.
+    pub admin: bool,
     /// The request's time, whole seconds.
     pub now: DateTime<Utc>,
 }
+
+impl Actor {
+    /// Who acts, as [`access`] decides.
+    pub fn principal(self) -> Principal {
+        Principal {
+            user_id: self.user_id,
+            admin: self.admin,
+        }
+    }
+
+    /// The name events carry as `Metadata.actor`: `admin` for the administrator (whose
+    /// revisions carry Deki's admin user id), else the user id.
+    pub fn name(self) -> String {
+        if self.admin {
+            ADMIN_ACTOR.to_owned()
+        } else {
+            self.user_id.to_string()
+        }
+    }
+}
+
+/// `Metadata.actor` of the administrator's events.
+pub const ADMIN_ACTOR: &str = "admin";
 
 /// One try of an operation (see the module doc).
 pub struct Changeset {
@@ -142,6 +174,45 @@ impl Changeset {
         Ok(head.clone())
     }
 
+    /// The state of `parent` when it is a file (whose creator owns its properties).
+    async fn parent_file(&mut self, parent: Parent) -> Result<Option<ResourceState>, Failure> {
+        match parent {
+            Parent::File(id) => Ok(Some(self.resource(id).await?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Refuses the actor a new resource under `parent` it may not add (403).
+    async fn may_add(&mut self, parent: Parent) -> Result<(), Failure> {
+        let parent_file = self.parent_file(parent).await?;
+        let write = Write::Under {
+            parent,
+            parent_file: parent_file.as_ref(),
+        };
+        access::decide(self.actor.principal(), write).map_err(refuse)
+    }
+
+    /// Refuses the actor a change to `res_id` it may not make (403).
+    async fn may_change(&mut self, res_id: i64) -> Result<(), Failure> {
+        let resource = self.resource(res_id).await?;
+        let parent = resource.existing().map(|head| head.parent);
+        let parent_file = match parent {
+            Some(parent) => self.parent_file(parent).await?,
+            None => None,
+        };
+        let write = Write::Change {
+            resource: &resource,
+            parent_file: parent_file.as_ref(),
+        };
+        access::decide(self.actor.principal(), write).map_err(refuse)
+    }
+
+    /// Refuses the actor the archive's business (hide, restore, wipe) unless it is the
+    /// administrator (403).
+    fn may_archive(&self) -> Result<(), Failure> {
+        access::decide(self.actor.principal(), Write::Archive).map_err(refuse)
+    }
+
     /// Who holds `name` under `parent` now.
     pub async fn holder(
         &mut self,
@@ -167,7 +238,10 @@ impl Changeset {
         if let Some(id) = self.changeset_id {
             return Ok(id);
         }
-        let id = self.ids.next::<OperationError>(IdKind::Changeset).await?;
+        let id = self
+            .ids
+            .next::<OperationError>(IdKind::Changeset, &self.actor.name())
+            .await?;
         self.changeset_id = Some(id);
         Ok(id)
     }
@@ -175,7 +249,10 @@ impl Changeset {
     async fn stamp(&mut self, description: Option<String>) -> Result<Stamp, Failure> {
         let actor = self.actor;
         Ok(Stamp {
-            resrev_id: self.ids.next::<OperationError>(IdKind::Resrev).await?,
+            resrev_id: self
+                .ids
+                .next::<OperationError>(IdKind::Resrev, &actor.name())
+                .await?,
             changeset_id: self.changeset_id().await?,
             user_id: actor.user_id,
             timestamp: actor.now,
@@ -204,7 +281,10 @@ impl Changeset {
                 size,
             });
         }
-        let rescontent_id = self.ids.next::<OperationError>(IdKind::Rescontent).await?;
+        let rescontent_id = self
+            .ids
+            .next::<OperationError>(IdKind::Rescontent, &self.actor.name())
+            .await?;
         let event = ContentEvent::ContentStored {
             rescontent_id,
             res_id,
@@ -317,7 +397,11 @@ impl Changeset {
         mimetype: &str,
         description: Option<String>,
     ) -> Result<Revision, Failure> {
-        let res_id = self.ids.next::<OperationError>(IdKind::Res).await?;
+        self.may_add(parent).await?;
+        let res_id = self
+            .ids
+            .next::<OperationError>(IdKind::Res, &self.actor.name())
+            .await?;
         // A leased id names a stream nobody wrote (no other process holds it, and this one
         // hands it out once): it is not loaded, and the append expects it new.
         self.resources.insert(res_id, ResourceState::default());
@@ -346,6 +430,10 @@ impl Changeset {
         expect: Expect,
         description: Option<String>,
     ) -> Result<Option<Revision>, Failure> {
+        self.may_change(head.res_id).await?;
+        if let Some(target) = place.0.filter(|target| *target != head.parent) {
+            self.may_add(target).await?;
+        }
         let content = match upload {
             Some((upload, mimetype)) => Some((
                 self.content(upload, mimetype, head.res_id, head.rev + 1)
@@ -388,6 +476,7 @@ impl Changeset {
         expect: Expect,
         description: Option<String>,
     ) -> Result<Revision, Failure> {
+        self.may_change(res_id).await?;
         let stamp = self.stamp(description).await?;
         let revision = self
             .decide(res_id, ResourceCommand::Delete(expect, stamp))
@@ -400,6 +489,7 @@ impl Changeset {
 
     /// Hides or shows revisions of a resource; `true` when anything changed.
     pub async fn hide(&mut self, res_id: i64, revs: Vec<i64>, hidden: bool) -> Result<(), Failure> {
+        self.may_archive()?;
         let command = ResourceCommand::Hide {
             revs,
             hidden,
@@ -411,6 +501,7 @@ impl Changeset {
 
     /// Removes a deleted resource from the archive.
     pub async fn wipe(&mut self, res_id: i64) -> Result<(), Failure> {
+        self.may_archive()?;
         let command = ResourceCommand::Wipe {
             user_id: self.actor.user_id,
             timestamp: self.actor.now,

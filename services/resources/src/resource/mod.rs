@@ -2,8 +2,10 @@
 //! pure decider that turns a command into the next revision, and the ETag that names a head.
 //!
 //! Every new revision starts as a copy of the head; the command changes some columns and the
-//! change mask records which. A deleted resource accepts only a restore.
+//! change mask records which. A deleted resource accepts only a restore. Who may write a
+//! resource is decided from the same streams ([`access`]).
 
+pub mod access;
 mod decide;
 mod error;
 mod etag;
@@ -11,6 +13,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+pub use access::{AccessError, Principal};
 pub use decide::{Edit, Expect, NewResource, ResourceCommand, Stamp, decide};
 pub use error::ResourceError;
 pub use etag::etag;

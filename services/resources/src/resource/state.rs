@@ -4,11 +4,14 @@ use palimpsest_events::resources::{ResourceEvent, Revision};
 use std::collections::BTreeSet;
 
 /// What a command needs to know of a resource: its head revision (a full copy, so the next
-/// revision can start from it), which revisions are hidden, and whether it was wiped.
+/// revision can start from it), who created it (who may change it), which revisions are
+/// hidden, and whether it was wiped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResourceState {
     /// The head revision; `None` before the first.
     pub head: Option<Revision>,
+    /// The user who made revision 1 (`res_create_user_id`); `None` before it.
+    pub creator: Option<i64>,
     /// Hidden revision numbers.
     pub hidden: BTreeSet<i64>,
     /// Removed from the archive for good: the id names nothing any more.
@@ -30,7 +33,10 @@ impl ResourceState {
 /// The state after `event`.
 pub fn evolve(mut state: ResourceState, event: &ResourceEvent) -> ResourceState {
     match event {
-        ResourceEvent::RevisionAdded(revision) => state.head = Some(revision.clone()),
+        ResourceEvent::RevisionAdded(revision) => {
+            state.creator.get_or_insert(revision.user_id);
+            state.head = Some(revision.clone());
+        }
         ResourceEvent::RevisionsHidden { revs, hidden, .. } => {
             for rev in revs {
                 if *hidden {
