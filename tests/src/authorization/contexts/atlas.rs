@@ -2,8 +2,9 @@
 //! the administrator (`PUT /atlas/admin/users/{user_id}` with roles `editor`, `reviewer`); the
 //! published map's reads are public; the section workflow's reads need any user, its writes the
 //! editor role, approve and reject the reviewer role; the acting user is the caller, so a body or
-//! query naming another user is refused with 403, the admin's included (`Actor`). The user is
-//! `ann` (editor and reviewer), the other user `bob` (editor). A refusal is `{"error": …}`.
+//! query naming another user is refused with 403, the admin's included (`Actor`); a reviewer
+//! may not approve their own submission. The user is `ann` (editor and reviewer), the other
+//! user `bob` (editor). A refusal is `{"error": …}`. See docs/authorization/atlas-auth.md.
 //!
 //! Everything that depends on how users are issued is in [`issue`] and [`context`], to adapt
 //! when sec/atlas-auth lands.
@@ -19,22 +20,23 @@ const USER: &str = "ann";
 /// The other user (editor).
 const OTHER: &str = "bob";
 
-/// A snapshot the workflow accepts: one entity and one geometry linked to it.
-fn snapshot() -> Value {
+/// A snapshot the workflow accepts: one entity and one geometry linked to it, ids from `name`.
+fn snapshot(name: &str) -> Value {
+    let (entity, geometry) = (format!("{name}-e"), format!("{name}-g"));
     json!({
         "schema_version": 1,
         "editor_feature_collection": {"type": "FeatureCollection", "features": []},
-        "entities": [{"operation": "create", "id": "authz-e", "name": "Authz", "slug": "authz-e", "type_id": "country"}],
-        "geometries": [{"operation": "create", "id": "authz-g", "type": "city",
+        "entities": [{"operation": "create", "id": entity, "name": name, "slug": entity, "type_id": "country"}],
+        "geometries": [{"operation": "create", "id": geometry, "type": "city",
             "draw_geometry": {"type": "Point", "coordinates": [105.85, 21.03]}}],
-        "link_scopes": [{"geometry_id": "authz-g", "entity_ids": ["authz-e"]}]
+        "link_scopes": [{"geometry_id": geometry, "entity_ids": [entity]}]
     })
 }
 
 /// The table.
 pub fn table() -> Vec<Row> {
     use Policy::{Actor, Admin, AnyUser, Public, Role};
-    let commit = json!({"created_by": "${user}", "snapshot": snapshot()}).to_string();
+    let commit = json!({"created_by": "${user}", "snapshot": snapshot("authz-row")}).to_string();
     vec![
         Row::new("GET", "/atlas/entities", Public),
         Row::new("GET", "/atlas/entities/search", Public).query("q=Authz"),
@@ -67,6 +69,7 @@ pub fn table() -> Vec<Row> {
             .param("id", "${section}")
             .json(r#"{"submitted_by": "${user}"}"#),
         Row::new("GET", "/atlas/sections/{id}/submissions", AnyUser).param("id", "${section}"),
+        // bob's submission: a reviewer may not approve their own (four eyes).
         Row::new("POST", "/atlas/submissions/{id}/approve", Role("reviewer"))
             .param("id", "${submission}")
             .json("{}"),
@@ -109,102 +112,68 @@ async fn post(setup: &Setup<'_>, token: &str, path: &str, body: Value) -> Value 
         .await
 }
 
-/// ann's section with a commit and a pending submission, one approved earlier (the published
-/// entity and geometry), and bob's own section; the tokens of both.
-pub async fn context(app: &TestApp) -> Context {
-    let setup = Setup::new(app);
-    let admin = app.admin_token();
-    let user = issue(&setup, &admin, USER, &["editor", "reviewer"]).await;
-    let other = issue(&setup, &admin, OTHER, &["editor"]).await;
-
-    // A first round, approved: the published entity and geometry.
-    let published = post(
-        &setup,
-        &user,
-        "/atlas/sections",
-        json!({"title": "authz-published"}),
-    )
-    .await;
-    let published = published["id"].as_str().unwrap_or_default().to_owned();
-    post(
-        &setup,
-        &user,
-        &format!("/atlas/sections/{published}/lock"),
-        json!({}),
-    )
-    .await;
-    post(
-        &setup,
-        &user,
-        &format!("/atlas/sections/{published}/commits"),
-        json!({"snapshot": snapshot()}),
-    )
-    .await;
-    let submitted = post(
-        &setup,
-        &user,
-        &format!("/atlas/sections/{published}/submit"),
-        json!({}),
-    )
-    .await;
-    let first = submitted["submission"]["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    post(
-        &setup,
-        &user,
-        &format!("/atlas/submissions/{first}/approve"),
-        json!({}),
-    )
-    .await;
-
-    // The user's section under review, and the other user's own section.
-    let section = post(&setup, &user, "/atlas/sections", json!({"title": "authz"})).await;
+/// Starts section `title` as `token`: created, locked, `snapshot(name)` committed; answers the
+/// section's and the commit's ids.
+async fn start(setup: &Setup<'_>, token: &str, title: &str) -> (String, String) {
+    let section = post(setup, token, "/atlas/sections", json!({ "title": title })).await;
     let section = section["id"].as_str().unwrap_or_default().to_owned();
     post(
-        &setup,
-        &user,
+        setup,
+        token,
         &format!("/atlas/sections/{section}/lock"),
         json!({}),
     )
     .await;
     let committed = post(
-        &setup,
-        &user,
+        setup,
+        token,
         &format!("/atlas/sections/{section}/commits"),
-        json!({"snapshot": snapshot()}),
+        json!({ "snapshot": snapshot(title) }),
     )
     .await;
     let commit = committed["commit"]["id"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
+    (section, commit)
+}
+
+/// Submits `section` as `token`; answers the submission's id.
+async fn submit(setup: &Setup<'_>, token: &str, section: &str) -> String {
     let submitted = post(
-        &setup,
-        &user,
+        setup,
+        token,
         &format!("/atlas/sections/{section}/submit"),
         json!({}),
     )
     .await;
-    let submission = submitted["submission"]["id"]
+    submitted["submission"]["id"]
         .as_str()
         .unwrap_or_default()
-        .to_owned();
+        .to_owned()
+}
+
+/// A first section of ann's approved by the admin (the published entity and geometry); ann's
+/// section being edited (locked by her, with a commit); bob's section submitted for review (a
+/// reviewer approves another's submission only); the tokens of both.
+pub async fn context(app: &TestApp) -> Context {
+    let setup = Setup::new(app);
+    let admin = app.admin_token();
+    let user = issue(&setup, &admin, USER, &["editor", "reviewer"]).await;
+    let other = issue(&setup, &admin, OTHER, &["editor"]).await;
+
+    let (published, _) = start(&setup, &user, "authz-published").await;
+    let first = submit(&setup, &user, &published).await;
     post(
         &setup,
-        &user,
-        &format!("/atlas/sections/{section}/lock"),
+        &admin,
+        &format!("/atlas/submissions/{first}/approve"),
         json!({}),
     )
     .await;
-    post(
-        &setup,
-        &other,
-        "/atlas/sections",
-        json!({"title": "authz-bob"}),
-    )
-    .await;
+    let (section, commit) = start(&setup, &user, "authz").await;
+    let (bobs, _) = start(&setup, &other, "authz-bob").await;
+    let submission = submit(&setup, &other, &bobs).await;
 
     let credentials = HashMap::from([
         (
@@ -230,8 +199,8 @@ pub async fn context(app: &TestApp) -> Context {
             ("section", section),
             ("commit", commit),
             ("submission", submission),
-            ("entity", "authz-e".to_owned()),
-            ("geometry", "authz-g".to_owned()),
+            ("entity", "authz-published-e".to_owned()),
+            ("geometry", "authz-published-g".to_owned()),
         ]),
         secret: None,
         refusal: error_message,

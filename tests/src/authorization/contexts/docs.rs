@@ -1,6 +1,7 @@
 //! docs (Sync Gateway behind CouchDB's API), as sec/docs-access and sec/docs-revisions make it:
 //! the admin made database `authz` with a sync function that keeps each document to its
-//! `owner` (`requireUser`) and puts it in its `channels`; the user is Sync Gateway user `ann`
+//! `owner` (`requireUser` of the existing document's owner, or of a new one's) and puts it in its
+//! `channels`; the user is Sync Gateway user `ann`
 //! (channel `ch-ann`), the other user `bob` (channel `ch-bob`), both with HTTP Basic passwords;
 //! the admin is the admin token as CouchDB clients send it, Basic `admin:<token>` (the fixtures
 //! use it as a bearer token, the other form). Database create, delete and list, `_design/`
@@ -27,8 +28,10 @@ const OTHER: (&str, &str, &str) = ("bob", "bob-password-1", "ch-bob");
 /// What only the user's document holds.
 const SECRET: &str = "authz-secret-of-ann";
 /// The sync function: a document is its owner's, in its channels.
-const SYNC: &str = "function (doc, oldDoc) { if (oldDoc) { requireUser(oldDoc.owner); } if (!doc._deleted) { requireUser(doc.owner); } channel(doc.channels); }";
+const SYNC: &str = "function (doc, oldDoc) { if (oldDoc) { requireUser(oldDoc.owner); } else { requireUser(doc.owner); } channel(doc.channels); }";
 
+/// The revision id of a grafted branch with no common ancestor.
+const GRAFT: &str = "0123456789abcdef0123456789abcdef";
 /// A document body of the user's, as rows send it.
 const OWNED: &str = r#""owner": "${user}", "channels": ["${channel}"]"#;
 
@@ -49,9 +52,12 @@ pub fn table() -> Vec<Row> {
         Row::new("POST", db("/_all_docs"), AnyUser)
             .query("include_docs=true")
             .json(r#"{"keys": ["${doc}"]}"#),
+        // A replicated branch with no common ancestor grafted onto the user's document, naming
+        // bob its owner (issue #25, defect 3): the sync function must meet it with the current
+        // winner as oldDoc, so only ann (or the admin) may; without the fix bob takes it over.
         Row::new("POST", db("/_bulk_docs"), Owner)
             .json(&format!(
-                r#"{{"docs": [{{"_id": "${{doc}}", "_rev": "${{rev}}", {OWNED}, "bulk": true}}]}}"#
+                r#"{{"new_edits": false, "docs": [{{"_id": "${{doc}}", "_rev": "9-{GRAFT}", "_revisions": {{"start": 9, "ids": ["{GRAFT}"]}}, "owner": "${{other}}", "channels": ["${{other_channel}}"], "grafted": true}}]}}"#
             ))
             .refuses_in_body("\"forbidden\""),
         Row::new("POST", db("/_bulk_get"), AnyUser)
@@ -248,6 +254,8 @@ pub async fn context(app: &TestApp) -> Context {
             ("user", USER.0.to_owned()),
             ("password", USER.1.to_owned()),
             ("channel", USER.2.to_owned()),
+            ("other", OTHER.0.to_owned()),
+            ("other_channel", OTHER.2.to_owned()),
         ]),
         secret: Some(SECRET.to_owned()),
         refusal,
