@@ -69,14 +69,16 @@ pub fn table() -> Vec<Row> {
             .json("{}"),
         Row::new("GET", db("/_design/{ddoc}"), Admin),
         Row::new("PUT", db("/_design/{ddoc}"), Admin).json(r#"{"views": {}}"#),
-        Row::new("DELETE", db("/_design/{ddoc}"), Admin),
+        Row::new("DELETE", db("/_design/{ddoc}"), Admin).query("rev=${ddoc_rev}"),
         Row::new("POST", db("/_ensure_full_commit"), AnyUser),
         Row::new("GET", db("/_local/{id}"), AnyUser),
         Row::new("PUT", db("/_local/{id}"), AnyUser).json(r#"{"checkpoint": 2}"#),
         Row::new("DELETE", db("/_local/{id}"), AnyUser),
         Row::new("POST", db("/_revs_diff"), AnyUser)
             .json(r#"{"${doc}": ["${rev}", "9-ffffffffffffffffffffffffffffffff"]}"#),
-        Row::new("GET", db("/_session"), Public),
+        // Sync Gateway answers 401 "Login required" on every route of a database whose guest
+        // is disabled, its `_session` GET included (only the login and logout are open).
+        Row::new("GET", db("/_session"), AnyUser),
         Row::new("POST", db("/_session"), Public)
             .json(r#"{"name": "${user}", "password": "${password}"}"#),
         Row::new("DELETE", db("/_session"), Public),
@@ -173,12 +175,13 @@ pub async fn context(app: &TestApp) -> Context {
         "role",
     )
     .await;
-    put(
+    let design = put(
         &setup,
         as_admin(Method::PUT, &format!("/docs/{DB}/_design/authz")).json(&json!({"views": {}})),
         "design document",
     )
     .await;
+    let ddoc_rev = design["rev"].as_str().unwrap_or_default().to_owned();
     let as_user =
         |method: Method, path: &str| setup.request(method, path).basic_auth(USER.0, Some(USER.1));
     let doc = "doc-ann";
@@ -250,6 +253,7 @@ pub async fn context(app: &TestApp) -> Context {
             ("rev", rev),
             ("name", "note.txt".to_owned()),
             ("ddoc", "authz".to_owned()),
+            ("ddoc_rev", ddoc_rev),
             ("id", "authz-local".to_owned()),
             ("user", USER.0.to_owned()),
             ("password", USER.1.to_owned()),
