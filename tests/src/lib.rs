@@ -1,4 +1,6 @@
 //! End-to-end tests live in `tests/tests/`; the library holds the chaos harness they and
-//! `just chaos` (`src/bin/chaos.rs`) share.
+//! `just chaos` (`src/bin/chaos.rs`) share, and the route-by-principal authorization walk
+//! (`tests/tests/authorization.rs`).
 
+pub mod authorization;
 pub mod chaos;

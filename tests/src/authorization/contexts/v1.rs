@@ -1,0 +1,73 @@
+//! The platform's own routes: `/v1` (the log, streams and chain audit: admin bearer token only)
+//! and the health routes (public). They have no OpenAPI document, so this table is their
+//! inventory. The admin API has no users: the "user" here is a valid credential of another kind
+//! (records organisation `orga`'s bearer token), which must not open it; a refusal is
+//! `{"error": …}` with status 401.
+
+use super::{Setup, WRONG_SECRET, error_message, vars};
+use crate::authorization::{Context, Credential, Policy, Principal, Row};
+use palimpsest_testkit::TestApp;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// The table.
+pub fn table() -> Vec<Row> {
+    vec![
+        Row::new("GET", "/v1/events", Policy::Admin).query("after=0&limit=5"),
+        Row::new("GET", "/v1/head", Policy::Admin),
+        Row::new(
+            "GET",
+            "/v1/streams/{context}/{category}/{key}",
+            Policy::Admin,
+        ),
+        Row::new("GET", "/v1/audit/verify", Policy::Admin),
+        Row::new("GET", "/healthz", Policy::Public),
+        Row::new("GET", "/readyz", Policy::Public),
+        Row::new("GET", "/metrics", Policy::Public),
+    ]
+    .into_iter()
+    .map(Row::undocumented)
+    .collect()
+}
+
+/// The admin token, and a records org token as a valid credential that is not the admin's.
+pub async fn context(app: &TestApp) -> Context {
+    let setup = Setup::new(app);
+    let admin = app.admin_token();
+    let issued = setup
+        .ok(
+            "issueOrgToken",
+            setup
+                .request(reqwest::Method::POST, "/records/api/issueOrgToken")
+                .bearer_auth(&admin)
+                .json(&json!({"org": "orga"})),
+        )
+        .await;
+    let org_token = issued["result"]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let credentials = HashMap::from([
+        (
+            Principal::Wrong,
+            Credential::Bearer(WRONG_SECRET.to_owned()),
+        ),
+        (Principal::User, Credential::Bearer(org_token)),
+        (Principal::Admin, Credential::Bearer(admin)),
+    ]);
+    Context {
+        name: "v1",
+        documents: Vec::new(),
+        rows: table(),
+        credentials,
+        roles: Vec::new(),
+        vars: vars([
+            ("context", "records".to_owned()),
+            ("category", "token".to_owned()),
+            ("key", "orga".to_owned()),
+        ]),
+        secret: None,
+        refusal: error_message,
+        allowed: super::any_answer,
+    }
+}
