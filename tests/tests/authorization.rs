@@ -2,10 +2,6 @@
 //! another user, the user, the administrator) against the table of who may call it (design
 //! invariant 11, issue #25). One test per context, each on its own app; the table and the
 //! fixtures are in `src/authorization/`, the model in `docs/authorization/README.md`.
-//!
-//! docs, atlas and resources are held to the models their sec/* branches implement, which
-//! main does not have yet: their tests are ignored here until those branches land (run them
-//! with `cargo test -p palimpsest-e2e --test authorization -- --ignored`).
 
 use palimpsest_e2e::authorization::contexts::{atlas, docs, pads, records, resources, v1};
 use palimpsest_e2e::authorization::walk::assert_held;
@@ -37,19 +33,16 @@ async fn authorization_v1() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "docs' model is sec/docs-access and sec/docs-revisions, not on main yet"]
 async fn authorization_docs() {
     held(TestApp::start().await, docs::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "atlas' users and roles are sec/atlas-auth, not on main yet"]
 async fn authorization_atlas() {
     held(TestApp::start().await, atlas::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "resources' ownership is sec/resources-auth, not on main yet"]
 async fn authorization_resources() {
     let app = TestApp::builder()
         .data_file(resources::KEYS_FILE, resources::keys())

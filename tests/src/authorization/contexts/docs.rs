@@ -52,12 +52,14 @@ pub fn table() -> Vec<Row> {
         Row::new("POST", db("/_all_docs"), AnyUser)
             .query("include_docs=true")
             .json(r#"{"keys": ["${doc}"]}"#),
-        // A replicated branch with no common ancestor grafted onto the user's document, naming
-        // bob its owner (issue #25, defect 3): the sync function must meet it with the current
-        // winner as oldDoc, so only ann (or the admin) may; without the fix bob takes it over.
+        // A replicated branch with no common ancestor grafted onto the user's document (issue
+        // #25, defect 3): the sync function must meet it with the current winner as oldDoc, so
+        // only ann (or the admin) may; without the fix bob, naming himself owner, takes it over.
+        // The branch stays in ann's channel too, so her allowed graft leaves her document
+        // readable to her for the rows after it.
         Row::new("POST", db("/_bulk_docs"), Owner)
             .json(&format!(
-                r#"{{"new_edits": false, "docs": [{{"_id": "${{doc}}", "_rev": "9-{GRAFT}", "_revisions": {{"start": 9, "ids": ["{GRAFT}"]}}, "owner": "${{other}}", "channels": ["${{other_channel}}"], "grafted": true}}]}}"#
+                r#"{{"new_edits": false, "docs": [{{"_id": "${{doc}}", "_rev": "9-{GRAFT}", "_revisions": {{"start": 9, "ids": ["{GRAFT}"]}}, "owner": "${{other}}", "channels": ["${{channel}}", "${{other_channel}}"], "grafted": true}}]}}"#
             ))
             .refuses_in_body("\"forbidden\""),
         Row::new("POST", db("/_bulk_get"), AnyUser)
