@@ -25,6 +25,7 @@ mod render;
 mod revoked;
 mod server;
 mod session;
+mod streaming;
 mod write;
 
 use axum::Router;
