@@ -122,12 +122,13 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
             .header("authorization", format!("Bearer {}", app.admin_token()))
             .send()
     };
-    let page: Value = admin_get("/v1/events?after=1&limit=10")
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+    let answer = admin_get("/v1/events?after=1&limit=10").await.expect("get");
+    assert_eq!(
+        answer.content_length(),
+        None,
+        "the page is written as its events are read, not built whole first"
+    );
+    let page: Value = answer.json().await.expect("json");
     assert_eq!(page["events"].as_array().map(Vec::len), Some(2));
     assert_eq!(page["next_after"], json!(3));
     let s: Value = admin_get("/v1/streams/test/thing/a?after=2")
@@ -148,6 +149,38 @@ async fn health_metrics_and_the_admin_api_need_the_token() {
         .await
         .expect("json");
     assert_eq!(verify["ok"], json!(true));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_long_events_page_is_the_log_s_events_as_json_written_a_few_at_a_time() {
+    let app = TestApp::start().await;
+    let http = reqwest::Client::new();
+    let head = append(&app, "many", 50).await;
+    for (after, limit) in [(0, 1000), (3, 33), (head - 2, 10), (head, 5)] {
+        let answer = http
+            .get(app.url(&format!("/v1/events?after={after}&limit={limit}")))
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.content_length(), None, "streamed");
+        let text = answer.text().await.expect("body");
+        let events = app
+            .state
+            .store
+            .read_all(after, limit)
+            .await
+            .expect("read_all");
+        let next = events.last().map(|e| e.position).unwrap_or(after);
+        let whole =
+            serde_json::to_string(&json!({ "events": events, "next_after": next })).expect("json");
+        assert_eq!(
+            text, whole,
+            "after={after} limit={limit}: the bytes of the page built whole"
+        );
+    }
     app.stop().await;
 }
 

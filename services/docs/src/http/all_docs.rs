@@ -1,20 +1,24 @@
 //! `_all_docs`: the live documents by id (byte order), with `keys`, ranges, `limit`, `skip`,
-//! `descending` and `include_docs`.
+//! `descending` and `include_docs`, written as the rows are read ([`super::streaming`]).
 
-use super::auth::{self, Visibility};
+use super::auth::{self, Caller, Visibility};
 use super::bulk::load_many;
-use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json, number};
 use super::read;
 use super::render::{Atts, Show, render};
+use super::streaming::{self, BodyWriter, StreamError};
 use crate::body::push_string;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use deadpool_postgres::Object;
+use futures::TryStreamExt;
 use palimpsest_web::AppState;
 use serde::Deserialize;
+use tokio_postgres::RowStream;
 
 fn row(id: &str, stored: &StoredDoc, include_docs: bool, show: Show) -> Result<String, CouchError> {
     let mut out = String::from("{\"id\":");
@@ -54,7 +58,7 @@ pub async fn get(
     Path(db): Path<String>,
     Query(params): Query<Params>,
     headers: HeaderMap,
-) -> Result<Reply, CouchError> {
+) -> Result<Response, CouchError> {
     let keys = json::<Vec<String>>(&params, "keys")?;
     all_docs(&state, &db, &params, keys, &headers).await
 }
@@ -66,7 +70,7 @@ pub async fn post(
     Query(params): Query<Params>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Reply, CouchError> {
+) -> Result<Response, CouchError> {
     let body: KeysBody = if body.is_empty() {
         KeysBody::default()
     } else {
@@ -81,7 +85,7 @@ async fn all_docs(
     params: &Params,
     keys: Option<Vec<String>>,
     headers: &HeaderMap,
-) -> Result<Reply, CouchError> {
+) -> Result<Response, CouchError> {
     let client = read::client(state).await?;
     read::database(&client, db).await?;
     let caller = auth::caller(state, &client, db, headers).await?;
@@ -106,29 +110,15 @@ async fn all_docs(
         )
         .await?
         .get(0);
-    let mut rows = Vec::new();
+    let form = Form { include_docs, show };
     if let Some(keys) = keys {
-        let stored = load_many(&client, db, &keys).await?;
-        for key in &keys {
-            match stored.get(key) {
-                Some(doc) if caller.sees(&doc.sync) == Visibility::Visible => {
-                    rows.push(row(key, doc, include_docs, show)?)
-                }
-                Some(_) => {
-                    let mut out = String::from("{\"key\":");
-                    push_string(&mut out, key);
-                    out.push_str(",\"error\":\"forbidden\"}");
-                    rows.push(out);
-                }
-                None => {
-                    let mut out = String::from("{\"key\":");
-                    push_string(&mut out, key);
-                    out.push_str(",\"error\":\"not_found\"}");
-                    rows.push(out);
-                }
-            }
-        }
-        return Ok(answer(total, 0, &rows));
+        let (head, db) = (head(total, 0), db.to_owned());
+        return Ok(streaming::json("_all_docs", move |mut out| async move {
+            out.push(&head).await?;
+            by_keys(&client, &db, &keys, &caller, form, &mut out).await?;
+            out.push("]}").await?;
+            Ok(out)
+        }));
     }
     let (start, end) = match key {
         Some(k) => (Some(k.clone()), Some(k)),
@@ -148,25 +138,97 @@ async fn all_docs(
          AND ($3::text IS NULL OR key COLLATE \"C\" {end_op} $3) \
          ORDER BY key COLLATE \"C\" {order} LIMIT $4 OFFSET $5"
     );
-    let found = client
-        .query(&sql, &[&db, &start, &end, &limit, &skip])
-        .await?;
-    for r in &found {
-        let id: String = r.get(0);
-        let doc = StoredDoc::parse(r.get(1))?;
-        if caller.sees(&doc.sync) == Visibility::Visible {
-            rows.push(row(&id, &doc, include_docs, show)?);
-        }
-    }
-    Ok(answer(total, skip, &rows))
+    let found = streaming::query(&client, &sql, &[&db, &start, &end, &limit, &skip]).await?;
+    let head = head(total, skip);
+    Ok(streaming::json("_all_docs", move |mut out| async move {
+        out.push(&head).await?;
+        in_range(found, &caller, form, &mut out).await?;
+        out.push("]}").await?;
+        drop(client);
+        Ok(out)
+    }))
 }
 
-fn answer(total: i64, offset: i64, rows: &[String]) -> Reply {
-    text_reply(
-        StatusCode::OK,
-        format!(
-            "{{\"total_rows\":{total},\"offset\":{offset},\"rows\":[{}]}}",
-            rows.join(",")
-        ),
-    )
+/// How each row is written: with the document or not, and its specials.
+#[derive(Clone, Copy)]
+struct Form {
+    include_docs: bool,
+    show: Show,
+}
+
+/// What comes before the rows.
+fn head(total: i64, offset: i64) -> String {
+    format!("{{\"total_rows\":{total},\"offset\":{offset},\"rows\":[")
+}
+
+/// The rows of a range as Postgres sends them: those the caller sees.
+async fn in_range(
+    found: RowStream,
+    caller: &Caller,
+    form: Form,
+    out: &mut BodyWriter,
+) -> Result<(), StreamError> {
+    let mut found = std::pin::pin!(found);
+    let mut first = true;
+    while let Some(found) = found.try_next().await? {
+        let id: String = found.get(0);
+        let doc = StoredDoc::parse(found.get(1)).map_err(CouchError::from)?;
+        if caller.sees(&doc.sync) == Visibility::Visible {
+            if !first {
+                out.push(",").await?;
+            }
+            first = false;
+            out.push(&row(&id, &doc, form.include_docs, form.show)?)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Keys looked up per query by [`by_keys`] (the documents of one lookup are held at once).
+const KEYS_PER_READ: usize = 100;
+
+/// A row per key asked (a document, `forbidden` or `not_found`), the documents read a few
+/// at a time.
+async fn by_keys(
+    client: &Object,
+    db: &str,
+    keys: &[String],
+    caller: &Caller,
+    form: Form,
+    out: &mut BodyWriter,
+) -> Result<(), StreamError> {
+    for (n, some) in keys.chunks(KEYS_PER_READ).enumerate() {
+        let stored = load_many(client, db, some).await?;
+        for (i, key) in some.iter().enumerate() {
+            if n > 0 || i > 0 {
+                out.push(",").await?;
+            }
+            out.push(&keyed_row(key, stored.get(key), caller, form)?)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The row of a key asked: its document if the caller sees it, else the error.
+fn keyed_row(
+    key: &str,
+    stored: Option<&StoredDoc>,
+    caller: &Caller,
+    form: Form,
+) -> Result<String, CouchError> {
+    let error = match stored {
+        Some(doc) if caller.sees(&doc.sync) == Visibility::Visible => {
+            return row(key, doc, form.include_docs, form.show);
+        }
+        Some(_) => "forbidden",
+        None => "not_found",
+    };
+    let mut out = String::from("{\"key\":");
+    push_string(&mut out, key);
+    out.push_str(",\"error\":\"");
+    out.push_str(error);
+    out.push_str("\"}");
+    Ok(out)
 }

@@ -6,20 +6,22 @@
 
 use super::auth::{self, Caller, Visibility};
 use super::bulk::load_many;
-use super::command::{Reply, text_reply};
 use super::doc::show;
 use super::error::CouchError;
 use super::multipart::{self, Part};
 use super::params::{Params, flag};
 use super::read;
 use super::render::{Atts, Show, render, render_delivered};
+use super::streaming;
 use crate::delivery::{Carry, Following, held_up_to};
 use crate::rev::RevId;
 use crate::stored::StoredDoc;
 use crate::tree::{Node, RevTree};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::Response;
+use deadpool_postgres::Object;
 use palimpsest_web::AppState;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -155,7 +157,7 @@ impl Reading<'_> {
 }
 
 /// The answers for one entry the caller cannot see or the database lacks.
-fn unseen(wanted: Wanted, caller: &Caller, stored: Option<&StoredDoc>) -> Vec<Answer> {
+fn unseen(wanted: &Wanted, caller: &Caller, stored: Option<&StoredDoc>) -> Vec<Answer> {
     match stored {
         Some(doc) if caller.sees(&doc.sync) == Visibility::Removed => vec![Answer::Doc {
             rev: doc.sync.rev.clone(),
@@ -168,7 +170,7 @@ fn unseen(wanted: Wanted, caller: &Caller, stored: Option<&StoredDoc>) -> Vec<An
             reason: "missing channel access".into(),
         }],
         None => vec![Answer::Missing {
-            rev: wanted.rev.unwrap_or_else(|| "undefined".into()),
+            rev: wanted.rev.clone().unwrap_or_else(|| "undefined".into()),
         }],
     }
 }
@@ -177,14 +179,15 @@ fn unseen(wanted: Wanted, caller: &Caller, stored: Option<&StoredDoc>) -> Vec<An
 /// leaf when no rev is given), with `revs`, `latest` and `attachments` honoured. The answer is
 /// JSON (`{"results": [{"id", "docs": [{"ok": doc} | {"error": …}]}]}`) unless the client asks
 /// for `multipart/mixed` and not JSON: then each revision is a part, its attachments following
-/// it as parts of their own (see [`super::multipart`]).
+/// it as parts of their own (see [`super::multipart`]). The entries are read and answered a few
+/// at a time, written as they are answered ([`super::streaming`]).
 pub async fn bulk_get(
     State(state): State<AppState>,
     Path(db): Path<String>,
     Query(params): Query<Params>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Reply, CouchError> {
+) -> Result<Response, CouchError> {
     if let Some(name) = NOT_ACCEPTABLE.iter().find(|n| params.contains_key(**n)) {
         return Err(CouchError::bad_request(format!(
             "\"{name}\" query parameter is not acceptable"
@@ -192,76 +195,146 @@ pub async fn bulk_get(
     }
     let request: BulkGet = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
+    drop(body);
     let (show, latest) = (show(&params)?, flag(&params, "latest")?);
     let multipart = multipart::asked(&headers);
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
     let caller = auth::caller(&state, &client, &db, &headers).await?;
     let entries: Vec<Result<Wanted, Refusal>> = request.docs.iter().map(wanted).collect();
-    let ids: Vec<String> = entries
-        .iter()
-        .filter_map(|e| e.as_ref().ok().map(|w| w.id.clone()))
-        .collect();
-    let stored = load_many(&client, &db, &ids).await?;
-    let mut trees = HashMap::new();
-    for (id, doc) in &stored {
-        let tree = super::revision_access::readable_tree(&caller, doc)?;
-        if caller.sees(&doc.sync) == Visibility::Visible
-            || super::revision_access::any_readable(&tree)
-        {
-            trees.insert(id.clone(), tree);
-        }
-    }
-    let carried = |w: &&Wanted| show.attachments || w.atts_since.is_some();
-    let bodies: Vec<&str> = entries
-        .iter()
-        .filter_map(|e| e.as_ref().ok())
-        .filter(carried)
-        .filter_map(|w| trees.get(&w.id).map(|tree| (w, tree)))
-        .flat_map(|(w, tree)| nodes(tree, w.rev.as_deref(), latest))
-        .filter_map(|n| n.ok().and_then(|n| n.body.as_deref()))
-        .collect();
-    let atts = if bodies.is_empty() {
-        Atts::new()
-    } else {
-        read::attachment_data(
-            &state,
-            &client,
-            &crate::delivery::digests(bodies.into_iter()),
-        )
-        .await?
-    };
-    let carry = match multipart {
-        Some(_) => Carry::Follows,
-        None => Carry::Inline,
-    };
-    let reading = Reading {
+    drop(request);
+    let batch = Batch {
+        state,
+        client,
+        db,
+        caller,
         show,
         latest,
-        carry,
-        atts: &atts,
     };
-    let results: Vec<(Value, Vec<Answer>)> = entries
-        .into_iter()
-        .map(|entry| match entry {
-            Err((id, rev, error, reason)) => (id, vec![Answer::Failed { rev, error, reason }]),
-            Ok(wanted) => {
-                let id = json!(wanted.id);
-                let answers = match trees.get(&wanted.id) {
-                    Some(tree) => reading.visible(&wanted, tree),
-                    None => {
-                        let doc = stored.get(&wanted.id);
-                        unseen(wanted, &caller, doc)
-                    }
-                };
-                (id, answers)
-            }
-        })
-        .collect();
     Ok(match multipart {
-        Some(kind) => multipart_reply(kind, results),
-        None => json_reply(results),
+        Some(kind) => {
+            let outer = multipart::Outer::new();
+            let content_type =
+                HeaderValue::from_str(&outer.content_type(kind)).map_err(CouchError::internal)?;
+            streaming::respond("_bulk_get", content_type, move |mut out| async move {
+                let mut parts = 0usize;
+                for some in entries.chunks(ENTRIES_PER_READ) {
+                    for (id, answers) in batch.answer(some, Carry::Follows).await? {
+                        for answer in answers {
+                            out.push_bytes(&outer.part(&part(&id, answer))).await?;
+                            parts += 1;
+                        }
+                    }
+                }
+                if parts > 0 {
+                    out.push(&outer.end()).await?;
+                }
+                Ok(out)
+            })
+        }
+        None => streaming::json("_bulk_get", move |mut out| async move {
+            out.push("{\"results\":[").await?;
+            let mut first = true;
+            for some in entries.chunks(ENTRIES_PER_READ) {
+                for (id, answers) in batch.answer(some, Carry::Inline).await? {
+                    if !first {
+                        out.push(",").await?;
+                    }
+                    first = false;
+                    out.push(&json_result(&id, &answers)).await?;
+                }
+            }
+            out.push("]}").await?;
+            Ok(out)
+        }),
     })
+}
+
+/// Entries answered per read of the read model (their documents and carried attachments are
+/// held at once).
+const ENTRIES_PER_READ: usize = 50;
+
+/// What a `_bulk_get` answers with: the caller, its connection, and what it asked.
+struct Batch {
+    state: AppState,
+    client: Object,
+    db: String,
+    caller: Caller,
+    show: Show,
+    latest: bool,
+}
+
+impl Batch {
+    /// The answers for some of the entries, in their order.
+    async fn answer(
+        &self,
+        entries: &[Result<Wanted, Refusal>],
+        carry: Carry,
+    ) -> Result<Vec<(Value, Vec<Answer>)>, CouchError> {
+        let ids: Vec<String> = entries
+            .iter()
+            .filter_map(|e| e.as_ref().ok().map(|w| w.id.clone()))
+            .collect();
+        let stored = load_many(&self.client, &self.db, &ids).await?;
+        let mut trees = HashMap::new();
+        for (id, doc) in &stored {
+            let tree = super::revision_access::readable_tree(&self.caller, doc)?;
+            if self.caller.sees(&doc.sync) == Visibility::Visible
+                || super::revision_access::any_readable(&tree)
+            {
+                trees.insert(id.clone(), tree);
+            }
+        }
+        let atts = self.carried(entries, &trees).await?;
+        let reading = Reading {
+            show: self.show,
+            latest: self.latest,
+            carry,
+            atts: &atts,
+        };
+        Ok(entries
+            .iter()
+            .map(|entry| match entry {
+                Err((id, rev, error, reason)) => (
+                    id.clone(),
+                    vec![Answer::Failed {
+                        rev: rev.clone(),
+                        error,
+                        reason: reason.clone(),
+                    }],
+                ),
+                Ok(wanted) => {
+                    let answers = match trees.get(&wanted.id) {
+                        Some(tree) => reading.visible(wanted, tree),
+                        None => unseen(wanted, &self.caller, stored.get(&wanted.id)),
+                    };
+                    (json!(wanted.id), answers)
+                }
+            })
+            .collect())
+    }
+
+    /// The bytes of the attachments the entries' revisions carry.
+    async fn carried(
+        &self,
+        entries: &[Result<Wanted, Refusal>],
+        trees: &HashMap<String, RevTree>,
+    ) -> Result<Atts, CouchError> {
+        let carried = |w: &&Wanted| self.show.attachments || w.atts_since.is_some();
+        let bodies: Vec<&str> = entries
+            .iter()
+            .filter_map(|e| e.as_ref().ok())
+            .filter(carried)
+            .filter_map(|w| trees.get(&w.id).map(|tree| (w, tree)))
+            .flat_map(|(w, tree)| nodes(tree, w.rev.as_deref(), self.latest))
+            .filter_map(|n| n.ok().and_then(|n| n.body.as_deref()))
+            .collect();
+        if bodies.is_empty() {
+            return Ok(Atts::new());
+        }
+        let digests = crate::delivery::digests(bodies.into_iter());
+        read::attachment_data(&self.state, &self.client, &digests).await
+    }
 }
 
 /// The nodes a `_bulk_get` entry names: `rev` (with `latest`, the leaves descending from it),
@@ -289,65 +362,53 @@ pub(super) fn nodes<'t>(
     found.into_iter().map(Ok).collect()
 }
 
-fn json_reply(results: Vec<(Value, Vec<Answer>)>) -> Reply {
-    let mut out = String::from("{\"results\":[");
-    for (i, (id, answers)) in results.iter().enumerate() {
-        if i > 0 {
+/// One entry's `{"id", "docs": [...]}` object.
+fn json_result(id: &Value, answers: &[Answer]) -> String {
+    let mut out = String::from("{\"id\":");
+    out.push_str(&id.to_string());
+    out.push_str(",\"docs\":[");
+    for (j, answer) in answers.iter().enumerate() {
+        if j > 0 {
             out.push(',');
         }
-        out.push_str("{\"id\":");
-        out.push_str(&id.to_string());
-        out.push_str(",\"docs\":[");
-        for (j, answer) in answers.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
+        match answer {
+            Answer::Doc { json, .. } => {
+                out.push_str("{\"ok\":");
+                out.push_str(json);
+                out.push('}');
             }
-            match answer {
-                Answer::Doc { json, .. } => {
-                    out.push_str("{\"ok\":");
-                    out.push_str(json);
-                    out.push('}');
-                }
-                Answer::Missing { rev } => out.push_str(
-                    &json!({"error": {"id": id, "rev": rev, "error": "not_found", "reason": "missing"}})
-                        .to_string(),
-                ),
-                Answer::Failed { rev, error, reason } => out.push_str(
-                    &json!({"error": {"id": id, "rev": rev, "error": error, "reason": reason}})
-                        .to_string(),
-                ),
-            }
+            Answer::Missing { rev } => out.push_str(
+                &json!({"error": {"id": id, "rev": rev, "error": "not_found", "reason": "missing"}})
+                    .to_string(),
+            ),
+            Answer::Failed { rev, error, reason } => out.push_str(
+                &json!({"error": {"id": id, "rev": rev, "error": error, "reason": reason}})
+                    .to_string(),
+            ),
         }
-        out.push_str("]}");
     }
     out.push_str("]}");
-    text_reply(StatusCode::OK, out)
+    out
 }
 
-fn multipart_reply(kind: &str, results: Vec<(Value, Vec<Answer>)>) -> Reply {
-    let mut parts = Vec::new();
-    for (id, answers) in results {
-        for answer in answers {
-            parts.push(match answer {
-                Answer::Doc {
-                    rev,
-                    json,
-                    following,
-                } => Part::Doc {
-                    id: id.as_str().unwrap_or_default().to_owned(),
-                    rev,
-                    json,
-                    following,
-                },
-                Answer::Missing { rev } => Part::Error(
-                    json!({"rev": rev, "error": "not_found", "reason": "missing"}).to_string(),
-                ),
-                Answer::Failed { rev, error, reason } => Part::Error(
-                    json!({"id": id, "rev": rev, "error": error, "reason": reason}).to_string(),
-                ),
-            });
+/// One answer as a multipart part.
+fn part(id: &Value, answer: Answer) -> Part {
+    match answer {
+        Answer::Doc {
+            rev,
+            json,
+            following,
+        } => Part::Doc {
+            id: id.as_str().unwrap_or_default().to_owned(),
+            rev,
+            json,
+            following,
+        },
+        Answer::Missing { rev } => {
+            Part::Error(json!({"rev": rev, "error": "not_found", "reason": "missing"}).to_string())
+        }
+        Answer::Failed { rev, error, reason } => {
+            Part::Error(json!({"id": id, "rev": rev, "error": error, "reason": reason}).to_string())
         }
     }
-    let (content_type, body) = multipart::body(kind, &parts);
-    Reply::new(StatusCode::OK, content_type, body)
 }

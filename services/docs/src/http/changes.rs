@@ -11,19 +11,21 @@ use super::params::{Params, flag, json, number};
 use super::read;
 use super::render::{Atts, Show, render};
 use super::revision_access::listed;
+use super::streaming::{self, BodyWriter, StreamError};
 use crate::body::push_string;
 use crate::projection::NAME;
 use crate::stored::StoredDoc;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
 use deadpool_postgres::Object;
+use futures::TryStreamExt;
 use palimpsest_web::AppState;
 use serde::Deserialize;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_postgres::RowStream;
 
 /// What a `_changes` request asks.
 #[derive(Debug, Clone)]
@@ -40,13 +42,6 @@ struct Ask {
     channels: Option<Vec<String>>,
     /// The channels the caller lost through revoked grants (with the sequence of the loss).
     lost: std::collections::BTreeMap<String, i64>,
-}
-
-/// One page of changes.
-struct Page {
-    rows: Vec<(i64, String)>,
-    last_seq: i64,
-    pending: i64,
 }
 
 fn parse_since(text: &str) -> Option<i64> {
@@ -211,58 +206,55 @@ fn change_row(
     Ok((seq, row_json(&key, seq, &stored, ask, removed)?))
 }
 
-/// A page of changes in the asked channels (a document removed from all of them appears once
-/// as `removed`).
-async fn fetch_channels(
-    client: &Object,
-    ask: &Ask,
-    channels: &[String],
-) -> Result<Page, CouchError> {
+/// A change query under way: its rows as Postgres sends them, and the rows of the channels the
+/// caller lost (each once, as `removed`: [`super::revoked`]), rendered, in sequence order.
+struct Scan {
+    rows: RowStream,
+    lost: std::collections::VecDeque<(i64, String)>,
+}
+
+/// Starts the change query `ask` asks: a query Postgres refuses is an error here, before an
+/// answer starts.
+async fn start(client: &Object, ask: &Ask) -> Result<Scan, CouchError> {
+    let Some(channels) = &ask.channels else {
+        return Ok(Scan {
+            rows: start_all(client, ask).await?,
+            lost: Default::default(),
+        });
+    };
     let limit = ask.limit.unwrap_or(i64::MAX);
-    let rows = client
-        .query(
-            "SELECT k.key, CASE WHEN $6 THEN k.value END, c.seq, k.rev, k.deleted, c.gone, c.all_removed FROM ( \
-               SELECT key, max(seq) AS seq, bool_and(removed) AS all_removed, \
-                      array_agg(channel ORDER BY channel) FILTER (WHERE removed) AS gone \
-               FROM docs.channels WHERE db = $1 AND channel = ANY($5) AND seq > $2 GROUP BY key) c \
-             JOIN docs.kv k ON k.db = $1 AND k.key = c.key \
-             WHERE ($4::text[] IS NULL OR k.key = ANY($4)) ORDER BY c.seq LIMIT $3",
-            &[
-                &ask.db,
-                &ask.since,
-                &limit,
-                &ask.doc_ids,
-                &channels,
-                &needs_value(ask),
-            ],
-        )
-        .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let gone: Option<Vec<String>> = row.get(5);
-        let all_removed: bool = row.get(6);
-        let removed = all_removed.then(|| gone.unwrap_or_default());
-        out.push(change_row(row, ask, removed.as_deref())?);
-    }
-    with_lost(client, ask, channels, &mut out).await?;
-    let last_seq = out.last().map(|(s, _)| *s).unwrap_or(ask.since);
-    Ok(Page {
-        rows: out,
-        last_seq,
-        pending: 0,
+    let rows = streaming::query(
+        client,
+        "SELECT k.key, CASE WHEN $6 THEN k.value END, c.seq, k.rev, k.deleted, c.gone, c.all_removed FROM ( \
+           SELECT key, max(seq) AS seq, bool_and(removed) AS all_removed, \
+                  array_agg(channel ORDER BY channel) FILTER (WHERE removed) AS gone \
+           FROM docs.channels WHERE db = $1 AND channel = ANY($5) AND seq > $2 GROUP BY key) c \
+         JOIN docs.kv k ON k.db = $1 AND k.key = c.key \
+         WHERE ($4::text[] IS NULL OR k.key = ANY($4)) ORDER BY c.seq LIMIT $3",
+        &[
+            &ask.db,
+            &ask.since,
+            &limit,
+            &ask.doc_ids,
+            channels,
+            &needs_value(ask),
+        ],
+    )
+    .await?;
+    Ok(Scan {
+        rows,
+        lost: lost_rows(client, ask, channels).await?,
     })
 }
 
-/// Adds the documents of the channels the caller lost after `since` (each once, at the loss,
-/// as `removed`: [`super::revoked`]) to a page, in sequence order and within its limit.
-async fn with_lost(
+/// The rows of the documents of the channels the caller lost after `since`, in sequence order.
+async fn lost_rows(
     client: &Object,
     ask: &Ask,
     channels: &[String],
-    rows: &mut Vec<(i64, String)>,
-) -> Result<(), CouchError> {
+) -> Result<std::collections::VecDeque<(i64, String)>, CouchError> {
     if ask.lost.is_empty() {
-        return Ok(());
+        return Ok(Default::default());
     }
     let removed = super::revoked::removed_since(
         client,
@@ -273,21 +265,17 @@ async fn with_lost(
         ask.doc_ids.as_ref(),
     )
     .await?;
+    let mut rows = Vec::with_capacity(removed.len());
     for gone in removed {
         let row = row_json(&gone.key, gone.seq, &gone.stored, ask, Some(&gone.channels))?;
         rows.push((gone.seq, row));
     }
     rows.sort_by_key(|(seq, _)| *seq);
-    if let Some(limit) = ask.limit {
-        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    }
-    Ok(())
+    Ok(rows.into())
 }
 
-async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
-    if let Some(channels) = &ask.channels {
-        return fetch_channels(client, ask, channels).await;
-    }
+/// Starts the change query of every document (no channel filter).
+async fn start_all(client: &Object, ask: &Ask) -> Result<RowStream, CouchError> {
     let limit = ask.limit.unwrap_or(i64::MAX);
     let order = if ask.descending { "DESC" } else { "ASC" };
     let since_clause = if ask.descending { "" } else { "AND seq > $2" };
@@ -297,55 +285,143 @@ async fn fetch(client: &Object, ask: &Ask) -> Result<Page, CouchError> {
         "AND $4::text[] IS NULL"
     };
     let sql = format!(
-        "SELECT key, {value}, seq, rev, deleted FROM docs.kv WHERE db = $1 AND seq IS NOT NULL \
-         {since_clause} AND $2::bigint IS NOT NULL {ids_clause} ORDER BY seq {order} LIMIT $3",
+        "SELECT key, {value}, seq, rev, deleted, NULL::text[], false FROM docs.kv WHERE db = $1 \
+         AND seq IS NOT NULL {since_clause} AND $2::bigint IS NOT NULL {ids_clause} \
+         ORDER BY seq {order} LIMIT $3",
         value = if needs_value(ask) {
             "value"
         } else {
             "NULL::text"
         },
     );
-    let rows = client
-        .query(&sql, &[&ask.db, &ask.since, &limit, &ask.doc_ids])
-        .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
-        out.push(change_row(row, ask, None)?);
-    }
-    let last_seq = if ask.descending {
-        out.last().map(|(s, _)| *s).unwrap_or(0)
-    } else {
-        out.last().map(|(s, _)| *s).unwrap_or(ask.since)
-    };
-    let pending = if ask.descending || ask.limit.is_none() {
-        0
-    } else {
-        client
-            .query_one(
-                &format!(
-                    "SELECT count(*) FROM docs.kv WHERE db = $1 AND seq > $2 AND seq IS NOT NULL {}",
-                    if ask.doc_ids.is_some() { "AND key = ANY($3)" } else { "AND $3::text[] IS NULL" }
-                ),
-                &[&ask.db, &last_seq, &ask.doc_ids],
-            )
-            .await?
-            .get(0)
-    };
-    Ok(Page {
-        rows: out,
-        last_seq,
-        pending,
-    })
+    streaming::query(client, &sql, &[&ask.db, &ask.since, &limit, &ask.doc_ids]).await
 }
 
-fn normal_body(page: &Page) -> String {
-    let rows: Vec<&str> = page.rows.iter().map(|(_, r)| r.as_str()).collect();
-    format!(
-        "{{\"results\":[{}],\"last_seq\":{},\"pending\":{}}}",
-        rows.join(","),
-        page.last_seq,
-        page.pending
-    )
+/// Writes the rows of a started query (the lost ones merged in by sequence, a query row
+/// first at an equal one), at most `limit` of them.
+async fn write_rows(mut scan: Scan, ask: &Ask, out: &mut Rows<'_>) -> Result<(), StreamError> {
+    let limit = ask.limit.unwrap_or(i64::MAX);
+    let mut rows = std::pin::pin!(scan.rows);
+    while out.count < limit {
+        let Some(row) = rows.try_next().await? else {
+            break;
+        };
+        let gone: Option<Vec<String>> = row.get(5);
+        let all_removed: bool = row.get(6);
+        let removed = all_removed.then(|| gone.unwrap_or_default());
+        let (seq, text) = change_row(&row, ask, removed.as_deref())?;
+        while out.count < limit && scan.lost.front().is_some_and(|(lost, _)| *lost < seq) {
+            if let Some((lost, text)) = scan.lost.pop_front() {
+                out.row(lost, &text).await?;
+            }
+        }
+        if out.count < limit {
+            out.row(seq, &text).await?;
+        }
+    }
+    while out.count < limit
+        && let Some((lost, text)) = scan.lost.pop_front()
+    {
+        out.row(lost, &text).await?;
+    }
+    Ok(())
+}
+
+/// The last sequence of an answer that sent `count` rows, the last at `last_row`.
+fn last_seq(ask: &Ask, last_row: Option<i64>) -> i64 {
+    match last_row {
+        Some(seq) => seq,
+        None if ask.descending && ask.channels.is_none() => 0,
+        None => ask.since,
+    }
+}
+
+/// How many changes a limited answer left after `last_seq` (0 when no limit was asked, or
+/// in descending order or by channel, as before).
+async fn pending(client: &Object, ask: &Ask, last_seq: i64) -> Result<i64, CouchError> {
+    if ask.channels.is_some() || ask.descending || ask.limit.is_none() {
+        return Ok(0);
+    }
+    let ids_clause = if ask.doc_ids.is_some() {
+        "AND key = ANY($3)"
+    } else {
+        "AND $3::text[] IS NULL"
+    };
+    let sql = format!(
+        "SELECT count(*) FROM docs.kv WHERE db = $1 AND seq > $2 AND seq IS NOT NULL {ids_clause}"
+    );
+    Ok(client
+        .query_one(&sql, &[&ask.db, &last_seq, &ask.doc_ids])
+        .await?
+        .get(0))
+}
+
+/// Where the rows of an answer go, framed as its feed frames them.
+struct Rows<'w> {
+    out: &'w mut BodyWriter,
+    feed: Feed,
+    /// Rows written.
+    count: i64,
+    /// The sequence of the last row written.
+    last: Option<i64>,
+}
+
+impl<'w> Rows<'w> {
+    fn new(out: &'w mut BodyWriter, feed: Feed) -> Self {
+        Rows {
+            out,
+            feed,
+            count: 0,
+            last: None,
+        }
+    }
+
+    async fn row(&mut self, seq: i64, row: &str) -> Result<(), StreamError> {
+        match self.feed {
+            Feed::Normal | Feed::Longpoll => {
+                self.out
+                    .push(if self.count == 0 {
+                        "{\"results\":["
+                    } else {
+                        ","
+                    })
+                    .await?;
+                self.out.push(row).await?;
+            }
+            Feed::Continuous | Feed::EventSource => self.out.push(&self.feed.row(seq, row)).await?,
+        }
+        self.count += 1;
+        self.last = Some(seq);
+        Ok(())
+    }
+
+    /// Ends a `{"results"}` answer (normal and longpoll feeds).
+    async fn finish(self, last_seq: i64, pending: i64) -> Result<(), StreamError> {
+        if self.count == 0 {
+            self.out.push("{\"results\":[").await?;
+        }
+        self.out
+            .push(&format!(
+                "],\"last_seq\":{last_seq},\"pending\":{pending}}}"
+            ))
+            .await
+    }
+}
+
+/// The normal feed: the rows of the query started on `client`, then `last_seq` and
+/// `pending`.
+async fn normal(
+    client: Object,
+    scan: Scan,
+    ask: Ask,
+    mut out: BodyWriter,
+) -> Result<BodyWriter, StreamError> {
+    let mut rows = Rows::new(&mut out, Feed::Normal);
+    write_rows(scan, &ask, &mut rows).await?;
+    let last_seq = last_seq(&ask, rows.last);
+    let pending = pending(&client, &ask, last_seq).await?;
+    rows.finish(last_seq, pending).await?;
+    Ok(out)
 }
 
 /// The body of a POST `_changes` (`doc_ids` for `filter=_doc_ids`).
@@ -500,11 +576,8 @@ async fn changes(
     // Read whatever the feed, so a malformed one is a 400 on every feed.
     let timeout = duration(&params, "timeout", None)?.unwrap_or(Duration::from_secs(60));
     let heartbeat = duration(&params, "heartbeat", Some(60_000))?;
-    if feed == "normal" {
-        let page = fetch(&client, &ask).await?;
-        return Ok(json_response(normal_body(&page)));
-    }
     let feed = match feed {
+        "normal" => Feed::Normal,
         "longpoll" => Feed::Longpoll,
         "continuous" => Feed::Continuous,
         "eventsource" => Feed::EventSource,
@@ -514,32 +587,29 @@ async fn changes(
             )));
         }
     };
+    if feed == Feed::Normal {
+        let scan = start(&client, &ask).await?;
+        return Ok(streaming::json("_changes", move |out| {
+            normal(client, scan, ask, out)
+        }));
+    }
     drop(client);
-    let (sender, receiver) = mpsc::channel::<Bytes>(16);
-    tokio::spawn(async move {
-        if let Err(e) = follow(&state, ask, timeout, heartbeat, feed, &sender).await {
-            tracing::warn!(error = ?e, "changes feed ended early");
-        }
-    });
-    let stream = futures::stream::unfold(receiver, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
-    });
-    Ok((
-        StatusCode::OK,
-        [
-            (header::CONTENT_TYPE, feed.content_type()),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    let mut response = streaming::respond(
+        "_changes feed",
+        HeaderValue::from_static(feed.content_type()),
+        move |out| async move { follow(&state, ask, timeout, heartbeat, feed, out).await },
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(response)
 }
 
-/// A feed that stays open: its framing of rows, heartbeats and end.
+/// How a `_changes` answer frames its rows, heartbeats and end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Feed {
+    /// `{"results": [rows], "last_seq", "pending"}` at once.
+    Normal,
     /// One normal answer, sent once there is a change (or at the timeout).
     Longpoll,
     /// One JSON row per line, `{"last_seq"}` at the end.
@@ -552,15 +622,16 @@ impl Feed {
     fn content_type(self) -> &'static str {
         match self {
             Feed::EventSource => "text/event-stream",
-            Feed::Longpoll | Feed::Continuous => "application/json",
+            Feed::Normal | Feed::Longpoll | Feed::Continuous => "application/json",
         }
     }
 
-    /// One change as this feed frames it.
+    /// One change as a streaming feed frames it (the `{"results"}` feeds join them with
+    /// commas: [`Rows`]).
     fn row(self, seq: i64, row: &str) -> String {
         match self {
             Feed::EventSource => format!("data: {row}\nid: {seq}\n\n"),
-            Feed::Longpoll | Feed::Continuous => format!("{row}\n"),
+            Feed::Normal | Feed::Longpoll | Feed::Continuous => format!("{row}\n"),
         }
     }
 
@@ -569,7 +640,7 @@ impl Feed {
     fn heartbeat(self) -> &'static str {
         match self {
             Feed::EventSource => "event: heartbeat\ndata: \n\n",
-            Feed::Longpoll | Feed::Continuous => "\n",
+            Feed::Normal | Feed::Longpoll | Feed::Continuous => "\n",
         }
     }
 
@@ -578,68 +649,64 @@ impl Feed {
     fn end(self, last_seq: i64) -> Option<String> {
         match self {
             Feed::Continuous => Some(format!("{{\"last_seq\":{last_seq}}}\n")),
-            Feed::EventSource | Feed::Longpoll => None,
+            Feed::Normal | Feed::EventSource | Feed::Longpoll => None,
         }
     }
 }
 
-fn json_response(text: String) -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        text,
-    )
-        .into_response()
-}
-
 /// Feeds a longpoll, continuous or eventsource response until it has rows (longpoll), sent
-/// `limit` rows, or times out.
+/// `limit` rows, or times out; each round's rows are written as Postgres sends them.
 async fn follow(
     state: &AppState,
     mut ask: Ask,
     timeout: Duration,
     heartbeat: Option<Duration>,
     feed: Feed,
-    sender: &mpsc::Sender<Bytes>,
-) -> Result<(), CouchError> {
+    mut out: BodyWriter,
+) -> Result<BodyWriter, StreamError> {
     let deadline = Instant::now() + timeout;
     let mut next_beat = heartbeat.map(|h| Instant::now() + h);
     let mut sent = 0i64;
     let asked = ask.limit;
     loop {
         let client = read::client(state).await?;
-        let page = fetch(&client, &ask).await?;
+        let scan = start(&client, &ask).await?;
+        let mut rows = Rows::new(&mut out, feed);
+        write_rows(scan, &ask, &mut rows).await?;
+        let (count, last) = (rows.count, rows.last);
+        let now = Instant::now();
+        if feed == Feed::Longpoll && (count > 0 || now >= deadline) {
+            let last_seq = last_seq(&ask, last);
+            let pending = pending(&client, &ask, last_seq).await?;
+            rows.finish(last_seq, pending).await?;
+            return Ok(out);
+        }
         drop(client);
-        if !page.rows.is_empty() {
-            if feed == Feed::Longpoll {
-                return send(sender, normal_body(&page)).await;
-            }
-            for (seq, row) in &page.rows {
-                send(sender, feed.row(*seq, row)).await?;
-            }
-            sent += page.rows.len() as i64;
-            ask.since = page.last_seq;
+        if count > 0 {
+            out.flush().await?;
+            sent += count;
+            ask.since = last_seq(&ask, last);
             if asked.is_some_and(|l| sent >= l) {
-                return end(sender, feed, ask.since).await;
+                return end(out, feed, ask.since).await;
             }
             ask.limit = asked.map(|l| l - sent);
             continue;
         }
-        let now = Instant::now();
         if now >= deadline {
-            return if feed == Feed::Longpoll {
-                send(sender, normal_body(&page)).await
-            } else {
-                end(sender, feed, ask.since).await
-            };
+            return end(out, feed, ask.since).await;
         }
         if let Some(beat) = next_beat
             && now >= beat
         {
-            send(sender, feed.heartbeat().into()).await?;
+            out.push(feed.heartbeat()).await?;
+            out.flush().await?;
             next_beat = heartbeat.map(|h| now + h);
         }
-        let head = state.store.head_position().await?;
+        let head = state
+            .store
+            .head_position()
+            .await
+            .map_err(CouchError::from)?;
         let wake = deadline
             .min(next_beat.unwrap_or(deadline))
             .min(now + Duration::from_millis(500));
@@ -650,18 +717,12 @@ async fn follow(
     }
 }
 
-async fn end(sender: &mpsc::Sender<Bytes>, feed: Feed, last_seq: i64) -> Result<(), CouchError> {
-    match feed.end(last_seq) {
-        Some(text) => send(sender, text).await,
-        None => Ok(()),
+/// Writes a feed's last words (if it has any).
+async fn end(mut out: BodyWriter, feed: Feed, last_seq: i64) -> Result<BodyWriter, StreamError> {
+    if let Some(text) = feed.end(last_seq) {
+        out.push(&text).await?;
     }
-}
-
-async fn send(sender: &mpsc::Sender<Bytes>, text: String) -> Result<(), CouchError> {
-    sender
-        .send(Bytes::from(text))
-        .await
-        .map_err(|_| CouchError::bad_request("the client went away"))
+    Ok(out)
 }
 
 #[cfg(test)]

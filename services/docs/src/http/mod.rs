@@ -30,6 +30,7 @@ pub mod scope;
 mod server;
 mod session;
 mod session_token;
+mod streaming;
 mod write;
 
 use axum::Router;

@@ -101,10 +101,40 @@ fn boundary() -> String {
 
 /// The `Content-Type` value and the body of the answer holding `parts`.
 pub fn body(kind: &str, parts: &[Part]) -> (String, Vec<u8>) {
-    let outer = boundary();
+    let outer = Outer::new();
     let mut out = Vec::new();
     for part in parts {
-        out.extend_from_slice(format!("\r\n--{outer}").as_bytes());
+        out.extend_from_slice(&outer.part(part));
+    }
+    if !parts.is_empty() {
+        out.extend_from_slice(outer.end().as_bytes());
+    }
+    (outer.content_type(kind), out)
+}
+
+/// A multipart answer written a part at a time (`_bulk_get` streams its parts): its outer
+/// boundary, chosen before the first part.
+pub struct Outer {
+    boundary: String,
+}
+
+impl Outer {
+    /// A fresh boundary.
+    pub fn new() -> Outer {
+        Outer {
+            boundary: boundary(),
+        }
+    }
+
+    /// The answer's `Content-Type` value for `kind` (`multipart/mixed` or `related`).
+    pub fn content_type(&self, kind: &str) -> String {
+        format!("{kind}; boundary=\"{}\"", self.boundary)
+    }
+
+    /// The bytes of one part, its delimiter first.
+    pub fn part(&self, part: &Part) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(format!("\r\n--{}", self.boundary).as_bytes());
         match part {
             Part::Error(json) => {
                 out.extend_from_slice(
@@ -125,11 +155,13 @@ pub fn body(kind: &str, parts: &[Part]) -> (String, Vec<u8>) {
                 following,
             } => related(&mut out, id, rev, json, following),
         }
+        out
     }
-    if !parts.is_empty() {
-        out.extend_from_slice(format!("\r\n--{outer}--\r\n").as_bytes());
+
+    /// The close delimiter, written after the last part (an answer without parts has none).
+    pub fn end(&self) -> String {
+        format!("\r\n--{}--\r\n", self.boundary)
     }
-    (format!("{kind}; boundary=\"{outer}\""), out)
 }
 
 /// A `multipart/related` part: the JSON, then each attachment that follows.
