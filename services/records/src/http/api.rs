@@ -81,14 +81,17 @@ pub async fn call(
         Ok(Answer::Value(result)) => Json(json!({ "result": result })).into_response(),
         Ok(Answer::Listing(listing)) => {
             let (length, body) = listing.into_body();
-            (
-                [
-                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-                    (CONTENT_LENGTH, HeaderValue::from(length)),
-                ],
+            let mut response = (
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
                 body,
             )
-                .into_response()
+                .into_response();
+            if let Some(length) = length {
+                response
+                    .headers_mut()
+                    .insert(CONTENT_LENGTH, HeaderValue::from(length));
+            }
+            response
         }
         Err(failure) => failure.into_response(),
     }

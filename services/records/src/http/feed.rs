@@ -104,10 +104,12 @@ async fn ask(
         reads::list_docs_sk(records, caller, &bytes)
             .await?
             .into_value()
+            .await
     } else {
         reads::list_docs(records, caller, &bytes)
             .await?
             .into_value()
+            .await
     }
 }
 

@@ -5,8 +5,8 @@
 
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::newest::newest_per_pk;
 use crate::http::page::Page;
+use crate::http::stream::Reader;
 use crate::seal::SiteKey;
 use axum::body::{Body, Bytes};
 use serde_json::{Value, json};
@@ -32,23 +32,47 @@ pub mod column {
     pub const DATA: usize = 5;
 }
 
-/// A list's answer: its rows (already written as JSON, on the threads that opened them), the
-/// version to store next, and where the next page starts (`next`, `null` on the last page).
+/// A list's answer: its rows (a page: already written as JSON, on the threads that opened
+/// them; a list without `limit`: still being read), the version to store next, and where the
+/// next page starts (`next`, `null` on the last page).
 pub struct Listing {
-    /// The rows' JSON objects, comma-separated, in pieces (one per thread that wrote them, none
-    /// empty): the inside of the `rows` array is the pieces joined by commas.
-    pieces: Vec<Bytes>,
+    rows: Rows,
     /// The version to store next.
     v: i64,
     /// The cursor of the next page, or `null`.
     next: Value,
 }
 
+/// A list's rows: opened already (a page, bounded by `limit`), or read as they are sent.
+enum Rows {
+    /// The rows' JSON objects, comma-separated, in pieces (one per thread that wrote them, none
+    /// empty): the inside of the `rows` array is the pieces joined by commas.
+    Opened(Vec<Bytes>),
+    /// Every row of a list without `limit`, read and opened while the body is sent.
+    /// (Boxed: a started query is large, and the answer moves through a few functions.)
+    Reading(Box<Reader>),
+}
+
+/// The start of every list's body.
+pub const HEAD: &[u8] = b"{\"result\":{\"rows\":[";
+
 impl Listing {
     /// The answer as a JSON value (for callers that look into the rows: the feed, purges).
-    pub fn into_value(self) -> Result<Value, Failure> {
+    pub async fn into_value(self) -> Result<Value, Failure> {
+        let pieces = match self.rows {
+            Rows::Opened(pieces) => pieces,
+            Rows::Reading(reader) => {
+                let tail = Bytes::from_static(b"]}}");
+                let body = axum::body::to_bytes(reader.into_body(tail), usize::MAX)
+                    .await
+                    .map_err(Failure::internal)?;
+                let mut whole: Value = serde_json::from_slice(&body).map_err(Failure::internal)?;
+                let rows = whole["result"]["rows"].take();
+                return Ok(json!({"rows": rows, "v": self.v, "next": self.next}));
+            }
+        };
         let mut array = vec![b'['];
-        for (i, piece) in self.pieces.iter().enumerate() {
+        for (i, piece) in pieces.iter().enumerate() {
             if i > 0 {
                 array.push(b',');
             }
@@ -59,25 +83,30 @@ impl Listing {
         Ok(json!({"rows": rows, "v": self.v, "next": self.next}))
     }
 
-    /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, its rows sent as the
-    /// pieces were written, and its length in bytes (for `Content-Length`: the client learns
-    /// the size up front, and the body goes out unchunked).
-    pub fn into_body(self) -> (u64, Body) {
-        let tail = format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next);
-        let mut parts = Vec::with_capacity(2 * self.pieces.len() + 2);
-        parts.push(Bytes::from_static(b"{\"result\":{\"rows\":["));
-        for (i, piece) in self.pieces.into_iter().enumerate() {
+    /// The HTTP body `{"result": {"rows": [...], "v": …, "next": …}}`, and its length in bytes
+    /// when it is known before it is sent. A page's rows are opened already: its length goes
+    /// out as `Content-Length`. A list without `limit` is sent as it is read ([`Reader`]),
+    /// chunked: no length.
+    pub fn into_body(self) -> (Option<u64>, Body) {
+        let tail = Bytes::from(format!("],\"v\":{},\"next\":{}}}}}", self.v, self.next));
+        let pieces = match self.rows {
+            Rows::Opened(pieces) => pieces,
+            Rows::Reading(reader) => return (None, reader.into_body(tail)),
+        };
+        let mut parts = Vec::with_capacity(2 * pieces.len() + 2);
+        parts.push(Bytes::from_static(HEAD));
+        for (i, piece) in pieces.into_iter().enumerate() {
             if i > 0 {
                 parts.push(Bytes::from_static(b","));
             }
             parts.push(piece);
         }
-        parts.push(Bytes::from(tail));
+        parts.push(tail);
         let length = parts.iter().map(|p| p.len() as u64).sum();
         let body = Body::from_stream(futures::stream::iter(
             parts.into_iter().map(Ok::<_, Infallible>),
         ));
-        (length, body)
+        (Some(length), body)
     }
 }
 
@@ -88,13 +117,10 @@ pub enum Pick {
     All,
     /// Every row, in the query's order, each with its `org` (lists across organisations).
     AllWithOrg,
-    /// The newest row of each pk ([`newest_per_pk`]), for a whole sync read in heap order.
-    NewestPerPk,
 }
 
-/// A list's answer from the rows its query found. Rows are picked and opened off the async
-/// threads; the rows themselves are freed after the answer is built, on a blocking thread of
-/// their own (100,000 of them take ~10 ms to free, which the client need not wait for).
+/// A page's answer from the rows its query found. Rows are opened off the async threads; the
+/// rows themselves are freed after the answer is built, on a blocking thread of their own.
 pub async fn list(
     records: &Records,
     page: &Page,
@@ -105,26 +131,38 @@ pub async fn list(
     let next = page.next(&found, with_org);
     let key = records.key.clone();
     let pieces = tokio::task::spawn_blocking(move || {
-        let pieces = match pick {
-            Pick::NewestPerPk => open_rows(&key, &newest_per_pk(&found), with_org),
-            Pick::All | Pick::AllWithOrg => {
-                open_rows(&key, &found.iter().collect::<Vec<_>>(), with_org)
-            }
-        };
+        let pieces = open_rows(&key, &found.iter().collect::<Vec<_>>(), with_org);
         tokio::task::spawn_blocking(move || drop(found));
         pieces
     })
     .await
     .map_err(Failure::internal)??;
     Ok(Listing {
-        pieces,
+        rows: Rows::Opened(pieces),
         v: page.started.saturating_sub(records.settings.delta_ms),
         next,
     })
 }
 
+/// The answer of a list without `limit` whose query has started on `client`: its rows are
+/// read, opened and sent as the body goes out ([`Reader`]); there is no next page.
+pub fn streamed(
+    records: &Records,
+    page: &Page,
+    client: deadpool_postgres::Object,
+    rows: tokio_postgres::RowStream,
+    pick: Pick,
+) -> Listing {
+    let reader = Reader::new(client, rows, records.key.clone(), pick == Pick::AllWithOrg);
+    Listing {
+        rows: Rows::Reading(Box::new(reader)),
+        v: page.started.saturating_sub(records.settings.delta_ms),
+        next: Value::Null,
+    }
+}
+
 /// Rows opening (decrypt, decode) per thread at least: below it one thread does them all.
-const ROWS_PER_THREAD: usize = 2_000;
+pub const ROWS_PER_THREAD: usize = 2_000;
 
 /// A row as lists answer it.
 pub fn row_json(
@@ -208,7 +246,7 @@ fn field<T: serde::Serialize + ?Sized>(
 /// The rows as lists answer them, written as comma-separated JSON objects in one piece per
 /// thread, opened and written on every core when there are many (decrypting and writing JSON
 /// is most of a large sync's time).
-fn open_rows(
+pub fn open_rows(
     key: &SiteKey,
     found: &[&tokio_postgres::Row],
     with_org: bool,

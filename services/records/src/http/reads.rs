@@ -11,8 +11,8 @@ use crate::http::body::args;
 use crate::http::classes;
 use crate::http::context::Records;
 use crate::http::failure::Failure;
-use crate::http::listing::{COLUMNS, Listing, Pick, list, row_json};
-use crate::http::page::Paging;
+use crate::http::listing::{COLUMNS, Listing, Pick, list, row_json, streamed};
+use crate::http::page::{Page, Paging};
 use crate::projection::schema::table;
 use crate::row::{collection_value_key, index_filter_value};
 use palimpsest_events::records::{ClassDeclaration, IndexKind, IndexValue, Scope};
@@ -35,6 +35,31 @@ async fn rows(
     match client.query(sql, &refs).await {
         Ok(rows) => Ok(rows),
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A list's answer from its query: a page's rows are read whole (at most `limit`); a list
+/// without `limit` starts its query here (a refused statement is still an error with its
+/// status) and is read as its body is sent ([`streamed`]).
+async fn answer(
+    records: &Records,
+    page: &Page,
+    sql: &str,
+    params: Vec<Param>,
+    pick: Pick,
+) -> Result<Listing, Failure> {
+    if page.limit.is_some() {
+        let found = rows(records, sql, params).await?;
+        return list(records, page, found, pick).await;
+    }
+    let client = records.app.read.get().await?;
+    let refs = params.iter().map(|p| &**p as &(dyn ToSql + Sync));
+    match client.query_raw(sql, refs).await {
+        Ok(found) => Ok(streamed(records, page, client, found, pick)),
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => {
+            list(records, page, Vec::new(), pick).await
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -115,18 +140,13 @@ pub async fn list_docs(
          ORDER BY pk LIMIT $4",
         table("records", &class.clazz)
     );
-    let found = rows(
-        records,
-        &sql,
-        vec![
-            Box::new(org),
-            Box::new(a.v.unwrap_or(-1)),
-            Box::new(page.after_pk()),
-            Box::new(page.limit),
-        ],
-    )
-    .await?;
-    list(records, &page, found, Pick::All).await
+    let params: Vec<Param> = vec![
+        Box::new(org),
+        Box::new(a.v.unwrap_or(-1)),
+        Box::new(page.after_pk()),
+        Box::new(page.limit),
+    ];
+    answer(records, &page, &sql, params, Pick::All).await
 }
 
 /// `listDocsSk {org?, cl, ik, val, v?}`.
@@ -173,20 +193,14 @@ pub async fn list_docs_sk(
         Box::new(a.v.unwrap_or(-1)),
         Box::new(page.after_pk()),
     ];
-    if page.limit.is_none() {
-        // Every row at once: read in heap order, the newest of each pk kept here.
-        let sql =
-            format!("SELECT {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 AND pk > $4");
-        let found = rows(records, &sql, params).await?;
-        return list(records, &page, found, Pick::NewestPerPk).await;
-    }
+    // The newest row of each pk, in pk order: from the `__sync` index for a plain collection
+    // (no sort), sorted by Postgres for a list collection (its GIN index has no order).
     let sql = format!(
         "SELECT DISTINCT ON (pk) {COLUMNS} FROM {t} WHERE org = $1 AND {filter} AND v > $3 \
          AND pk > $4 ORDER BY pk, v DESC, del ASC LIMIT $5"
     );
     params.push(Box::new(page.limit));
-    let found = rows(records, &sql, params).await?;
-    list(records, &page, found, Pick::All).await
+    answer(records, &page, &sql, params, Pick::All).await
 }
 
 /// `listDocsIdx {org?, cl, ix, comp, val, v?}`.
@@ -266,6 +280,7 @@ pub async fn by_index(
     by_index_page(records, class, org, filter, &Paging::default())
         .await?
         .into_value()
+        .await
 }
 
 /// Documents of `class` whose index compares as `f` says, in `org` (every org when `None`),
@@ -342,8 +357,7 @@ pub async fn by_index_page(
          AND (org, pk) > ($3, $4) ORDER BY org, pk LIMIT $5",
         table("records", &class.clazz)
     );
-    let found = rows(records, &sql, params).await?;
-    list(records, &page, found, Pick::AllWithOrg).await
+    answer(records, &page, &sql, params, Pick::AllWithOrg).await
 }
 
 fn param(value: IndexValue) -> Param {
@@ -426,8 +440,7 @@ pub async fn list_orgs(
         Box::new(page.after_pk()),
         Box::new(page.limit),
     ];
-    let found = rows(records, &sql, params).await?;
-    list(records, &page, found, Pick::AllWithOrg).await
+    answer(records, &page, &sql, params, Pick::AllWithOrg).await
 }
 
 /// `listOrgsIdx {ix, comp, val, v?}`.
