@@ -3,20 +3,18 @@
 //!
 //! Deki's tables number rows with auto-increment columns (gaps allowed, as MySQL leaves after a
 //! rolled-back insert). A process leases a block of [`BLOCK`] ids of one kind with one
-//! [`IdsEvent::IdsLeased`] appended through the command runner (expected at the version read, so
-//! two processes leasing at once conflict and the loser leases the next block), then hands them
+//! [`IdsEvent::IdsLeased`] appended as a step of the command that needed it
+//! ([`Attempt::step`]: its own append, expected at the version read, so two processes leasing at
+//! once conflict and the loser leases the next block), then hands them
 //! out to its commands from memory: a revision's append no longer touches the counter stream,
 //! so writes to different resources do not serialise on one stream. The ids are in the events,
 //! so a replay gives the same ids; ids of a block its process never handed out (a stop, a
 //! command decided again) are skipped, never reused.
 
 use crate::streams;
-use axum::http::StatusCode;
+use palimpsest_events::DomainEvent;
 use palimpsest_events::resources::{IdRange, IdsEvent};
-use palimpsest_events::{DomainEvent, Metadata};
-use palimpsest_web::command::{
-    Command, CommandError, CommandRequest, CommandRunner, Decision, Reply,
-};
+use palimpsest_web::command::{Attempt, CommandError, Decision};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -154,30 +152,25 @@ impl IdPool {
     }
 }
 
-/// Where a process's commands get ids: its pool, refilled by leases run through the command
-/// runner. Cheap to clone (shared).
-#[derive(Clone)]
+/// Where a process's commands get ids: its pool, refilled by leases run as steps of the
+/// command that needed them. Cheap to clone (shared).
+#[derive(Clone, Default)]
 pub struct IdSource {
     pool: Arc<IdPool>,
     /// Held while leasing, so commands that find the pool empty at once wait for one lease
     /// instead of each leasing a block.
     refill: Arc<tokio::sync::Mutex<()>>,
-    commands: CommandRunner,
 }
 
 impl IdSource {
-    /// A source with an empty pool, leasing through `commands`.
-    pub fn new(commands: CommandRunner) -> Self {
-        IdSource {
-            pool: Arc::default(),
-            refill: Arc::default(),
-            commands,
-        }
+    /// A source with an empty pool.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// The next id of `kind`: from the pool, else from a block leased now on behalf of
-    /// `actor` (the caller whose command needed it, named in the lease's metadata).
-    pub async fn next<E>(&self, kind: IdKind, actor: &str) -> Result<i64, CommandError<E>> {
+    /// The next id of `kind`: from the pool, else from a block leased now as a step of the
+    /// command `attempt` belongs to (its lease names that command's actor).
+    pub async fn next<E>(&self, attempt: &Attempt, kind: IdKind) -> Result<i64, CommandError<E>> {
         loop {
             if let Some(id) = self.pool.take(kind) {
                 return Ok(id);
@@ -186,42 +179,29 @@ impl IdSource {
             if let Some(id) = self.pool.take(kind) {
                 return Ok(id);
             }
-            let range = self.lease(kind, actor).await?;
+            let range = lease_block(attempt, kind).await?;
             self.pool.add(kind, range);
         }
     }
+}
 
-    /// Leases the next block of `kind`: load the counters, decide, one append expecting the
-    /// version read (the runner decides again if another process leased meanwhile).
-    async fn lease<E>(&self, kind: IdKind, actor: &str) -> Result<IdRange, CommandError<E>> {
-        let request = CommandRequest::none();
-        let command = Command {
-            request: &request,
-            context: streams::CONTEXT,
-            projections: &[],
-            metadata: Metadata {
-                actor: Some(actor.to_owned()),
-                ..Metadata::default()
-            },
-        };
-        let reply = self
-            .commands
-            .run::<E, _, _>(command, |attempt| async move {
-                let stream = streams::ids().map_err(|e| CommandError::Internal(e.to_string()))?;
-                let counters: Counters = attempt.load(&stream).await?;
-                let event = lease(&counters, kind, BLOCK);
-                let range = leased(&event, kind)
-                    .ok_or_else(|| CommandError::Internal("a lease took no ids".into()))?;
-                let encoded = event
-                    .encode()
-                    .map_err(|e| CommandError::Internal(format!("lease does not encode: {e}")))?;
-                Ok(Decision::new(Reply::json(StatusCode::OK, &range)).write(stream, vec![encoded]))
-            })
-            .await?;
-        reply
-            .json_body()
-            .map_err(|e| CommandError::Internal(format!("lease answer unreadable: {e}")))
-    }
+/// Leases the next block of `kind` as a step of `attempt`'s command: load the counters,
+/// decide, one append expecting the version read (the runner decides again if another
+/// process leased meanwhile). The block stays leased even if the command is decided again.
+async fn lease_block<E>(attempt: &Attempt, kind: IdKind) -> Result<IdRange, CommandError<E>> {
+    attempt
+        .step(streams::CONTEXT, |step| async move {
+            let stream = streams::ids().map_err(|e| CommandError::Internal(e.to_string()))?;
+            let counters: Counters = step.load(&stream).await?;
+            let event = lease(&counters, kind, BLOCK);
+            let range = leased(&event, kind)
+                .ok_or_else(|| CommandError::Internal("a lease took no ids".into()))?;
+            let encoded = event
+                .encode()
+                .map_err(|e| CommandError::Internal(format!("lease does not encode: {e}")))?;
+            Ok(Decision::unstored(range).write(stream, vec![encoded]))
+        })
+        .await
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Errors as HTTP responses: every error has a status and a message.
 
+use crate::platform_error::PlatformError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -60,41 +61,33 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<PlatformError> for ApiError {
+    fn from(e: PlatformError) -> Self {
+        ApiError::new(e.status(), e.message)
+    }
+}
+
 impl From<AppendError> for ApiError {
     fn from(e: AppendError) -> Self {
-        match e {
-            AppendError::WrongExpectedVersion { .. } => ApiError::conflict(e.to_string()),
-            AppendError::Invalid(m) => ApiError::bad_request(m),
-            AppendError::Refused(r) if r.is_too_large() => {
-                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, r.to_string())
-            }
-            AppendError::Refused(r) => ApiError::bad_request(r.to_string()),
-            AppendError::Log(e) => e.into(),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<LogError> for ApiError {
     fn from(e: LogError) -> Self {
-        match e {
-            LogError::Pool(_) | LogError::WriterStopped => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the event log is unavailable",
-            ),
-            other => ApiError::internal(report(&other)),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<deadpool_postgres::PoolError> for ApiError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
-        LogError::Pool(e).into()
+        PlatformError::from(e).into()
     }
 }
 
 impl From<tokio_postgres::Error> for ApiError {
     fn from(e: tokio_postgres::Error) -> Self {
-        ApiError::internal(report(&e))
+        PlatformError::from(e).into()
     }
 }
 

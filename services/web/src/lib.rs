@@ -11,9 +11,11 @@ pub mod error;
 pub mod health;
 pub mod limits;
 pub mod login_throttle;
+pub mod platform_error;
 pub mod seal;
 pub mod secret;
 pub mod state;
 
 pub use error::ApiError;
+pub use platform_error::{PlatformError, PlatformKind};
 pub use state::AppState;

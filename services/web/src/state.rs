@@ -3,7 +3,6 @@
 use crate::background::Background;
 use crate::command::{CommandError, CommandRunner};
 use crate::{ApiError, secret};
-use axum::http::StatusCode;
 use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
 use palimpsest_log::{EventStore, Limits, LogError};
@@ -96,7 +95,7 @@ pub struct ReadModelStopped {
 
 impl From<ReadModelStopped> for ApiError {
     fn from(e: ReadModelStopped) -> Self {
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        crate::PlatformError::from(e).into()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::streams::CONTEXT;
 use axum::http::StatusCode;
 use palimpsest_events::{Metadata, NewEvent};
 use palimpsest_web::AppState;
+use palimpsest_web::PlatformError;
 pub use palimpsest_web::command::{Attempt, Decision};
 use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError, Steps};
 use std::future::Future;
@@ -80,30 +81,17 @@ where
         .map_err(from_command)
 }
 
-/// A platform error as CouchDB answers it.
+/// A command's failure as CouchDB answers it: the refusal, or the platform's failure.
 fn from_command(e: CommandError<CouchError>) -> CouchError {
-    match e {
-        CommandError::Rejected(refusal) => refusal,
-        CommandError::Conflict { .. } => CouchError::conflict(),
-        CommandError::KeyReused => CouchError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "idempotency_key_reused",
-            "this Idempotency-Key was already used for a different request",
-        ),
-        CommandError::Refused(m) => CouchError::bad_request(m),
-        CommandError::Unavailable(m) => {
-            CouchError::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", m)
-        }
-        CommandError::Internal(m) => CouchError::internal(m),
+    match e.into_refusal() {
+        Ok(refusal) => refusal,
+        Err(platform) => platform.into(),
     }
 }
 
 impl From<LoadError> for CouchError {
     fn from(e: LoadError) -> Self {
-        match e {
-            LoadError::Log(log) => log.into(),
-            decode @ LoadError::Decode { .. } => CouchError::internal(decode),
-        }
+        PlatformError::from(e).into()
     }
 }
 

@@ -10,6 +10,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use palimpsest_log::{AppendError, LogError};
+use palimpsest_web::{PlatformError, PlatformKind};
 use serde_json::json;
 
 /// An error answered to a CouchDB client.
@@ -150,42 +151,43 @@ impl From<StoredError> for CouchError {
     }
 }
 
+/// The platform's failures in CouchDB's words: a conflict is CouchDB's own `conflict`, the
+/// rest keep the platform's status with a CouchDB-style error name.
+impl From<PlatformError> for CouchError {
+    fn from(e: PlatformError) -> Self {
+        let error = match e.kind {
+            PlatformKind::Conflict => return CouchError::conflict(),
+            PlatformKind::KeyReused => "idempotency_key_reused",
+            PlatformKind::Malformed => "bad_request",
+            PlatformKind::TooLarge => "too_large",
+            PlatformKind::Unavailable => "service_unavailable",
+            PlatformKind::Internal => "internal_server_error",
+        };
+        CouchError::new(e.status(), error, e.message)
+    }
+}
+
 impl From<AppendError> for CouchError {
     fn from(e: AppendError) -> Self {
-        match e {
-            AppendError::WrongExpectedVersion { .. } => CouchError::conflict(),
-            AppendError::Invalid(m) => CouchError::bad_request(m),
-            AppendError::Refused(r) if r.is_too_large() => {
-                CouchError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", r.to_string())
-            }
-            AppendError::Refused(r) => CouchError::bad_request(r.to_string()),
-            AppendError::Log(e) => e.into(),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<LogError> for CouchError {
     fn from(e: LogError) -> Self {
-        match e {
-            LogError::Pool(_) | LogError::WriterStopped => CouchError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "service_unavailable",
-                "the event log is unavailable",
-            ),
-            other => CouchError::internal(other),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<deadpool_postgres::PoolError> for CouchError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
-        LogError::Pool(e).into()
+        PlatformError::from(e).into()
     }
 }
 
 impl From<tokio_postgres::Error> for CouchError {
     fn from(e: tokio_postgres::Error) -> Self {
-        CouchError::internal(palimpsest_web::error::report(&e))
+        PlatformError::from(e).into()
     }
 }
 

@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use palimpsest_log::{AppendError, LogError};
 use palimpsest_web::ApiError;
 use palimpsest_web::command::LoadError;
+use palimpsest_web::{PlatformError, PlatformKind};
 use serde::Serialize;
 
 /// The media type of every answer.
@@ -160,6 +161,19 @@ fn describe<E: std::fmt::Display + 'static>(detail: &E) -> String {
             None
         };
     error.map_or_else(|| detail.to_string(), palimpsest_web::error::report)
+}
+
+/// The platform's failures as Etherpad answers them: what the log refuses as malformed is
+/// code 1 with status 200 (Etherpad's wrong parameters); a stream that kept changing through
+/// every retry is a 409 with code 1 (a retry may succeed; code 2 would claim a server fault);
+/// every other failure keeps the platform's status (413, 422, 503, 500).
+impl From<PlatformError> for Failure {
+    fn from(e: PlatformError) -> Self {
+        match e.kind {
+            PlatformKind::Malformed => Failure::api(e.message),
+            _ => Failure::new_status(e.status(), e.message),
+        }
+    }
 }
 
 impl From<DomainError> for Failure {

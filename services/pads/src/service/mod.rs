@@ -174,18 +174,10 @@ fn runner_decision(
     Ok(out)
 }
 
-/// The runner's failures in Etherpad's envelope. A stream that kept changing through every
-/// retry is a 409 with code 1 (a retry may succeed; code 2 would claim a server fault).
+/// The runner's failures in Etherpad's envelope ([`Failure`]'s `From<PlatformError>`).
 fn failure(e: CommandError<Failure>) -> Failure {
-    match e {
-        CommandError::Rejected(f) => f,
-        CommandError::Refused(message) => Failure::api(message),
-        CommandError::Internal(detail) => Failure::internal(detail),
-        other => {
-            let status = other
-                .platform_status()
-                .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-            Failure::new_status(status, other.platform_message().unwrap_or_default())
-        }
+    match e.into_refusal() {
+        Ok(refusal) => refusal,
+        Err(platform) => platform.into(),
     }
 }

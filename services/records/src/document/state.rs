@@ -1,6 +1,8 @@
 //! A document's write-side state, folded from its stream.
 
-use palimpsest_events::records::{DocumentEvent, Row};
+use palimpsest_events::records::{DocumentEvent, Row, UniqueEvent};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 /// What a command needs to know of one document.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,4 +83,24 @@ pub fn evolve_unique(
         UniqueEvent::UniqueReleased { .. } => state.owner = None,
     }
     state
+}
+
+impl StreamState for DocumentState {
+    fn initial(_: &StreamName) -> Self {
+        DocumentState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = evolve(std::mem::take(self), &DocumentEvent::decode(event)?);
+        Ok(())
+    }
+}
+
+impl StreamState for UniqueState {
+    fn initial(_: &StreamName) -> Self {
+        UniqueState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = evolve_unique(std::mem::take(self), &UniqueEvent::decode(event)?);
+        Ok(())
+    }
 }

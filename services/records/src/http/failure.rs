@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use palimpsest_log::{AppendError, LogError};
+use palimpsest_web::{PlatformError, PlatformKind};
 use serde_json::json;
 
 /// An HTTP refusal: status, the spec's code, and a message.
@@ -86,38 +87,50 @@ impl From<crate::treatment::TreatmentError> for Failure {
     }
 }
 
+/// The platform's failures with records' codes: a stream that kept changing is `CONFLICT`
+/// (409), the log out of reach `UNAVAILABLE` (503), a failure of the server `INTERNAL` (500),
+/// and what the client must change `BADREQUEST` with the platform's status (400; 413 for an
+/// event too large; 422 for a reused Idempotency-Key).
+impl From<PlatformError> for Failure {
+    fn from(e: PlatformError) -> Self {
+        match e.kind {
+            PlatformKind::Conflict => RecordsError::Conflict(e.message).into(),
+            PlatformKind::Unavailable => Failure::unavailable(e.message),
+            PlatformKind::Internal => Failure {
+                status: e.status(),
+                code: "INTERNAL",
+                message: e.message,
+            },
+            PlatformKind::KeyReused | PlatformKind::Malformed | PlatformKind::TooLarge => Failure {
+                status: e.status(),
+                code: "BADREQUEST",
+                message: e.message,
+            },
+        }
+    }
+}
+
 impl From<LogError> for Failure {
     fn from(e: LogError) -> Self {
-        match e {
-            LogError::Pool(_) | LogError::WriterStopped => Failure::unavailable(e),
-            other => Failure::internal(other),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<AppendError> for Failure {
     fn from(e: AppendError) -> Self {
-        match e {
-            AppendError::WrongExpectedVersion { stream, .. } => RecordsError::Conflict(format!(
-                "stream {stream} kept changing while the operation was decided; retry"
-            ))
-            .into(),
-            AppendError::Invalid(m) => Failure::bad(m),
-            refused @ AppendError::Refused(_) => Failure::bad(refused.to_string()),
-            AppendError::Log(e) => e.into(),
-        }
+        PlatformError::from(e).into()
     }
 }
 
 impl From<deadpool_postgres::PoolError> for Failure {
     fn from(e: deadpool_postgres::PoolError) -> Self {
-        Failure::unavailable(e)
+        PlatformError::from(e).into()
     }
 }
 
 impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Self {
-        Failure::internal(e)
+        PlatformError::from(e).into()
     }
 }
 

@@ -2,16 +2,16 @@
 //! the unique locks they touch, decide at the operation's time, append every stream at the
 //! version read in one request, wait for the read model, answer.
 //!
-//! A `REGVER` decides again with a new time (the runner's retry); a stream that moved between
-//! load and append (another writer, a lost unique race) decides again from fresh state; past the
-//! runner's bound it is a 409 (`REGVER` if the clock never passed a stored version). Replies are
-//! stored by the runner under the `Idempotency-Key`: since they hold decrypted data, records
-//! stores them sealed with the site key ([`sealed_reply`]) and opens them before answering. A
-//! call without a key has its reply stored nowhere, so its result is handed back as decided,
-//! never sealed ([`UNSTORED_REPLY`]).
+//! A `REGVER` asks the runner to decide again a millisecond later, with a new time
+//! ([`CommandError::Retry`]); a stream that moved between load and append (another writer, a
+//! lost unique race) decides again from fresh state; past the runner's bound it is the
+//! `REGVER` itself, or a 409. Replies are stored by the runner under the `Idempotency-Key`:
+//! since they hold decrypted data, records stores them sealed with the site key
+//! ([`sealed_reply`]) and opens them only for a repeat. The result itself comes back from the
+//! runner as the decision's value ([`Answer`]); a call without a key keeps no reply at all.
 
 use crate::document::{
-    DocumentState, Prepared, UniqueState, View, Write, decide, prepare, unique_locks,
+    DocumentState, Outcome, Prepared, UniqueState, View, Write, decide, prepare, unique_locks,
 };
 use crate::error::RecordsError;
 use crate::http::admin::{ClassState, decide_declaration};
@@ -23,44 +23,17 @@ use crate::projection::NAME;
 use crate::seal::{Nonces, SiteKey};
 use crate::streams::{self, CONTEXT};
 use axum::http::StatusCode;
-use palimpsest_events::records::{DocumentEvent, UniqueEvent};
-use palimpsest_events::{DecodeError, DomainEvent, Metadata, NewEvent, RecordedEvent, StreamName};
+use palimpsest_events::records::ClassDeclaration;
+use palimpsest_events::{DomainEvent, Metadata, NewEvent};
 use palimpsest_web::command::{
-    Attempt, Command, CommandError, CommandRequest, Decision, Reply, Steps, StreamState,
+    Answer, Attempt, Command, CommandError, CommandRequest, Decision, Reply, Steps,
 };
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The content type of a reply stored sealed (what the log's reply store holds).
 pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
-
-/// The content type of the placeholder reply of a call without `Idempotency-Key`: the runner
-/// keeps it nowhere, so it carries nothing and the result goes back to the handler as decided.
-const UNSTORED_REPLY: &str = "application/vnd.palimpsest.records-unstored";
-
-/// The largest payload an event may carry: the relay's 1 MiB NATS limit with room for the
-/// envelope.
-const MAX_PAYLOAD: usize = 800_000;
-
-impl StreamState for DocumentState {
-    fn initial(_: &StreamName) -> Self {
-        DocumentState::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        *self = crate::document::evolve(std::mem::take(self), &DocumentEvent::decode(event)?);
-        Ok(())
-    }
-}
-
-impl StreamState for UniqueState {
-    fn initial(_: &StreamName) -> Self {
-        UniqueState::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        *self = crate::document::evolve_unique(std::mem::take(self), &UniqueEvent::decode(event)?);
-        Ok(())
-    }
-}
 
 /// The runner's facts of a records command.
 pub fn command<'a>(request: &'a CommandRequest, caller: &Caller) -> Command<'a> {
@@ -78,20 +51,9 @@ pub fn command<'a>(request: &'a CommandRequest, caller: &Caller) -> Command<'a> 
 
 /// A platform or context failure as the records API answers it.
 pub fn failure(e: CommandError<Failure>) -> Failure {
-    match e {
-        CommandError::Rejected(f) => f,
-        CommandError::Conflict { stream } => RecordsError::Conflict(format!(
-            "{stream} kept changing while the operation was decided; retry"
-        ))
-        .into(),
-        CommandError::KeyReused => Failure {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            code: "BADREQUEST",
-            message: "this Idempotency-Key was already used for a different request".into(),
-        },
-        CommandError::Refused(m) => Failure::bad(m),
-        CommandError::Unavailable(m) => Failure::unavailable(m),
-        CommandError::Internal(m) => Failure::internal(m),
+    match e.into_refusal() {
+        Ok(refusal) => refusal,
+        Err(platform) => platform.into(),
     }
 }
 
@@ -191,7 +153,7 @@ pub struct Operation<'a> {
 
 /// Runs the operation; answers each write's stored data (with `pk`), `null` for a purge.
 pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure> {
-    let pending: Vec<_> = op
+    let pending: Vec<Arc<ClassDeclaration>> = op
         .writes
         .iter()
         .filter(|(found, _)| found.pending)
@@ -199,38 +161,24 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
         .collect();
     let writes: Vec<Write> = op.writes.into_iter().map(|(_, w)| w).collect();
     let prepared = prepare(writes)?;
-    let regver: Arc<Mutex<Option<RecordsError>>> = Arc::default();
-    let unstored: Arc<Mutex<Option<Value>>> = Arc::default();
     let keyed = op.request.key().is_some();
-    let (prepared, pending, single, regver_seen, decided) =
-        (&prepared, &pending, op.single, &regver, &unstored);
-    let reply = records
+    let (prepared, pending, caller, single) = (&prepared, &pending, op.caller, op.single);
+    let answer = records
         .app
         .commands
-        .run(command(op.request, op.caller), |attempt| async move {
+        .run_for(command(op.request, caller), |attempt| async move {
             let view = load(&attempt, prepared).await?;
-            let time = records.now();
             let mut nonces = Nonces::fresh(2 * prepared.len() + 1);
-            let outcome = match decide(time, prepared, &view, &records.key, &mut nonces) {
+            let outcome = match decide(records.now(), prepared, &view, &records.key, &mut nonces) {
                 Ok(outcome) => outcome,
+                // The clock has not passed a stored version yet: decide again at a new time.
                 Err(e @ RecordsError::Regver { .. }) => {
-                    let stream = streams::parse_doc(regver_key(&e))
-                        .map(|k| k.stream())
-                        .unwrap_or_else(|| streams::class("Regver"));
-                    if let Ok(mut seen) = regver_seen.lock() {
-                        *seen = Some(e);
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                    return Err(CommandError::Conflict { stream });
+                    return Err(CommandError::retry(e.into(), REGVER_PAUSE));
                 }
                 // Decided on a document taken as new without reading it: read it and decide
                 // again before answering a refusal (it may exist: EXISTS, not what this saw).
-                Err(_) if attempt.assumed_new() => {
-                    let stream = prepared
-                        .first()
-                        .map(|p| p.key.stream())
-                        .unwrap_or_else(|| streams::class("Document"));
-                    return Err(CommandError::Conflict { stream });
+                Err(e) if attempt.assumed_new() => {
+                    return Err(CommandError::retry(e.into(), Duration::ZERO));
                 }
                 Err(e) => return Err(rejected(e)),
             };
@@ -239,61 +187,50 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
             } else {
                 Value::Array(outcome.replies.clone())
             };
-            let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
-            let (reply, unsealed) = if keyed {
-                (sealed_reply(&records.key, op.caller, result, iv)?, None)
+            let decision = if keyed {
+                let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
+                Decision::new(sealed_reply(&records.key, caller, result.clone(), iv)?)
+                    .with_value(result)
             } else {
-                let reply = Reply::new(StatusCode::OK, UNSTORED_REPLY, Vec::new());
-                (reply, Some(result))
+                Decision::unstored(result)
             };
-            let mut decision = Decision::new(reply);
-            for (doc, event) in &outcome.documents {
-                let event = encode(event)?;
-                check_size(&event).map_err(rejected)?;
-                decision = decision.write(doc.stream(), vec![event]);
-            }
-            for (lock, events) in &outcome.uniques {
-                let events = events.iter().map(encode).collect::<Result<_, _>>()?;
-                decision = decision.write(lock.stream(), events);
-            }
-            for class in pending {
-                let stream = streams::class(&class.clazz);
-                let recorded: ClassState = attempt.load(&stream).await?;
-                let events = decide_declaration(class, &recorded).map_err(rejected)?;
-                let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-                decision = decision.write(stream, events);
-            }
-            // The last decision is the one the runner appended: its result is the answer.
-            if let Ok(mut slot) = decided.lock() {
-                *slot = unsealed;
-            }
-            Ok(decision)
+            with_writes(decision, &attempt, &outcome, pending).await
         })
-        .await;
-    match reply {
-        // Without a key there is no stored reply: the answer is the decision's result.
-        Ok(_) if !keyed => unstored
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take())
-            .ok_or_else(|| Failure::internal("the operation's result was not kept")),
-        Ok(reply) => opened(&records.key, op.caller, reply),
-        Err(CommandError::Conflict { stream }) => {
-            let seen = regver.lock().ok().and_then(|mut s| s.take());
-            match seen {
-                Some(e) if stream.category == "doc" => Err(e.into()),
-                _ => Err(failure(CommandError::Conflict { stream })),
-            }
-        }
-        Err(e) => Err(failure(e)),
+        .await
+        .map_err(failure)?;
+    match answer {
+        Answer::Decided { value, .. } => Ok(value),
+        Answer::Repeated(reply) => opened(&records.key, caller, reply),
     }
 }
 
-fn regver_key(e: &RecordsError) -> &str {
-    match e {
-        RecordsError::Regver { key, .. } => key,
-        _ => "",
+/// How long a `REGVER` waits before deciding again: the clock's resolution, so that the next
+/// time is past the one that was not.
+const REGVER_PAUSE: Duration = Duration::from_millis(1);
+
+/// `decision` with the operation's writes: each document's event, each unique lock's, and the
+/// declaration of every class this operation uses first.
+async fn with_writes(
+    mut decision: Decision<Value>,
+    attempt: &Attempt,
+    outcome: &Outcome,
+    pending: &[Arc<ClassDeclaration>],
+) -> Result<Decision<Value>, CommandError<Failure>> {
+    for (doc, event) in &outcome.documents {
+        decision = decision.write(doc.stream(), vec![encode(event)?]);
     }
+    for (lock, events) in &outcome.uniques {
+        let events = events.iter().map(encode).collect::<Result<_, _>>()?;
+        decision = decision.write(lock.stream(), events);
+    }
+    for class in pending {
+        let stream = streams::class(&class.clazz);
+        let recorded: ClassState = attempt.load(&stream).await?;
+        let events = decide_declaration(class, &recorded).map_err(rejected)?;
+        let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+        decision = decision.write(stream, events);
+    }
+    Ok(decision)
 }
 
 /// The documents' and locks' states, read through the attempt (which records their versions).
@@ -313,14 +250,4 @@ async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandE
         view.uniques.insert(lock, state);
     }
     Ok(view)
-}
-
-fn check_size(event: &NewEvent) -> Result<(), Failure> {
-    let size = palimpsest_log::limits::json_len(&event.payload);
-    if size > MAX_PAYLOAD {
-        return Err(Failure::bad(format!(
-            "the document is too large: its event would be {size} bytes, at most {MAX_PAYLOAD}"
-        )));
-    }
-    Ok(())
 }

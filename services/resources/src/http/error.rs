@@ -6,7 +6,6 @@ use crate::read::ReadError;
 use crate::resource::ResourceError;
 use axum::http::StatusCode;
 use palimpsest_web::ApiError;
-use palimpsest_web::command::CommandError;
 
 /// The status of an operation's refusal.
 fn status(e: &OperationError) -> StatusCode {
@@ -38,18 +37,9 @@ impl From<OperationError> for ApiError {
     }
 }
 
-/// A command's failure as an HTTP error.
+/// A command's failure as an HTTP error: the refusal's own status, or the platform's.
 pub fn answer(e: Failure) -> ApiError {
-    match e {
-        CommandError::Rejected(refusal) => refusal.into(),
-        CommandError::Conflict { .. } => ApiError::conflict(e.to_string()),
-        CommandError::KeyReused => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
-        CommandError::Refused(message) => ApiError::bad_request(message),
-        CommandError::Unavailable(message) => {
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
-        }
-        CommandError::Internal(detail) => ApiError::internal(detail),
-    }
+    e.into()
 }
 
 /// A read failure: the database is unavailable (503) or failed (500, logged).

@@ -64,7 +64,7 @@ impl Resources {
             reader: Reader::new(app.read.clone()),
             keys: Arc::new(Keys::load(&app.data_dir, &app.admin_token)),
             content: Arc::new(content),
-            ids: IdSource::new(app.commands.clone()),
+            ids: IdSource::new(),
             app,
         }
     }

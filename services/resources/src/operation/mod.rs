@@ -240,7 +240,7 @@ impl Changeset {
         }
         let id = self
             .ids
-            .next::<OperationError>(IdKind::Changeset, &self.actor.name())
+            .next::<OperationError>(&self.attempt, IdKind::Changeset)
             .await?;
         self.changeset_id = Some(id);
         Ok(id)
@@ -251,7 +251,7 @@ impl Changeset {
         Ok(Stamp {
             resrev_id: self
                 .ids
-                .next::<OperationError>(IdKind::Resrev, &actor.name())
+                .next::<OperationError>(&self.attempt, IdKind::Resrev)
                 .await?,
             changeset_id: self.changeset_id().await?,
             user_id: actor.user_id,
@@ -283,7 +283,7 @@ impl Changeset {
         }
         let rescontent_id = self
             .ids
-            .next::<OperationError>(IdKind::Rescontent, &self.actor.name())
+            .next::<OperationError>(&self.attempt, IdKind::Rescontent)
             .await?;
         let event = ContentEvent::ContentStored {
             rescontent_id,
@@ -400,7 +400,7 @@ impl Changeset {
         self.may_add(parent).await?;
         let res_id = self
             .ids
-            .next::<OperationError>(IdKind::Res, &self.actor.name())
+            .next::<OperationError>(&self.attempt, IdKind::Res)
             .await?;
         // A leased id names a stream nobody wrote (no other process holds it, and this one
         // hands it out once): it is not loaded, and the append expects it new.

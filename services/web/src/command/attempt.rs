@@ -1,8 +1,11 @@
 //! One try of a command: the streams it read, each with the version it was read at.
 
-use super::cache::StateCache;
-use palimpsest_events::{DecodeError, RecordedEvent, StreamName};
-use palimpsest_log::{EventStore, LogError};
+use super::decision::{Answer, Decision};
+use super::error::CommandError;
+use super::request::CommandRequest;
+use super::runner::{Command, CommandRunner};
+use palimpsest_events::{DecodeError, Metadata, RecordedEvent, StreamName};
+use palimpsest_log::LogError;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,19 +43,19 @@ pub enum LoadError {
 /// A cheap handle (clones share what was read), handed to the command's decider by value.
 #[derive(Clone)]
 pub struct Attempt {
-    store: EventStore,
-    cache: Arc<StateCache>,
+    runner: CommandRunner,
+    metadata: Arc<Metadata>,
     versions: Arc<Mutex<HashMap<StreamName, i64>>>,
     first: bool,
     assumed: Arc<AtomicBool>,
 }
 
 impl Attempt {
-    /// Try `number` (0 for the first) of a command.
-    pub(crate) fn new(store: EventStore, cache: Arc<StateCache>, number: u32) -> Self {
+    /// Try `number` (0 for the first) of a command whose events carry `metadata`.
+    pub(crate) fn new(runner: CommandRunner, metadata: Metadata, number: u32) -> Self {
         Attempt {
-            store,
-            cache,
+            runner,
+            metadata: Arc::new(metadata),
             versions: Arc::default(),
             first: number == 0,
             assumed: Arc::default(),
@@ -70,7 +73,7 @@ impl Attempt {
         &self,
         stream: &StreamName,
     ) -> Result<S, LoadError> {
-        if self.first && !self.cache.holds::<S>(stream) {
+        if self.first && !self.runner.cache.holds::<S>(stream) {
             self.assumed.store(true, Ordering::Relaxed);
             self.read_at(stream, 0);
             return Ok(S::initial(stream));
@@ -91,12 +94,12 @@ impl Attempt {
         stream: &StreamName,
         seed: impl Future<Output = Option<(i64, S)>>,
     ) -> Result<S, LoadError> {
-        let start = match self.cache.get::<S>(stream) {
+        let start = match self.runner.cache.get::<S>(stream) {
             Some(cached) => cached,
             None => seed.await.unwrap_or_else(|| (0, S::initial(stream))),
         };
         let (version, state) = self.catch_up(stream, start).await?;
-        self.cache.put(stream, version, state.clone());
+        self.runner.cache.put(stream, version, state.clone());
         self.read_at(stream, version);
         Ok(state)
     }
@@ -130,7 +133,8 @@ impl Attempt {
         let mut starts: Vec<(i64, S)> = streams
             .iter()
             .map(|stream| {
-                self.cache
+                self.runner
+                    .cache
                     .get::<S>(stream)
                     .unwrap_or_else(|| (0, S::initial(stream)))
             })
@@ -140,7 +144,7 @@ impl Attempt {
             .zip(&starts)
             .map(|(stream, (version, _))| (stream.clone(), *version))
             .collect();
-        let events = self.store.read_streams(&asked, PAGE).await?;
+        let events = self.runner.store.read_streams(&asked, PAGE).await?;
         let mut read = vec![0i64; streams.len()];
         let mut at = 0;
         for event in &events {
@@ -164,7 +168,7 @@ impl Attempt {
             } else {
                 self.catch_up(stream, start).await?
             };
-            self.cache.put(stream, version, state.clone());
+            self.runner.cache.put(stream, version, state.clone());
             self.read_at(stream, version);
             states.push(state);
         }
@@ -177,7 +181,7 @@ impl Attempt {
         (mut version, mut state): (i64, S),
     ) -> Result<(i64, S), LoadError> {
         loop {
-            let events = self.store.read_stream(stream, version, PAGE).await?;
+            let events = self.runner.store.read_stream(stream, version, PAGE).await?;
             for event in &events {
                 state.fold(event).map_err(|source| LoadError::Decode {
                     stream: stream.clone(),
@@ -188,6 +192,38 @@ impl Attempt {
             if (events.len() as i64) < PAGE {
                 return Ok((version, state));
             }
+        }
+    }
+
+    /// Runs `decide` as a *step*: a command of its own that this one needs before it can
+    /// decide (resources' id lease), through the same runner: its own loads, its own append at
+    /// its own expected versions, its own retries, no Idempotency-Key and no read-your-writes.
+    /// Its events carry this command's metadata (actor, correlation); its value comes back
+    /// typed. A step appended for a try that is later decided again stays appended: steps are
+    /// for what may be taken and never used (a leased id range is skipped, never reused).
+    pub async fn step<E, T, F, Fut>(
+        &self,
+        context: &'static str,
+        decide: F,
+    ) -> Result<T, CommandError<E>>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<Decision<T>, CommandError<E>>>,
+    {
+        let request = CommandRequest::none();
+        let mut metadata = (*self.metadata).clone();
+        metadata.idempotency_key = None;
+        let command = Command {
+            request: &request,
+            context,
+            projections: &[],
+            metadata,
+        };
+        match Box::pin(self.runner.run_for(command, decide)).await? {
+            Answer::Decided { value, .. } => Ok(value),
+            Answer::Repeated(_) => Err(CommandError::Internal(
+                "a step without Idempotency-Key was answered as a repeat".into(),
+            )),
         }
     }
 

@@ -39,7 +39,7 @@ impl Steps {
             None => CommandRequest::none(),
             Some((key, fingerprint)) => {
                 let work = hex::encode(&Sha256::digest(identity)[..8]);
-                CommandRequest::derived(format!("{key}#{n}.{work}"), fingerprint.clone())
+                CommandRequest::keyed(format!("{key}#{n}.{work}"), fingerprint.clone())
             }
         }
     }
@@ -79,18 +79,24 @@ impl CommandRunner {
             taken: Arc::default(),
         };
         let reply = work(steps).await?;
-        self.keep_answer(&key, request, fingerprint, reply).await
+        match self
+            .keep_answer(&key, request, fingerprint, reply.clone())
+            .await?
+        {
+            Kept::Ours => Ok(reply),
+            Kept::First(first) => Ok(first),
+        }
     }
 
     /// Stores `reply` alone under `key` (a call's final answer, or a single command's that
-    /// changed nothing); when another process stored one first, that one is the answer.
+    /// changed nothing); says whether it was kept, or whose answer another process kept first.
     pub(super) async fn keep_answer<E>(
         &self,
         key: &str,
         request: &CommandRequest,
         fingerprint: Vec<u8>,
         reply: Reply,
-    ) -> Result<Reply, CommandError<E>> {
+    ) -> Result<Kept, CommandError<E>> {
         let append = AppendRequest::new()
             .metadata(Metadata {
                 idempotency_key: Some(key.to_owned()),
@@ -99,24 +105,31 @@ impl CommandRunner {
             .reply(StoredReply {
                 request_hash: fingerprint,
                 status: reply.status.as_u16(),
-                content_type: reply.content_type.clone(),
+                content_type: reply.content_type,
                 body: reply.body.to_vec(),
             });
         match self.store.append(append).await {
             Ok(appended) if appended.replayed => match self.stored_reply(key, request).await? {
-                Some(first) => Ok(first),
+                Some(first) => Ok(Kept::First(first)),
                 None => Err(CommandError::Internal(format!(
                     "the answer under {key} was stored and cannot be read"
                 ))),
             },
-            Ok(_) => Ok(reply),
+            Ok(_) => Ok(Kept::Ours),
             Err(AppendError::Log(e)) => Err(log_error(e)),
-            Err(other) => {
-                tracing::error!(error = %other, key, "an answer was refused by the log");
-                Err(CommandError::Internal(other.to_string()))
-            }
+            Err(other) => Err(CommandError::Internal(format!(
+                "an answer under {key} was refused by the log: {other}"
+            ))),
         }
     }
+}
+
+/// What became of an answer kept under a key.
+pub(super) enum Kept {
+    /// This one was kept.
+    Ours,
+    /// Another process kept its answer first: this is the answer.
+    First(Reply),
 }
 
 /// The answer a call's step gives as a count (e.g. `{"changed": 3}`), read back by the call.

@@ -75,12 +75,14 @@ pub(crate) struct StreamWrite {
 }
 
 /// A command's outcome: the streams it writes (in order), the streams it only read but whose
-/// version must still hold, and its answer.
+/// version must still hold, its answer to keep under the request's key, and the value it hands
+/// back to its caller (`T`; `()` for a command whose reply is all it answers).
 #[derive(Debug, Clone)]
-pub struct Decision {
+pub struct Decision<T = ()> {
     pub(crate) writes: Vec<StreamWrite>,
     pub(crate) checks: Vec<StreamName>,
-    pub(crate) reply: Reply,
+    pub(crate) reply: Option<Reply>,
+    pub(crate) value: T,
 }
 
 impl Decision {
@@ -89,7 +91,33 @@ impl Decision {
         Decision {
             writes: Vec::new(),
             checks: Vec::new(),
-            reply,
+            reply: Some(reply),
+            value: (),
+        }
+    }
+}
+
+impl<T> Decision<T> {
+    /// A decision whose answer is `value` alone, handed back to the caller and kept nowhere:
+    /// for a request without Idempotency-Key, which has no key to keep a reply under (a keyed
+    /// request deciding so is an internal error: its repeat would have nothing to answer).
+    pub fn unstored(value: T) -> Self {
+        Decision {
+            writes: Vec::new(),
+            checks: Vec::new(),
+            reply: None,
+            value,
+        }
+    }
+
+    /// The same decision handing `value` back to its caller beside its reply
+    /// ([`super::CommandRunner::run_for`]).
+    pub fn with_value<V>(self, value: V) -> Decision<V> {
+        Decision {
+            writes: self.writes,
+            checks: self.checks,
+            reply: self.reply,
+            value,
         }
     }
 
@@ -118,7 +146,7 @@ impl Decision {
 
     /// Replaces the answer.
     pub fn with_reply(mut self, reply: Reply) -> Self {
-        self.reply = reply;
+        self.reply = Some(reply);
         self
     }
 
@@ -131,4 +159,21 @@ impl Decision {
     pub fn event_count(&self) -> usize {
         self.writes.iter().map(|w| w.events.len()).sum()
     }
+}
+
+/// What [`super::CommandRunner::run_for`] answers: the value decided by this very call, or the
+/// reply kept under the key by an earlier call with the same Idempotency-Key (a repeat decides
+/// nothing, so it has no value).
+#[derive(Debug, Clone)]
+pub enum Answer<T> {
+    /// Decided now: the decider's value, and the reply kept under the key (`None` when the
+    /// request had no key and the decision answered its value only).
+    Decided {
+        /// What the decider handed back.
+        value: T,
+        /// Its reply, if it made one.
+        reply: Option<Reply>,
+    },
+    /// A repeat: the reply the first call kept.
+    Repeated(Reply),
 }

@@ -1,11 +1,14 @@
 //! Why a command gave no answer of its own: the context refused it, or the platform could not
-//! carry it out. Each context maps these to its HTTP shape in one place.
+//! carry it out. [`CommandError::into_refusal`] is the one mapping of the platform's part to
+//! HTTP ([`PlatformError`]); each context renders that in its own error format.
 
 use super::attempt::LoadError;
 use crate::ApiError;
-use axum::http::StatusCode;
+use crate::platform_error::{PlatformError, PlatformKind};
 use palimpsest_events::StreamName;
-use palimpsest_log::LogError;
+use palimpsest_log::limits::Refusal;
+use palimpsest_log::{AppendError, LogError};
+use std::time::Duration;
 
 /// A command that did not succeed. `E` is the context's own typed refusal.
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +16,17 @@ pub enum CommandError<E> {
     /// The context's decider (or validation) refused the command.
     #[error("{0}")]
     Rejected(E),
+    /// The decider cannot accept the command *yet* (records' `REGVER`: its clock has not
+    /// passed a stored version; or it refused on a stream it only assumed new): the runner
+    /// decides again after `after`, without counting a conflict, and answers `refusal` if every
+    /// try ends so.
+    #[error("{refusal}")]
+    Retry {
+        /// The answer when the tries run out.
+        refusal: E,
+        /// The least pause before the next try.
+        after: Duration,
+    },
     /// Other writers kept moving a stream the command read, through every retry.
     #[error("{stream} kept changing while the command was decided; retry")]
     Conflict {
@@ -22,43 +36,46 @@ pub enum CommandError<E> {
     /// The Idempotency-Key was first used for a different request.
     #[error("this Idempotency-Key was already used for a different request")]
     KeyReused,
-    /// The log refused the append as malformed or uncarriable (nothing was appended).
+    /// The log refused the events as uncarriable by its readers (too large: 413; else 400);
+    /// nothing was appended.
     #[error("{0}")]
-    Refused(String),
+    Refused(Refusal),
+    /// The log found the append itself malformed (400).
+    #[error("{0}")]
+    Invalid(String),
     /// The log or a read model is unavailable right now; retrying later may work.
     #[error("{0}")]
     Unavailable(String),
-    /// A failure the client cannot fix (logged where it happened).
+    /// A failure the client cannot fix (its detail is logged, never sent).
     #[error("{0}")]
     Internal(String),
 }
 
 impl<E> CommandError<E> {
-    /// The HTTP status of the platform's errors; `None` for the context's own refusals.
-    pub fn platform_status(&self) -> Option<StatusCode> {
-        match self {
-            CommandError::Rejected(_) => None,
-            CommandError::Conflict { .. } => Some(StatusCode::CONFLICT),
-            CommandError::KeyReused => Some(StatusCode::UNPROCESSABLE_ENTITY),
-            CommandError::Refused(_) => Some(StatusCode::BAD_REQUEST),
-            CommandError::Unavailable(_) => Some(StatusCode::SERVICE_UNAVAILABLE),
-            CommandError::Internal(_) => Some(StatusCode::INTERNAL_SERVER_ERROR),
-        }
+    /// A refusal to decide again after `after` ([`CommandError::Retry`]).
+    pub fn retry(refusal: E, after: Duration) -> Self {
+        CommandError::Retry { refusal, after }
     }
 
-    /// The message of the platform's errors; `None` for the context's own refusals.
-    pub fn platform_message(&self) -> Option<String> {
+    /// The context's own refusal, or the platform's failure as HTTP answers it: the one
+    /// mapping every context uses (each then renders either in its own format).
+    pub fn into_refusal(self) -> Result<E, PlatformError> {
         match self {
-            CommandError::Rejected(_) => None,
-            CommandError::Conflict { stream } => Some(format!(
-                "{stream} kept changing while the command was decided; retry"
+            CommandError::Rejected(refusal) | CommandError::Retry { refusal, .. } => Ok(refusal),
+            CommandError::Conflict { stream } => Err(PlatformError::new(
+                PlatformKind::Conflict,
+                format!("{stream} kept changing while the command was decided; retry"),
             )),
-            CommandError::KeyReused => {
-                Some("this Idempotency-Key was already used for a different request".into())
+            CommandError::KeyReused => Err(PlatformError::new(
+                PlatformKind::KeyReused,
+                "this Idempotency-Key was already used for a different request",
+            )),
+            CommandError::Refused(refusal) => Err(refusal.into()),
+            CommandError::Invalid(message) => {
+                Err(PlatformError::new(PlatformKind::Malformed, message))
             }
-            CommandError::Refused(m) | CommandError::Unavailable(m) | CommandError::Internal(m) => {
-                Some(m.clone())
-            }
+            CommandError::Unavailable(message) => Err(PlatformError::unavailable(message)),
+            CommandError::Internal(detail) => Err(PlatformError::internal(detail)),
         }
     }
 
@@ -67,9 +84,14 @@ impl<E> CommandError<E> {
     pub fn map_rejected<F>(self, f: impl FnOnce(E) -> F) -> CommandError<F> {
         match self {
             CommandError::Rejected(e) => CommandError::Rejected(f(e)),
+            CommandError::Retry { refusal, after } => CommandError::Retry {
+                refusal: f(refusal),
+                after,
+            },
             CommandError::Conflict { stream } => CommandError::Conflict { stream },
             CommandError::KeyReused => CommandError::KeyReused,
-            CommandError::Refused(m) => CommandError::Refused(m),
+            CommandError::Refused(r) => CommandError::Refused(r),
+            CommandError::Invalid(m) => CommandError::Invalid(m),
             CommandError::Unavailable(m) => CommandError::Unavailable(m),
             CommandError::Internal(m) => CommandError::Internal(m),
         }
@@ -81,25 +103,32 @@ impl<E> From<LoadError> for CommandError<E> {
         match e {
             LoadError::Log(log) => log_error(log),
             decode @ LoadError::Decode { .. } => {
-                tracing::error!(error = %decode, "a recorded event does not decode");
-                CommandError::Internal(decode.to_string())
+                CommandError::Internal(format!("a recorded event does not decode: {decode}"))
             }
         }
     }
 }
 
-/// A log failure as a command error: unreachable is 503, anything else 500 (logged).
+impl<E> From<AppendError> for CommandError<E> {
+    /// A failed append, its refusal kept typed (413 stays 413); a stream that moved is a
+    /// conflict.
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::WrongExpectedVersion { stream, .. } => CommandError::Conflict { stream },
+            AppendError::Invalid(message) => CommandError::Invalid(message),
+            AppendError::Refused(refusal) => CommandError::Refused(refusal),
+            AppendError::Log(e) => log_error(e),
+        }
+    }
+}
+
+/// A log failure as a command error: unreachable is 503, anything else 500.
 pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
     match e {
         LogError::Pool(_) | LogError::WriterStopped => {
-            tracing::warn!(error = %e, "the event log is unavailable");
             CommandError::Unavailable("the event log is unavailable".into())
         }
-        other => {
-            let detail = crate::error::report(&other);
-            tracing::error!(error = %detail, "the event log failed");
-            CommandError::Internal(detail)
-        }
+        other => CommandError::Internal(crate::error::report(&other)),
     }
 }
 
@@ -107,13 +136,9 @@ pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
 /// the platform's statuses.
 impl<E: Into<ApiError>> From<CommandError<E>> for ApiError {
     fn from(e: CommandError<E>) -> Self {
-        let status = e.platform_status();
-        let message = e.platform_message();
-        match (e, status, message) {
-            (CommandError::Rejected(refusal), _, _) => refusal.into(),
-            (CommandError::Internal(detail), _, _) => ApiError::internal(detail),
-            (_, Some(status), Some(message)) => ApiError::new(status, message),
-            _ => ApiError::internal("a command error without status"),
+        match e.into_refusal() {
+            Ok(refusal) => refusal.into(),
+            Err(failure) => failure.into(),
         }
     }
 }

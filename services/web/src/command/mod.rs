@@ -31,7 +31,7 @@ mod runner;
 
 pub use attempt::{Attempt, LoadError, StreamState};
 pub use call::{Steps, count_of, count_reply};
-pub use decision::{Decision, Reply};
+pub use decision::{Answer, Decision, Reply};
 pub use error::CommandError;
 pub use openapi::{document_commands, idempotency_key_parameter, platform_error_schema};
 pub use request::{CommandRequest, IDEMPOTENCY_KEY, SEMANTIC_HEADERS, fingerprint_requests};

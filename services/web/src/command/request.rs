@@ -59,9 +59,9 @@ impl CommandRequest {
         Self::default()
     }
 
-    /// A request keyed `key` whose fingerprint is `fingerprint` (a step of a call of several
-    /// commands: see [`super::Steps`]).
-    pub(crate) fn derived(key: String, fingerprint: Vec<u8>) -> Self {
+    /// A request keyed `key` whose fingerprint is `fingerprint`, known in full already: a step
+    /// of a call of several commands ([`super::Steps`]), or a caller inside the process.
+    pub fn keyed(key: String, fingerprint: Vec<u8>) -> Self {
         CommandRequest {
             key: Some(key),
             hasher: None,

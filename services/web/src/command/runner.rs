@@ -3,7 +3,8 @@
 
 use super::attempt::Attempt;
 use super::cache::StateCache;
-use super::decision::{Decision, Reply};
+use super::call::Kept;
+use super::decision::{Answer, Decision, Reply};
 use super::error::{CommandError, log_error};
 use super::request::CommandRequest;
 use crate::state::ReadModelStopped;
@@ -39,7 +40,7 @@ pub struct Command<'a> {
 pub struct CommandRunner {
     pub(super) store: EventStore,
     watch: ProjectionWatch,
-    cache: Arc<StateCache>,
+    pub(super) cache: Arc<StateCache>,
     in_flight: Arc<Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>>,
 }
 
@@ -58,16 +59,39 @@ impl CommandRunner {
     /// (`decide` does the loads through the [`Attempt`] and calls the pure decider), appends
     /// every stream at the version read with the reply, decides again from fresh state when a
     /// stream moved (a bounded number of times, then [`CommandError::Conflict`]), and waits
-    /// until `projections` show the append.
-    #[tracing::instrument(name = "command", skip_all, fields(context = command.context, key = command.request.key()))]
+    /// until `projections` show the append. Answers the reply.
     pub async fn run<E, F, Fut>(
         &self,
         command: Command<'_>,
-        mut decide: F,
+        decide: F,
     ) -> Result<Reply, CommandError<E>>
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<Decision, CommandError<E>>>,
+    {
+        match self.run_for(command, decide).await? {
+            Answer::Repeated(reply)
+            | Answer::Decided {
+                reply: Some(reply), ..
+            } => Ok(reply),
+            Answer::Decided { reply: None, .. } => {
+                Err(CommandError::Internal("a command decided no reply".into()))
+            }
+        }
+    }
+
+    /// [`CommandRunner::run`] for a command that hands a value back to its caller beside (or
+    /// instead of) its reply: the value when this call decided, the kept reply when it repeats
+    /// an earlier call's key ([`Answer`]).
+    #[tracing::instrument(name = "command", skip_all, fields(context = command.context, key = command.request.key()))]
+    pub async fn run_for<E, T, F, Fut>(
+        &self,
+        command: Command<'_>,
+        mut decide: F,
+    ) -> Result<Answer<T>, CommandError<E>>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<Decision<T>, CommandError<E>>>,
     {
         let key = command
             .request
@@ -81,23 +105,33 @@ impl CommandRunner {
         if let Some(k) = &key
             && let Some(stored) = self.stored_reply(k, command.request).await?
         {
-            return Ok(stored);
+            return Ok(Answer::Repeated(stored));
         }
-        let mut moved = None;
+        let mut last = LastTry::None;
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
-                backoff(attempt).await;
+                backoff(attempt, last.pause()).await;
             }
-            let tried = Attempt::new(self.store.clone(), self.cache.clone(), attempt);
+            let tried = Attempt::new(self.clone(), command.metadata.clone(), attempt);
             let mut decision = match decide(tried.clone()).await {
                 Ok(decision) => decision,
                 // The decider saw that something it read had already moved on: try again.
                 Err(CommandError::Conflict { stream }) => {
-                    moved = Some(stream);
+                    last = LastTry::Moved(stream);
+                    continue;
+                }
+                // The decider cannot accept the command yet: try again at a later time.
+                Err(CommandError::Retry { refusal, after }) => {
+                    last = LastTry::Early(refusal, after);
                     continue;
                 }
                 Err(refusal) => return self.refused(&key, command.request, refusal).await,
             };
+            if key.is_some() && decision.reply.is_none() {
+                return Err(CommandError::Internal(
+                    "a command under an Idempotency-Key decided no reply to keep".into(),
+                ));
+            }
             if decision.is_empty() {
                 return self.answer_of_no_change(&command, &key, decision).await;
             }
@@ -106,75 +140,89 @@ impl CommandRunner {
                 Ok(appended) => return self.finish(&command, &key, appended, decision).await,
                 Err(AppendError::WrongExpectedVersion { stream, .. }) => {
                     tracing::debug!(%stream, attempt, "a stream moved; deciding again");
-                    moved = Some(stream);
+                    last = LastTry::Moved(stream);
                 }
-                Err(AppendError::Invalid(message)) => return Err(CommandError::Refused(message)),
-                Err(AppendError::Refused(refusal)) => {
-                    return Err(CommandError::Refused(refusal.to_string()));
-                }
-                Err(AppendError::Log(e)) => return Err(log_error(e)),
+                Err(other) => return Err(other.into()),
             }
         }
-        metrics::counter!("palimpsest_command_conflicts_total", "context" => command.context)
-            .increment(1);
-        Err(match moved {
-            Some(stream) => CommandError::Conflict { stream },
-            None => CommandError::Internal("no attempt was made".into()),
-        })
+        match last {
+            LastTry::Early(refusal, _) => {
+                let refusal = CommandError::Rejected(refusal);
+                self.refused(&key, command.request, refusal).await
+            }
+            LastTry::Moved(stream) => {
+                metrics::counter!("palimpsest_command_conflicts_total", "context" => command.context)
+                    .increment(1);
+                Err(CommandError::Conflict { stream })
+            }
+            LastTry::None => Err(CommandError::Internal("no attempt was made".into())),
+        }
     }
 
     /// After a successful append: read your writes, then the answer (the stored one when the
     /// log says the key had already been appended).
-    async fn finish<E>(
+    async fn finish<E, T>(
         &self,
         command: &Command<'_>,
         key: &Option<String>,
         appended: Appended,
-        decision: Decision,
-    ) -> Result<Reply, CommandError<E>> {
+        decision: Decision<T>,
+    ) -> Result<Answer<T>, CommandError<E>> {
         self.wait_for_all(command.projections, appended.last_position)
             .await?;
         if appended.replayed
             && let Some(k) = key
             && let Some(stored) = self.stored_reply(k, command.request).await?
         {
-            return Ok(stored);
+            return Ok(Answer::Repeated(stored));
         }
-        Ok(decision.reply)
+        Ok(Answer::Decided {
+            value: decision.value,
+            reply: decision.reply,
+        })
     }
 
     /// A decision that changes nothing still binds its key: its answer is kept under the key
     /// alone (no event), so a repeat gets this answer and another request under the key is a
     /// 422, as for a command that wrote.
-    async fn answer_of_no_change<E>(
+    async fn answer_of_no_change<E, T>(
         &self,
         command: &Command<'_>,
         key: &Option<String>,
-        decision: Decision,
-    ) -> Result<Reply, CommandError<E>> {
-        match key {
-            Some(k) => {
-                let fingerprint = command.request.fingerprint();
-                self.keep_answer(k, command.request, fingerprint, decision.reply)
-                    .await
-            }
-            None => Ok(decision.reply),
+        decision: Decision<T>,
+    ) -> Result<Answer<T>, CommandError<E>> {
+        let (Some(k), Some(reply)) = (key, &decision.reply) else {
+            return Ok(Answer::Decided {
+                value: decision.value,
+                reply: decision.reply,
+            });
+        };
+        let fingerprint = command.request.fingerprint();
+        match self
+            .keep_answer(k, command.request, fingerprint, reply.clone())
+            .await?
+        {
+            Kept::Ours => Ok(Answer::Decided {
+                value: decision.value,
+                reply: decision.reply,
+            }),
+            Kept::First(first) => Ok(Answer::Repeated(first)),
         }
     }
 
     /// A command refused on a later try may have been carried out meanwhile by a concurrent
     /// repeat with the same key (in another process): that first answer wins.
-    async fn refused<E>(
+    async fn refused<E, T>(
         &self,
         key: &Option<String>,
         request: &CommandRequest,
         refusal: CommandError<E>,
-    ) -> Result<Reply, CommandError<E>> {
+    ) -> Result<Answer<T>, CommandError<E>> {
         let Some(k) = key else {
             return Err(refusal);
         };
         match self.stored_reply::<E>(k, request).await {
-            Ok(Some(first)) => Ok(first),
+            Ok(Some(first)) => Ok(Answer::Repeated(first)),
             Err(CommandError::KeyReused) => Err(CommandError::KeyReused),
             _ => Err(refusal),
         }
@@ -267,8 +315,8 @@ impl CommandRunner {
 /// The append of a decision: every written stream at the version the attempt read (new if it
 /// never read it), every checked stream likewise with no events, the reply stored with the key.
 /// The decision's events move into it.
-fn append_request(
-    decision: &mut Decision,
+fn append_request<T>(
+    decision: &mut Decision<T>,
     tried: &Attempt,
     command: &Command<'_>,
     key: Option<&str>,
@@ -293,19 +341,42 @@ fn append_request(
             request = request.stream(checked.clone(), expected(checked), Vec::new());
         }
     }
-    if key.is_some() {
+    if key.is_some()
+        && let Some(reply) = &decision.reply
+    {
         request = request.reply(StoredReply {
             request_hash: command.request.fingerprint(),
-            status: decision.reply.status.as_u16(),
-            content_type: decision.reply.content_type.clone(),
-            body: decision.reply.body.to_vec(),
+            status: reply.status.as_u16(),
+            content_type: reply.content_type.clone(),
+            body: reply.body.to_vec(),
         });
     }
     request
 }
 
-/// A short, growing, jittered pause before deciding again, so racing writers spread out.
-async fn backoff(attempt: u32) {
+/// How the last try of a command ended, when it did not end the command.
+enum LastTry<E> {
+    /// No try yet.
+    None,
+    /// A stream it read moved before its append.
+    Moved(StreamName),
+    /// Its decider asked to decide again later, answering this refusal if it never can.
+    Early(E, Duration),
+}
+
+impl<E> LastTry<E> {
+    /// The least pause the last try asked for.
+    fn pause(&self) -> Duration {
+        match self {
+            LastTry::Early(_, after) => *after,
+            LastTry::None | LastTry::Moved(_) => Duration::ZERO,
+        }
+    }
+}
+
+/// A short, growing, jittered pause before deciding again, so racing writers spread out; at
+/// least `least` (what a decider that asked to retry later needs).
+async fn backoff(attempt: u32, least: Duration) {
     let micros = rand::random_range(0..=250 * u64::from(attempt.min(8)));
-    tokio::time::sleep(Duration::from_micros(micros)).await;
+    tokio::time::sleep(least + Duration::from_micros(micros)).await;
 }
