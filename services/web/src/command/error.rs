@@ -122,13 +122,13 @@ impl<E> From<AppendError> for CommandError<E> {
     }
 }
 
-/// A log failure as a command error: unreachable is 503, anything else 500.
+/// A log failure as a command error, decided by [`PlatformError`]'s mapping: unreachable is
+/// 503, anything else 500 (its detail logged there).
 pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
-    match e {
-        LogError::Pool(_) | LogError::WriterStopped => {
-            CommandError::Unavailable("the event log is unavailable".into())
-        }
-        other => CommandError::Internal(crate::error::report(&other)),
+    let failure = PlatformError::from(e);
+    match failure.kind {
+        PlatformKind::Unavailable => CommandError::Unavailable(failure.message),
+        _ => CommandError::Internal(failure.message),
     }
 }
 
