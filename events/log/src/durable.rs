@@ -1,7 +1,7 @@
 //! The position this process knows is on disk.
 //!
 //! An append commits before it is durable when its batch defers the flush (a later durability
-//! commit makes it durable; see `writer.rs`). Until then a crash can take it back, so
+//! commit makes it durable; see `writer/durability.rs`). Until then a crash can take it back, so
 //! nobody may be shown it: its writer is answered after the flush, the relay flushes before it
 //! publishes, and a projector that commits asynchronously waits for this position (or flushes
 //! itself) before its rows, made of those events, become visible.

@@ -7,7 +7,7 @@
 //!   process share one transaction, each keeping its own version checks and outcome. Because
 //!   every writer holds the lock until its commit is visible, global positions are gapless and
 //!   commit in order, so a reader by position can never pass over an event that commits later
-//!   (`writer.rs`).
+//!   (`writer/`).
 //! - [`relay`] publishes the log to JetStream in position order, once in effect.
 //! - [`limits`]: the log accepts only events the relay and every read model can carry.
 //! - [`audit`] walks the hash chains.

@@ -11,6 +11,7 @@ use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
 use palimpsest_log::store::read_all_with;
 use std::time::Instant;
+use tokio::task::JoinHandle;
 
 /// Events per transaction while replaying. Measured on a log of 1.6M events with 5000: the
 /// per-transaction statements (`BEGIN`, checkpoint, `COMMIT`) took more time than the
@@ -42,27 +43,65 @@ pub struct RebuildReport {
 pub async fn rebuild(
     store: &EventStore,
     projection: &dyn Projection,
-    mut progress: impl FnMut(i64, i64),
+    progress: impl FnMut(i64, i64),
 ) -> Result<RebuildReport, ProjectionError> {
     let started = Instant::now();
-    let name = projection.name();
-    let fresh = format!("{name}_rebuild");
+    let fresh = format!("{}_rebuild", projection.name());
     let mut client = store.pool().get().await?;
-    {
-        let tx = client.transaction().await?;
-        tx.batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {fresh} CASCADE; CREATE SCHEMA {fresh}"
-        ))
-        .await?;
-        projection.create_tables(&tx, &fresh).await?;
-        checkpoint::create(&tx, &fresh, name, projection.version()).await?;
-        tx.commit().await?;
-    }
-    // Positions are gapless, so the log up to the head splits into ranges that several
-    // connections read (and decode) at once, delivered in order while batches are applied.
+    create_fresh(&mut client, projection, &fresh).await?;
     let head = store.head_position().await?;
+    let (reader, incoming) = read_ranges(store, head);
+    let mut replayed = replay(store, &mut client, projection, &fresh, incoming, progress).await?;
+    reader.abort();
+    catch_up_and_swap(&mut client, projection, &fresh, &mut replayed).await?;
+    Ok(RebuildReport {
+        events: replayed.events,
+        position: replayed.position,
+        seconds: started.elapsed().as_secs_f64(),
+        reading_wait: replayed.reading_wait,
+        applying: replayed.applying,
+        committing: replayed.committing,
+    })
+}
+
+/// How far the replay has come, and where its time went (see [`RebuildReport`]).
+#[derive(Default)]
+struct Replayed {
+    position: i64,
+    events: u64,
+    reading_wait: f64,
+    applying: f64,
+    committing: f64,
+}
+
+/// One range of the log, read and decoded (or why not).
+type Range = Result<Vec<RecordedEvent>, palimpsest_log::LogError>;
+
+/// Creates the empty schema `fresh` the rebuild fills: the projection's tables and a checkpoint.
+async fn create_fresh(
+    client: &mut deadpool_postgres::Object,
+    projection: &dyn Projection,
+    fresh: &str,
+) -> Result<(), ProjectionError> {
+    let tx = client.transaction().await?;
+    tx.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {fresh} CASCADE; CREATE SCHEMA {fresh}"
+    ))
+    .await?;
+    projection.create_tables(&tx, fresh).await?;
+    checkpoint::create(&tx, fresh, projection.name(), projection.version()).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Positions are gapless, so the log up to `head` splits into ranges that several
+/// connections read (and decode) at once, delivered in order while batches are applied.
+fn read_ranges(
+    store: &EventStore,
+    head: i64,
+) -> (JoinHandle<()>, tokio::sync::mpsc::Receiver<Range>) {
     let reader_store = store.clone();
-    let (batches, mut incoming) = tokio::sync::mpsc::channel(READERS);
+    let (batches, incoming) = tokio::sync::mpsc::channel(READERS);
     let reader = tokio::spawn(async move {
         // Each range is read and decoded by a task of its own, so decoding runs on several
         // threads while the batches before it are applied.
@@ -84,15 +123,27 @@ pub async fn rebuild(
             }
         }
     });
-    let mut position = 0;
-    let mut events = 0u64;
-    let (mut reading_wait, mut applying, mut committing) = (0.0, 0.0, 0.0);
+    (reader, incoming)
+}
+
+/// Applies the ranges read, one transaction each, into `fresh`, while the live read model
+/// keeps serving.
+async fn replay(
+    store: &EventStore,
+    client: &mut deadpool_postgres::Object,
+    projection: &dyn Projection,
+    fresh: &str,
+    mut incoming: tokio::sync::mpsc::Receiver<Range>,
+    mut progress: impl FnMut(i64, i64),
+) -> Result<Replayed, ProjectionError> {
+    let name = projection.name();
+    let mut replayed = Replayed::default();
     loop {
         let waiting = Instant::now();
         let Some(batch) = incoming.recv().await else {
             break;
         };
-        reading_wait += waiting.elapsed().as_secs_f64();
+        replayed.reading_wait += waiting.elapsed().as_secs_f64();
         let batch = batch?;
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
@@ -100,46 +151,60 @@ pub async fn rebuild(
         let started_batch = Instant::now();
         let tx = client.transaction().await?;
         let applied = Instant::now();
-        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+        if let Err(e) = projection.apply_batch(&tx, fresh, &batch).await {
             drop(tx);
-            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+            return Err(name_the_event(client, projection, fresh, &batch, e).await);
         }
         let apply_time = applied.elapsed().as_secs_f64();
-        applying += apply_time;
+        replayed.applying += apply_time;
         // Nothing here is visible before the swap, whose synchronous commit flushes the WAL
         // past every batch: these need not wait for their own fsync (set with the checkpoint,
         // in one round trip).
-        tokio::try_join!(checkpoint::write(&tx, &fresh, name, last), async {
+        tokio::try_join!(checkpoint::write(&tx, fresh, name, last), async {
             tx.batch_execute("SET LOCAL synchronous_commit = off")
                 .await
                 .map_err(ProjectionError::from)
         },)?;
         tx.commit().await?;
-        committing += started_batch.elapsed().as_secs_f64() - apply_time;
-        position = last;
-        events += batch.len() as u64;
+        replayed.committing += started_batch.elapsed().as_secs_f64() - apply_time;
+        replayed.position = last;
+        replayed.events += batch.len() as u64;
         // Freeing 20,000 decoded events takes as long as applying them (measured: 0.93 s of a
         // 2.04 s replay, outside every other line of the budget); a blocking thread frees them
         // while the next batch is applied.
         tokio::task::spawn_blocking(move || drop(batch));
-        progress(position, store.head().current().max(position));
+        progress(
+            replayed.position,
+            store.head().current().max(replayed.position),
+        );
     }
-    reader.abort();
+    Ok(replayed)
+}
+
+/// Under the projection's lock (the live runner waits): applies the events appended since the
+/// replay, then swaps `fresh` in for the live schema, in one transaction.
+async fn catch_up_and_swap(
+    client: &mut deadpool_postgres::Object,
+    projection: &dyn Projection,
+    fresh: &str,
+    replayed: &mut Replayed,
+) -> Result<(), ProjectionError> {
+    let name = projection.name();
     let tx = client.transaction().await?;
     checkpoint::lock(&tx, name).await?;
     loop {
-        let batch = read_all_with(&tx, position, REPLAY_BATCH).await?;
+        let batch = read_all_with(&tx, replayed.position, REPLAY_BATCH).await?;
         let Some(last) = batch.last().map(|e| e.position) else {
             break;
         };
-        if let Err(e) = projection.apply_batch(&tx, &fresh, &batch).await {
+        if let Err(e) = projection.apply_batch(&tx, fresh, &batch).await {
             drop(tx);
-            return Err(name_the_event(&mut client, projection, &fresh, &batch, e).await);
+            return Err(name_the_event(client, projection, fresh, &batch, e).await);
         }
-        position = last;
-        events += batch.len() as u64;
+        replayed.position = last;
+        replayed.events += batch.len() as u64;
     }
-    checkpoint::write(&tx, &fresh, name, position).await?;
+    checkpoint::write(&tx, fresh, name, replayed.position).await?;
     tx.batch_execute(&format!(
         "DROP SCHEMA IF EXISTS {name}_retired CASCADE;
          CREATE SCHEMA IF NOT EXISTS {name};
@@ -149,14 +214,7 @@ pub async fn rebuild(
     ))
     .await?;
     tx.commit().await?;
-    Ok(RebuildReport {
-        events,
-        position,
-        seconds: started.elapsed().as_secs_f64(),
-        reading_wait,
-        applying,
-        committing,
-    })
+    Ok(())
 }
 
 /// After `batch` failed with `error`: applies its events one at a time in a transaction that is

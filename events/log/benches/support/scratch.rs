@@ -51,8 +51,8 @@ pub async fn drop(client: &Client) {
         .expect("drop scratch tables");
 }
 
-/// The appender's multi-row insert (`writer.rs`, `INSERT_SQL`) into `table`, `position` left to
-/// the sequence (and `tx` to its default).
+/// The appender's multi-row insert (`writer/transaction.rs`, `INSERT_SQL`) into `table`,
+/// `position` left to the sequence (and `tx` to its default).
 pub fn insert_sql(table: &str) -> String {
     format!(
         "INSERT INTO {table} (event_id, context, category, stream_key, version, event_type, \
