@@ -5,7 +5,7 @@ use crate::hash::sha32;
 use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
 use crate::streams;
 use palimpsest_events::records::{ClassDeclaration, ClassEvent, TokenEvent};
@@ -57,7 +57,7 @@ pub async fn declare_class(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("declareClass")?;
     let declaration: ClassDeclaration = args(body)?;
     declare(records, request, caller, declaration).await
@@ -69,7 +69,7 @@ pub async fn declare(
     request: &CommandRequest,
     caller: &Caller,
     declaration: ClassDeclaration,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let stream = &streams::class(&declaration.clazz);
     let declaration = &declaration;
     let reply = records
@@ -102,7 +102,7 @@ pub async fn issue_org_token(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("issueOrgToken")?;
     let a: IssueToken = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -123,7 +123,7 @@ pub async fn issue_org_token(
                 org: org.clone(),
                 hash: sha32(token),
             })?;
-            Ok::<_, CommandError<Failure>>(
+            Ok::<_, CommandError<CodedError>>(
                 Decision::new(sealed_for(records, caller, json!({"token": token}))?)
                     .write(stream.clone(), vec![event]),
             )

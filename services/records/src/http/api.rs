@@ -3,7 +3,7 @@
 
 use crate::http::auth::Caller;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::listing::Listing;
 use crate::http::writes::{self, Request};
 use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
@@ -69,7 +69,7 @@ pub async fn call(
     let body = match Bytes::from_request(body, &()).await {
         Ok(body) => body,
         Err(rejection) => {
-            return Failure {
+            return CodedError {
                 status: rejection.status(),
                 code: "BADREQUEST",
                 message: rejection.body_text(),
@@ -108,7 +108,7 @@ async fn identify(
     records: &Records,
     function: &str,
     headers: &HeaderMap,
-) -> Result<Caller, Failure> {
+) -> Result<Caller, CodedError> {
     if !FUNCTIONS.contains(&function) {
         return Err(crate::RecordsError::NotFound(format!(
             "no function `{function}`; see /records/openapi.json"
@@ -124,7 +124,7 @@ async fn dispatch(
     request: &CommandRequest,
     caller: &Caller,
     body: &[u8],
-) -> Result<Answer, Failure> {
+) -> Result<Answer, CodedError> {
     let req = Request {
         records,
         caller,
@@ -172,7 +172,9 @@ async fn dispatch(
             crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
             rotate::rotate_key(records, caller, request).await
         }
-        _ => Err(Failure::bad(format!("function {function} is not served"))),
+        _ => Err(CodedError::bad(format!(
+            "function {function} is not served"
+        ))),
     };
     value.map(Answer::Value)
 }

@@ -4,7 +4,7 @@
 
 use crate::http::auth::Caller;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::run::{command, failure};
 use crate::streams::DocKey;
 use palimpsest_web::command::{Attempt, CommandError, Decision, Steps, count_of, count_reply};
@@ -23,10 +23,10 @@ pub async fn change_in_chunks<F, Fut>(
     clazz: &str,
     targets: &[(String, String)],
     change: F,
-) -> Result<u64, Failure>
+) -> Result<u64, CodedError>
 where
     F: Fn(Attempt, DocKey, Decision) -> Fut,
-    Fut: Future<Output = Result<(Decision, bool), CommandError<Failure>>>,
+    Fut: Future<Output = Result<(Decision, bool), CommandError<CodedError>>>,
 {
     let mut changed = 0;
     let change = &change;

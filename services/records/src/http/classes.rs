@@ -4,7 +4,7 @@
 
 use crate::class::{self, HDR, ORG};
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::streams;
 use palimpsest_events::DomainEvent;
 use palimpsest_events::records::{ClassDeclaration, ClassEvent};
@@ -23,7 +23,7 @@ pub struct Found {
 pub async fn recorded(
     records: &Records,
     clazz: &str,
-) -> Result<Option<Arc<ClassDeclaration>>, Failure> {
+) -> Result<Option<Arc<ClassDeclaration>>, CodedError> {
     if let Some(found) = cached(records, clazz) {
         return Ok(Some(found));
     }
@@ -36,7 +36,7 @@ pub async fn recorded(
         return Ok(None);
     };
     let ClassEvent::ClassDeclared { declaration } =
-        ClassEvent::decode(event).map_err(Failure::internal)?;
+        ClassEvent::decode(event).map_err(CodedError::internal)?;
     let declaration = Arc::new(declaration);
     if let Ok(mut map) = records.classes.write() {
         map.insert(clazz.to_owned(), declaration.clone());
@@ -49,9 +49,9 @@ fn cached(records: &Records, clazz: &str) -> Option<Arc<ClassDeclaration>> {
 }
 
 /// The class named `clazz` for an operation or a read; an unknown class is a bad request.
-pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
+pub async fn find(records: &Records, clazz: &str) -> Result<Found, CodedError> {
     if !class::is_class_name(clazz) {
-        return Err(Failure::bad(format!("`{clazz}` is not a class name")));
+        return Err(CodedError::bad(format!("`{clazz}` is not a class name")));
     }
     if clazz == HDR {
         return Ok(builtin(clazz));
@@ -71,7 +71,7 @@ pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
     if clazz == ORG {
         return Ok(builtin(clazz));
     }
-    Err(Failure::bad(format!(
+    Err(CodedError::bad(format!(
         "class {clazz} is not declared (declareClass or the schema file)"
     )))
 }

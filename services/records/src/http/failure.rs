@@ -9,7 +9,7 @@ use serde_json::json;
 
 /// An HTTP refusal: status, the spec's code, and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct CodedError {
     /// The response status.
     pub status: StatusCode,
     /// `REGVER`, `NOTFOUND`, `EXISTS`, `CONFLICT`, `UNIQUE`, `FORBIDDEN`, `BADREQUEST`, or
@@ -19,20 +19,20 @@ pub struct Failure {
     pub message: String,
 }
 
-impl Failure {
+impl CodedError {
     /// 400 BADREQUEST.
-    pub fn bad(message: impl Into<String>) -> Failure {
+    pub fn bad(message: impl Into<String>) -> CodedError {
         RecordsError::bad(message).into()
     }
 
     /// 403 FORBIDDEN.
-    pub fn forbidden(message: impl Into<String>) -> Failure {
+    pub fn forbidden(message: impl Into<String>) -> CodedError {
         RecordsError::Forbidden(message.into()).into()
     }
 
     /// 401 with code FORBIDDEN: no or an unknown bearer token.
-    pub fn unauthenticated(message: impl Into<String>) -> Failure {
-        Failure {
+    pub fn unauthenticated(message: impl Into<String>) -> CodedError {
+        CodedError {
             status: StatusCode::UNAUTHORIZED,
             code: "FORBIDDEN",
             message: message.into(),
@@ -40,9 +40,9 @@ impl Failure {
     }
 
     /// 500: the detail goes to the log, not the client.
-    pub fn internal(detail: impl std::fmt::Display) -> Failure {
+    pub fn internal(detail: impl std::fmt::Display) -> CodedError {
         tracing::error!(error = %detail, "records: internal error");
-        Failure {
+        CodedError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "INTERNAL",
             message: "internal error".into(),
@@ -50,9 +50,9 @@ impl Failure {
     }
 
     /// 503: the log or the read model cannot be reached.
-    pub fn unavailable(detail: impl std::fmt::Display) -> Failure {
+    pub fn unavailable(detail: impl std::fmt::Display) -> CodedError {
         tracing::warn!(error = %detail, "records: unavailable");
-        Failure {
+        CodedError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             code: "UNAVAILABLE",
             message: "the store is unavailable, retry".into(),
@@ -60,7 +60,7 @@ impl Failure {
     }
 }
 
-impl From<RecordsError> for Failure {
+impl From<RecordsError> for CodedError {
     fn from(e: RecordsError) -> Self {
         let status = match &e {
             RecordsError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -70,9 +70,9 @@ impl From<RecordsError> for Failure {
             | RecordsError::Exists(_)
             | RecordsError::Conflict(_)
             | RecordsError::Unique { .. } => StatusCode::CONFLICT,
-            RecordsError::Sealing(_) => return Failure::internal(e),
+            RecordsError::Sealing(_) => return CodedError::internal(e),
         };
-        Failure {
+        CodedError {
             status,
             code: e.code(),
             message: e.to_string(),
@@ -80,48 +80,48 @@ impl From<RecordsError> for Failure {
     }
 }
 
-impl From<crate::treatment::TreatmentError> for Failure {
+impl From<crate::treatment::TreatmentError> for CodedError {
     fn from(e: crate::treatment::TreatmentError) -> Self {
-        Failure::bad(e.to_string())
+        CodedError::bad(e.to_string())
     }
 }
 
-impl From<LogError> for Failure {
+impl From<LogError> for CodedError {
     fn from(e: LogError) -> Self {
         match e {
-            LogError::Pool(_) | LogError::WriterStopped => Failure::unavailable(e),
-            other => Failure::internal(other),
+            LogError::Pool(_) | LogError::WriterStopped => CodedError::unavailable(e),
+            other => CodedError::internal(other),
         }
     }
 }
 
-impl From<AppendError> for Failure {
+impl From<AppendError> for CodedError {
     fn from(e: AppendError) -> Self {
         match e {
             AppendError::WrongExpectedVersion { stream, .. } => RecordsError::Conflict(format!(
                 "stream {stream} kept changing while the operation was decided; retry"
             ))
             .into(),
-            AppendError::Invalid(m) => Failure::bad(m),
-            refused @ AppendError::Refused(_) => Failure::bad(refused.to_string()),
+            AppendError::Invalid(m) => CodedError::bad(m),
+            refused @ AppendError::Refused(_) => CodedError::bad(refused.to_string()),
             AppendError::Log(e) => e.into(),
         }
     }
 }
 
-impl From<deadpool_postgres::PoolError> for Failure {
+impl From<deadpool_postgres::PoolError> for CodedError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
-        Failure::unavailable(e)
+        CodedError::unavailable(e)
     }
 }
 
-impl From<tokio_postgres::Error> for Failure {
+impl From<tokio_postgres::Error> for CodedError {
     fn from(e: tokio_postgres::Error) -> Self {
-        Failure::internal(e)
+        CodedError::internal(e)
     }
 }
 
-impl IntoResponse for Failure {
+impl IntoResponse for CodedError {
     fn into_response(self) -> Response {
         (
             self.status,

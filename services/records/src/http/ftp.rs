@@ -4,7 +4,7 @@ use crate::ftp::{self, FtpState};
 use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::run::{call, command, encode, failure, opened, rejected, sealed_for};
 use crate::streams;
 use palimpsest_events::records::FtpEvent;
@@ -29,7 +29,7 @@ async fn change(
     request: &CommandRequest,
     org: &str,
     decide: impl Fn(&FtpState) -> Result<Vec<FtpEvent>, crate::RecordsError>,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let stream = &streams::ftp(org);
     let decide = &decide;
     let reply = records
@@ -64,7 +64,7 @@ pub async fn set_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let a: SetFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     change(records, caller, request, &org, |state| {
@@ -86,7 +86,7 @@ pub async fn purge_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let a: PurgeFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     ftp::check_path(&a.path)?;
@@ -102,7 +102,7 @@ struct Day {
     dp: i64,
 }
 
-async fn due(records: &Records, dp: i64) -> Result<Vec<(String, String, i64)>, Failure> {
+async fn due(records: &Records, dp: i64) -> Result<Vec<(String, String, i64)>, CodedError> {
     let client = records.app.read.get().await?;
     let rows = client
         .query(
@@ -117,7 +117,11 @@ async fn due(records: &Records, dp: i64) -> Result<Vec<(String, String, i64)>, F
 }
 
 /// `listFTP` (admin): files whose day of purge is at or before `dp`.
-pub async fn list_ftp(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_ftp(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, CodedError> {
     caller.admin("listFTP")?;
     let a: Day = args(body)?;
     let rows: Vec<Value> = due(records, a.dp)
@@ -135,7 +139,7 @@ pub async fn purge_all_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeAllFTP")?;
     let a: Day = args(body)?;
     call(records, caller, request, |steps| async move {
@@ -157,7 +161,7 @@ pub async fn purge_all_ftp(
             })
             .await?;
             purged += result["changed"].as_u64().ok_or_else(|| {
-                Failure::internal(format!("purgeFTP answered no count: {result}"))
+                CodedError::internal(format!("purgeFTP answered no count: {result}"))
             })?;
         }
         Ok(json!({"purged": purged}))

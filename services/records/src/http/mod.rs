@@ -29,7 +29,7 @@ use auth::Caller;
 use axum::Router;
 use axum::routing::{any, get, post};
 use context::{Records, Settings};
-use failure::Failure;
+use failure::CodedError;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
         Err(e) => {
             tracing::error!(error = %e, "records: no site key; every call answers 503");
             return Router::new().fallback(any(|| async {
-                Failure::unavailable("the records site key could not be loaded")
+                CodedError::unavailable("the records site key could not be loaded")
             }));
         }
     };

@@ -12,7 +12,7 @@ use crate::http::body::args;
 use crate::http::chunks::change_in_chunks;
 use crate::http::classes;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::run::{call, encode};
 use crate::projection::schema::table;
 use palimpsest_events::records::ClassDeclaration;
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use tokio_postgres::error::SqlState;
 
 /// Every class with a row table: the declared ones, `Hdr` and `Org`.
-pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, Failure> {
+pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, CodedError> {
     let client = records.app.read.get().await?;
     let rows = client
         .query(
@@ -35,7 +35,7 @@ pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>
     let mut out: Vec<Arc<ClassDeclaration>> = Vec::new();
     for row in rows {
         let declaration: ClassDeclaration =
-            serde_json::from_value(row.get(0)).map_err(Failure::internal)?;
+            serde_json::from_value(row.get(0)).map_err(CodedError::internal)?;
         out.push(Arc::new(declaration));
     }
     for clazz in [HDR, ORG] {
@@ -54,7 +54,7 @@ pub(crate) async fn candidates(
     clazz: &str,
     filter: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Vec<(String, String)>, Failure> {
+) -> Result<Vec<(String, String)>, CodedError> {
     let client = records.app.read.get().await?;
     let sql = format!(
         "SELECT DISTINCT org, pk FROM {} WHERE {filter} ORDER BY org, pk",
@@ -76,7 +76,7 @@ pub async fn purge_docs(
     class: &Arc<ClassDeclaration>,
     targets: Vec<(String, String)>,
     purge: Purge,
-) -> Result<u64, Failure> {
+) -> Result<u64, CodedError> {
     let class = &**class;
     change_in_chunks(
         records,
@@ -119,7 +119,7 @@ pub async fn purge_all_docs(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeAllDocs")?;
     let a: PurgeAllDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -147,7 +147,7 @@ pub async fn purge_org(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeOrg")?;
     let a: PurgeOrg = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -183,7 +183,7 @@ pub async fn purge_orgs(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeOrgs")?;
     let a: PurgeOrgs = args(body)?;
     call(records, caller, request, |steps| async move {
@@ -216,7 +216,7 @@ pub async fn purge_dlv_docs(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeDlvDocs")?;
     let a: PurgeDlvDocs = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -233,7 +233,7 @@ async fn dlv_docs(
     steps: &Steps,
     org: String,
     a: &PurgeDlvDocs,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let class = classes::find(records, &a.cl).await?.class;
     let found = crate::http::reads::by_index(
         records,

@@ -8,7 +8,7 @@ use crate::document::{DocumentState, decide_reseal, ivs_needed};
 use crate::http::auth::Caller;
 use crate::http::chunks::change_in_chunks;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::purges::{all_classes, candidates};
 use crate::http::run::{call, command, encode, failure, rejected};
 use crate::seal::{Nonces, decode};
@@ -24,7 +24,7 @@ pub async fn rotate_key(
     records: &Records,
     caller: &Caller,
     request: &CommandRequest,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("rotateKey")?;
     call(records, caller, request, |steps| async move {
         let mut resealed = 0;
@@ -50,7 +50,7 @@ async fn reseal_documents(
     steps: &Steps,
     clazz: &str,
     targets: &[(String, String)],
-) -> Result<u64, Failure> {
+) -> Result<u64, CodedError> {
     change_in_chunks(
         records,
         caller,
@@ -61,7 +61,7 @@ async fn reseal_documents(
             let state: DocumentState = attempt.load(&key.stream()).await?;
             let mut nonces = Nonces::fresh(ivs_needed(&state));
             let event = decide_reseal(&key, &state, &records.key, &mut nonces)
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             Ok(match event {
                 Some(event) => (decision.write(key.stream(), vec![encode(&event)?]), true),
                 None => (decision, false),
@@ -77,7 +77,7 @@ async fn reseal_task(
     steps: &Steps,
     org: String,
     k0: String,
-) -> Result<u64, Failure> {
+) -> Result<u64, CodedError> {
     let request = steps.next(format!("task\0{org}\0{k0}").as_bytes());
     let stream = &streams::task(&org, &k0);
     let (org, k0) = (&org, &k0);
@@ -98,12 +98,12 @@ async fn reseal_task(
             }
             let iv = Nonces::fresh(1)
                 .take()
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             let data = records
                 .key
                 .open(&sealed)
                 .and_then(|data| records.key.seal(&data, iv))
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             let event = TaskEvent::TaskScheduled {
                 org: org.clone(),
                 k0: k0.clone(),

@@ -18,7 +18,7 @@ use crate::http::admin::{ClassState, decide_declaration};
 use crate::http::auth::Caller;
 use crate::http::classes::Found;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::projection::NAME;
 use crate::seal::{Nonces, SiteKey};
 use crate::streams::{self, CONTEXT};
@@ -77,32 +77,34 @@ pub fn command<'a>(request: &'a CommandRequest, caller: &Caller) -> Command<'a> 
 }
 
 /// A platform or context failure as the records API answers it.
-pub fn failure(e: CommandError<Failure>) -> Failure {
+pub fn failure(e: CommandError<CodedError>) -> CodedError {
     match e {
         CommandError::Rejected(f) => f,
         CommandError::Conflict { stream } => RecordsError::Conflict(format!(
             "{stream} kept changing while the operation was decided; retry"
         ))
         .into(),
-        CommandError::KeyReused => Failure {
+        CommandError::KeyReused => CodedError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             code: "BADREQUEST",
             message: "this Idempotency-Key was already used for a different request".into(),
         },
-        CommandError::Refused(m) => Failure::bad(m),
-        CommandError::Unavailable(m) => Failure::unavailable(m),
-        CommandError::Internal(m) => Failure::internal(m),
+        CommandError::Refused(m) => CodedError::bad(m),
+        CommandError::Unavailable(m) => CodedError::unavailable(m),
+        CommandError::Internal(m) => CodedError::internal(m),
     }
 }
 
 /// A refusal inside a decider.
-pub fn rejected(f: impl Into<Failure>) -> CommandError<Failure> {
+pub fn rejected(f: impl Into<CodedError>) -> CommandError<CodedError> {
     CommandError::Rejected(f.into())
 }
 
 /// An event ready to append.
-pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<Failure>> {
-    event.encode().map_err(|e| rejected(Failure::internal(e)))
+pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<CodedError>> {
+    event
+        .encode()
+        .map_err(|e| rejected(CodedError::internal(e)))
 }
 
 /// `{"result": result}` sealed for the reply store, with the caller it was for (the platform
@@ -113,13 +115,13 @@ pub fn sealed_reply(
     caller: &Caller,
     result: Value,
     iv: [u8; 12],
-) -> Result<Reply, CommandError<Failure>> {
+) -> Result<Reply, CommandError<CodedError>> {
     let body = key
         .seal_bytes(
             &serde_json::json!({ "caller": caller.actor(), "result": result }),
             iv,
         )
-        .map_err(|e| rejected(Failure::internal(e)))?;
+        .map_err(|e| rejected(CodedError::internal(e)))?;
     Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
 }
 
@@ -128,23 +130,23 @@ pub fn sealed_for(
     records: &Records,
     caller: &Caller,
     result: Value,
-) -> Result<Reply, CommandError<Failure>> {
+) -> Result<Reply, CommandError<CodedError>> {
     let iv = Nonces::fresh(1)
         .take()
-        .map_err(|e| rejected(Failure::internal(e)))?;
+        .map_err(|e| rejected(CodedError::internal(e)))?;
     sealed_reply(&records.key, caller, result, iv)
 }
 
 /// The reply as the client gets it: a sealed one opened back into JSON; a reply stored for
 /// another caller is refused like a reused key.
-pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, Failure> {
+pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, CodedError> {
     if reply.content_type != SEALED_REPLY {
-        return Err(Failure::internal(format!(
+        return Err(CodedError::internal(format!(
             "unexpected stored reply of type {}",
             reply.content_type
         )));
     }
-    let body = key.open_bytes(&reply.body).map_err(Failure::internal)?;
+    let body = key.open_bytes(&reply.body).map_err(CodedError::internal)?;
     if body["caller"] != Value::String(caller.actor()) {
         return Err(failure(CommandError::KeyReused));
     }
@@ -160,10 +162,10 @@ pub async fn call<F, Fut>(
     caller: &Caller,
     request: &CommandRequest,
     work: F,
-) -> Result<Value, Failure>
+) -> Result<Value, CodedError>
 where
     F: FnOnce(Steps) -> Fut,
-    Fut: std::future::Future<Output = Result<Value, Failure>>,
+    Fut: std::future::Future<Output = Result<Value, CodedError>>,
 {
     let reply = records
         .app
@@ -190,7 +192,7 @@ pub struct Operation<'a> {
 }
 
 /// Runs the operation; answers each write's stored data (with `pk`), `null` for a purge.
-pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure> {
+pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, CodedError> {
     let pending: Vec<_> = op
         .writes
         .iter()
@@ -239,7 +241,9 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
             } else {
                 Value::Array(outcome.replies.clone())
             };
-            let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
+            let iv = nonces
+                .take()
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             let (reply, unsealed) = if keyed {
                 (sealed_reply(&records.key, op.caller, result, iv)?, None)
             } else {
@@ -276,7 +280,7 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
             .lock()
             .ok()
             .and_then(|mut slot| slot.take())
-            .ok_or_else(|| Failure::internal("the operation's result was not kept")),
+            .ok_or_else(|| CodedError::internal("the operation's result was not kept")),
         Ok(reply) => opened(&records.key, op.caller, reply),
         Err(CommandError::Conflict { stream }) => {
             let seen = regver.lock().ok().and_then(|mut s| s.take());
@@ -297,7 +301,7 @@ fn regver_key(e: &RecordsError) -> &str {
 }
 
 /// The documents' and locks' states, read through the attempt (which records their versions).
-async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<Failure>> {
+async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<CodedError>> {
     let mut view = View::default();
     for p in prepared {
         let stream = p.key.stream();
@@ -315,10 +319,10 @@ async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandE
     Ok(view)
 }
 
-fn check_size(event: &NewEvent) -> Result<(), Failure> {
+fn check_size(event: &NewEvent) -> Result<(), CodedError> {
     let size = palimpsest_log::limits::json_len(&event.payload);
     if size > MAX_PAYLOAD {
-        return Err(Failure::bad(format!(
+        return Err(CodedError::bad(format!(
             "the document is too large: its event would be {size} bytes, at most {MAX_PAYLOAD}"
         )));
     }

@@ -9,7 +9,7 @@
 use crate::http::auth::Caller;
 use crate::http::body::args;
 use crate::http::context::{Records, Settings};
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::run::{command, encode, failure, opened, rejected, sealed_for};
 use crate::seal::Nonces;
 use crate::streams;
@@ -60,7 +60,7 @@ async fn write(
     org: &str,
     k0: &str,
     due: Option<(String, Value)>,
-) -> Result<(), Failure> {
+) -> Result<(), CodedError> {
     let stream = &streams::task(org, k0);
     let due = &due;
     let reply = records
@@ -72,11 +72,11 @@ async fn write(
                 Some((i0, data)) => {
                     let iv = Nonces::fresh(1)
                         .take()
-                        .map_err(|e| rejected(Failure::internal(e)))?;
+                        .map_err(|e| rejected(CodedError::internal(e)))?;
                     let sealed = records
                         .key
                         .seal(data, iv)
-                        .map_err(|e| rejected(Failure::internal(e)))?;
+                        .map_err(|e| rejected(CodedError::internal(e)))?;
                     TaskEvent::TaskScheduled {
                         org: org.to_owned(),
                         k0: k0.to_owned(),
@@ -113,7 +113,7 @@ pub async fn set_task(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let a: SetTask = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let (k0, i0) = task::check(&a.data)?;
@@ -139,25 +139,34 @@ struct NextTask {
 }
 
 /// The first task due at or before `time`, as `{org, k0, i0, data}`.
-pub async fn next_due(records: &Records, time: &str) -> Result<Option<Value>, Failure> {
+pub async fn next_due(records: &Records, time: &str) -> Result<Option<Value>, CodedError> {
     let client = records.app.read.get().await?;
     let row = client
         .query_opt("SELECT org, k0, i0, data FROM records.\"Task\" WHERE i0 <= $1 ORDER BY i0, org, k0 LIMIT 1", &[&time])
         .await?;
     let Some(row) = row else { return Ok(None) };
     let sealed: Vec<u8> = row.get(3);
-    let data = records.key.open_bytes(&sealed).map_err(Failure::internal)?;
+    let data = records
+        .key
+        .open_bytes(&sealed)
+        .map_err(CodedError::internal)?;
     Ok(Some(
         json!({"org": row.get::<_, String>(0), "k0": row.get::<_, String>(1), "i0": row.get::<_, String>(2), "data": data}),
     ))
 }
 
 /// `nextTask` (admin).
-pub async fn next_task(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn next_task(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, CodedError> {
     caller.admin("nextTask")?;
     let a: NextTask = args(body)?;
     if !task::is_time_text(&a.time) {
-        return Err(Failure::bad("time must be AAAAMMJJhhmmssmmm (17 digits)"));
+        return Err(CodedError::bad(
+            "time must be AAAAMMJJhhmmssmmm (17 digits)",
+        ));
     }
     Ok(next_due(records, &a.time).await?.unwrap_or(Value::Null))
 }
@@ -194,7 +203,7 @@ pub fn spawn_runner(records: &Records, settings: &Settings) {
 }
 
 /// Waits to be the one runner, then runs due tasks until an error.
-async fn lead(records: &Records) -> Result<(), Failure> {
+async fn lead(records: &Records) -> Result<(), CodedError> {
     let connection = deadpool_postgres::Object::take(records.app.read.get().await?);
     loop {
         let row = connection
@@ -211,13 +220,13 @@ async fn lead(records: &Records) -> Result<(), Failure> {
         }
         // The connection (and with it the lock) lives as long as this loop.
         if connection.is_closed() {
-            return Err(Failure::unavailable("the runner's connection closed"));
+            return Err(CodedError::unavailable("the runner's connection closed"));
         }
     }
 }
 
 /// Runs the next due task, if any; answers whether one ran.
-pub async fn run_one(records: &Records) -> Result<bool, Failure> {
+pub async fn run_one(records: &Records) -> Result<bool, CodedError> {
     let now = records.now();
     let Some(due) = next_due(records, &task::time_text(now)).await? else {
         return Ok(false);

@@ -22,7 +22,7 @@ use crate::http::auth::Caller;
 use crate::http::body::{args, clazz};
 use crate::http::classes;
 use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::http::failure::CodedError;
 use crate::http::purges::all_classes;
 use crate::http::run::{Operation, call, run};
 use crate::projection::schema::table;
@@ -52,7 +52,11 @@ struct Export {
 /// treated when asked, ordered by class then pk: `{"docs": [data…]}`, or with `clear`
 /// `{"rows": [row…]}` (the audit dump). `treat` with a `cl` that has no treatment is a
 /// BADREQUEST; without `cl` the classes without one are exported as they are.
-pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn export_org(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, CodedError> {
     caller.admin("exportOrg")?;
     let a: Export = args(body)?;
     let org = caller.org(Some(&a.org))?;
@@ -88,7 +92,10 @@ pub async fn export_org(records: &Records, caller: &Caller, body: &[u8]) -> Resu
         };
         for stored in rows {
             let sealed: Vec<u8> = stored.get(2);
-            let data = records.key.open_bytes(&sealed).map_err(Failure::internal)?;
+            let data = records
+                .key
+                .open_bytes(&sealed)
+                .map_err(CodedError::internal)?;
             out.push(exporting.document(&class, stored.get(0), stored.get(1), data)?);
         }
     }
@@ -116,9 +123,9 @@ impl Exporting<'_> {
         pk: &str,
         v: i64,
         data: Value,
-    ) -> Result<Value, Failure> {
+    ) -> Result<Value, CodedError> {
         let Value::Object(data) = data else {
-            return Err(Failure::internal(format!(
+            return Err(CodedError::internal(format!(
                 "{}/{pk}: data is not an object",
                 class.clazz
             )));
@@ -129,7 +136,7 @@ impl Exporting<'_> {
         let data = treatment::treat(self.treatments, self.asked, &class.clazz, data)?;
         // A treatment may change the key or indexed properties: the row follows the new data.
         let shape = row::shape(class, self.org, &data)
-            .map_err(|e| Failure::bad(format!("{} {pk}: {e}", class.clazz)))?;
+            .map_err(|e| CodedError::bad(format!("{} {pk}: {e}", class.clazz)))?;
         Ok(if self.clear {
             clear_row(self.org, v, shape, data)
         } else {
@@ -206,14 +213,14 @@ pub async fn import_org(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("importOrg")?;
     let a: Import = args(body)?;
     let org = caller.org(Some(&a.org))?;
     let docs = match (a.docs, a.rows) {
         (Some(docs), None) => docs,
         (None, Some(rows)) => rows_data(rows)?,
-        _ => return Err(Failure::bad("give either docs or rows")),
+        _ => return Err(CodedError::bad("give either docs or rows")),
     };
     let asked = if a.treat.unwrap_or(false) {
         Asked::EveryClass
@@ -222,10 +229,14 @@ pub async fn import_org(
     };
     let mut prepared = Vec::with_capacity(docs.len());
     for (i, data) in docs.into_iter().enumerate() {
-        prepared.push(prepare(records, asked, data).await.map_err(|f| Failure {
-            message: format!("document {i}: {}", f.message),
-            ..f
-        })?);
+        prepared.push(
+            prepare(records, asked, data)
+                .await
+                .map_err(|f| CodedError {
+                    message: format!("document {i}: {}", f.message),
+                    ..f
+                })?,
+        );
     }
     call(records, caller, request, |steps| async move {
         let mut imported = 0;
@@ -238,12 +249,12 @@ pub async fn import_org(
 }
 
 /// The `data` of each row of an audit dump.
-fn rows_data(rows: Vec<Map<String, Value>>) -> Result<Vec<Map<String, Value>>, Failure> {
+fn rows_data(rows: Vec<Map<String, Value>>) -> Result<Vec<Map<String, Value>>, CodedError> {
     rows.into_iter()
         .enumerate()
         .map(|(i, mut row)| match row.remove("data") {
             Some(Value::Object(data)) => Ok(data),
-            _ => Err(Failure::bad(format!("rows[{i}].data must be an object"))),
+            _ => Err(CodedError::bad(format!("rows[{i}].data must be an object"))),
         })
         .collect()
 }
@@ -254,10 +265,10 @@ async fn prepare(
     records: &Records,
     asked: Asked<'_>,
     data: Map<String, Value>,
-) -> Result<(classes::Found, Map<String, Value>), Failure> {
+) -> Result<(classes::Found, Map<String, Value>), CodedError> {
     let cl = clazz(&data)?;
     if [HDR, ORG, TASK, FTP].contains(&cl.as_str()) {
-        return Err(Failure::bad(format!("class {cl} is not imported")));
+        return Err(CodedError::bad(format!("class {cl} is not imported")));
     }
     let found = classes::find(records, &cl).await?;
     let mut data = treatment::treat(&records.settings.treatments, asked, &cl, data)?;
@@ -274,7 +285,7 @@ async fn import_chunk(
     steps: &Steps,
     org: &str,
     chunk: &[(classes::Found, Map<String, Value>)],
-) -> Result<usize, Failure> {
+) -> Result<usize, CodedError> {
     let writes: Vec<_> = chunk
         .iter()
         .map(|(found, data)| {
