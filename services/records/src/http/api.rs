@@ -1,12 +1,12 @@
 //! `POST /records/api/<function>`: one route for the spec's generic API, the body holding the
 //! function's arguments by their spec names, the answer `{"result": …}`.
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
+use crate::caller::Caller;
+use crate::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::listing::Listing;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
+use crate::http::{admin, ftp, purges, reads, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, State};
@@ -170,7 +170,7 @@ async fn dispatch(
         "rotateKey" => {
             // It takes no argument, but its body is still an object like every function's.
             crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
-            rotate::rotate_key(records, caller, request).await
+            admin::rotate_key(records, caller, request).await
         }
         _ => Err(CodedError::bad(format!(
             "function {function} is not served"

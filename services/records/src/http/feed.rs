@@ -4,8 +4,8 @@
 //! the feed then waits for the read model to move and asks again from the answer's `v`.
 //! (Event consumers follow the same changes on NATS, subject `records.doc.…`.)
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
+use crate::caller::Caller;
+use crate::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::reads;
 use crate::projection::NAME;

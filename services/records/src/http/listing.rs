@@ -3,7 +3,7 @@
 //! thread wrote sent as the HTTP body one after another, never gathered into one buffer nor
 //! one `Value` tree (a sync of 100,000 documents is 22 MB of JSON).
 
-use crate::http::context::Records;
+use crate::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::page::Page;
 use crate::http::stream::Reader;

@@ -1,13 +1,12 @@
 //! The records HTTP API, served under `/records`: the generic API `POST /api/<function>`, the
-//! OpenAPI document.
+//! change feed, the OpenAPI document. Routes, argument extraction and answers only: the
+//! commands live in their aggregates (`class/`, `document/`, `ftp/`, `task/`, `token/`), the
+//! bulk work in `purge`, `rotation`, `transfer/`, the background jobs in `tasks` and
+//! `retention`.
 
 pub mod admin;
 pub mod api;
-pub mod auth;
 pub mod body;
-pub mod chunks;
-pub mod classes;
-pub mod context;
 pub mod failure;
 pub mod feed;
 pub mod ftp;
@@ -16,19 +15,26 @@ pub mod openapi;
 pub mod page;
 pub mod purges;
 pub mod reads;
-pub mod retention;
-pub mod rotate;
 pub mod run;
 pub mod stream;
 pub mod tasks;
 pub mod transfer;
 pub mod writes;
 
+// The old paths `run.rs` imports by: the lead rewrites run.rs and will import
+// `crate::caller`, `crate::class::lookup` and `crate::context` directly; then these go.
+pub(crate) use crate::caller as auth;
+pub(crate) use crate::class::lookup as classes;
+pub(crate) use crate::context;
+
+use crate::caller::Caller;
+use crate::class::command::declare;
+use crate::context::Records;
 use crate::seal::SiteKey;
-use auth::Caller;
+use crate::settings::Settings;
+use crate::{retention, tasks as runner};
 use axum::Router;
 use axum::routing::{any, get, post};
-use context::{Records, Settings};
 use failure::CodedError;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
@@ -56,7 +62,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     };
     let records = Records::new(state, key, settings);
     declare_schema(&records);
-    tasks::spawn_runner(&records, &records.settings.clone());
+    runner::spawn_runner(&records, &records.settings.clone());
     retention::spawn(&records);
     Router::new()
         .route("/api/{function}", post(api::call))
@@ -76,7 +82,7 @@ fn declare_schema(records: &Records) {
         for class in records.settings.schema.clone() {
             let clazz = class.clazz.clone();
             let request = CommandRequest::none();
-            if let Err(e) = admin::declare(&records, &request, &Caller::Admin, class).await {
+            if let Err(e) = declare(&records, &request, &Caller::Admin, class).await {
                 tracing::error!(
                     clazz,
                     code = e.code,

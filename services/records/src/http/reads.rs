@@ -5,11 +5,11 @@
 //! and of two at the same version the document's row rather than its `del` row — and the version
 //! the client stores next, `t - DELTA`, where `t` is this read's time.
 
+use crate::caller::Caller;
+use crate::class::lookup as classes;
 use crate::class::{HDR, ORG};
-use crate::http::auth::Caller;
+use crate::context::Records;
 use crate::http::body::args;
-use crate::http::classes;
-use crate::http::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::listing::{COLUMNS, Listing, Pick, list, row_json, streamed};
 use crate::http::page::{Page, Paging};

@@ -2,12 +2,12 @@
 //! writes in one atomic append), and the Hdr and Org writes. Each builds the operation's writes
 //! and hands them to [`crate::http::run`].
 
+use crate::caller::Caller;
+use crate::class::lookup::{self as classes, Found};
 use crate::class::{FTP, HDR, ORG, TASK};
+use crate::context::Records;
 use crate::document::{Action, Write};
-use crate::http::auth::Caller;
 use crate::http::body::{args, clazz};
-use crate::http::classes::{self, Found};
-use crate::http::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::run::{Operation, run};
 use palimpsest_web::command::CommandRequest;

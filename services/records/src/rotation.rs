@@ -1,47 +1,44 @@
-//! `rotateKey` (administrator): after the site key changed (the old one kept in
+//! Key rotation (`rotateKey`, administrator): after the site key changed (the old one kept in
 //! `PALIMPSEST_RECORDS_OLD_KEYS`), every document and task still sealed with an old key is
 //! sealed again with the current one — by new events, a command per chunk of documents, each
 //! decided on the document's stream. Once it answers, the old key is needed only to answer
 //! replays of requests made before the rotation.
 
+use crate::bulk::change_in_chunks;
+use crate::caller::Caller;
+use crate::class::lookup::all_classes;
+use crate::context::Records;
 use crate::document::{DocumentState, decide_reseal, ivs_needed};
-use crate::http::auth::Caller;
-use crate::http::chunks::change_in_chunks;
-use crate::http::context::Records;
 use crate::http::failure::CodedError;
-use crate::http::purges::{all_classes, candidates};
-use crate::http::run::{call, command, encode, failure, rejected};
+use crate::http::run::{command, encode, failure, rejected};
+use crate::purge::candidates;
 use crate::seal::{Nonces, decode};
 use crate::streams;
 use crate::task::TaskState;
 use palimpsest_events::records::TaskEvent;
-use palimpsest_web::command::{CommandRequest, Decision, Steps, count_of, count_reply};
+use palimpsest_web::command::{Decision, Steps, count_of, count_reply};
 use serde_json::{Value, json};
 
-/// `rotateKey {}`: answers how many documents and tasks were resealed; one call under the
-/// request's Idempotency-Key.
-pub async fn rotate_key(
+/// Reseals every document and task still sealed with an old key, a command per chunk of
+/// documents and per task (steps of the call); answers `{"resealed": n}`.
+pub async fn reseal_all(
     records: &Records,
     caller: &Caller,
-    request: &CommandRequest,
+    steps: &Steps,
 ) -> Result<Value, CodedError> {
-    caller.admin("rotateKey")?;
-    call(records, caller, request, |steps| async move {
-        let mut resealed = 0;
-        for class in all_classes(records).await? {
-            let targets = candidates(records, &class.clazz, "ck = ''", &[]).await?;
-            resealed += reseal_documents(records, caller, &steps, &class.clazz, &targets).await?;
-        }
-        let client = records.app.read.get().await?;
-        let tasks = client
-            .query("SELECT org, k0 FROM records.\"Task\" ORDER BY org, k0", &[])
-            .await?;
-        for task in tasks {
-            resealed += reseal_task(records, caller, &steps, task.get(0), task.get(1)).await?;
-        }
-        Ok(json!({"resealed": resealed}))
-    })
-    .await
+    let mut resealed = 0;
+    for class in all_classes(records).await? {
+        let targets = candidates(records, &class.clazz, "ck = ''", &[]).await?;
+        resealed += reseal_documents(records, caller, steps, &class.clazz, &targets).await?;
+    }
+    let client = records.app.read.get().await?;
+    let tasks = client
+        .query("SELECT org, k0 FROM records.\"Task\" ORDER BY org, k0", &[])
+        .await?;
+    for task in tasks {
+        resealed += reseal_task(records, caller, steps, task.get(0), task.get(1)).await?;
+    }
+    Ok(json!({"resealed": resealed}))
 }
 
 async fn reseal_documents(

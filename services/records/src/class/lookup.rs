@@ -3,7 +3,7 @@
 //! first operation that uses it records it in the same append.
 
 use crate::class::{self, HDR, ORG};
-use crate::http::context::Records;
+use crate::context::Records;
 use crate::http::failure::CodedError;
 use crate::streams;
 use palimpsest_events::DomainEvent;
@@ -87,4 +87,29 @@ fn builtin(clazz: &str) -> Found {
         })),
         pending: false,
     }
+}
+
+/// Every class with a row table: the declared ones, `Hdr` and `Org`.
+pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, CodedError> {
+    let client = records.app.read.get().await?;
+    let rows = client
+        .query(
+            "SELECT declaration FROM records.classes ORDER BY clazz",
+            &[],
+        )
+        .await?;
+    let mut out: Vec<Arc<ClassDeclaration>> = Vec::new();
+    for row in rows {
+        let declaration: ClassDeclaration =
+            serde_json::from_value(row.get(0)).map_err(CodedError::internal)?;
+        out.push(Arc::new(declaration));
+    }
+    for clazz in [HDR, ORG] {
+        if !out.iter().any(|c| c.clazz == clazz)
+            && let Some(class) = class::builtin(clazz)
+        {
+            out.push(Arc::new(class));
+        }
+    }
+    Ok(out)
 }

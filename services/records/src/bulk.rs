@@ -2,8 +2,8 @@
 //! chunk of [`CHUNK`] documents, each a step of the call it belongs to and each document decided
 //! on its own stream state (so one changed since it was listed is judged as it is now).
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
+use crate::caller::Caller;
+use crate::context::Records;
 use crate::http::failure::CodedError;
 use crate::http::run::{command, failure};
 use crate::streams::DocKey;

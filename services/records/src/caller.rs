@@ -1,8 +1,8 @@
 //! Who calls: the admin (the platform's admin token) or one organisation (a bearer token issued
 //! by `issueOrgToken`, kept as its sha32). An organisation's calls never name another org.
 
+use crate::context::Records;
 use crate::hash::sha32;
-use crate::http::context::Records;
 use crate::http::failure::CodedError;
 use axum::http::HeaderMap;
 
