@@ -1,7 +1,7 @@
 //! Every refusal of the context as an HTTP status and a JSON body, decided here and only here.
 
 use crate::content::ContentError;
-use crate::operation::{Failure, OperationError};
+use crate::operation::{OperationError, OperationFailure};
 use crate::read::ReadError;
 use crate::resource::ResourceError;
 use axum::http::StatusCode;
@@ -39,7 +39,7 @@ impl From<OperationError> for ApiError {
 }
 
 /// A command's failure as an HTTP error.
-pub fn answer(e: Failure) -> ApiError {
+pub fn answer(e: OperationFailure) -> ApiError {
     match e {
         CommandError::Rejected(refusal) => refusal.into(),
         CommandError::Conflict { .. } => ApiError::conflict(e.to_string()),
