@@ -1,4 +1,5 @@
-//! Declaring a class through the platform's runner: load its stream, decide, append.
+//! Declaring a class through the platform's runner: load its stream, decide, append; the
+//! schema file's classes are declared so on start.
 
 use crate::caller::Caller;
 use crate::class::{ClassState, decide_declaration};
@@ -34,4 +35,27 @@ pub async fn declare(
         .await
         .map_err(failure)?;
     opened(&records.key, caller, reply)
+}
+
+/// Records the schema file's classes in the background (a write also records one on first use).
+pub fn declare_schema(records: &Records) {
+    if records.settings.schema.is_empty() {
+        return;
+    }
+    let records = records.clone();
+    let background = records.app.background.clone();
+    background.spawn("records schema", move |_| async move {
+        for class in records.settings.schema.clone() {
+            let clazz = class.clazz.clone();
+            let request = CommandRequest::none();
+            if let Err(e) = declare(&records, &request, &Caller::Admin, class).await {
+                tracing::error!(
+                    clazz,
+                    code = e.code,
+                    message = e.message,
+                    "records: schema class not declared"
+                );
+            }
+        }
+    });
 }

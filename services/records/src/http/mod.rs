@@ -27,8 +27,7 @@ pub(crate) use crate::caller as auth;
 pub(crate) use crate::class::lookup as classes;
 pub(crate) use crate::context;
 
-use crate::caller::Caller;
-use crate::class::command::declare;
+use crate::class::command::declare_schema;
 use crate::context::Records;
 use crate::seal::SiteKey;
 use crate::settings::Settings;
@@ -37,7 +36,6 @@ use axum::Router;
 use axum::routing::{any, get, post};
 use failure::CodedError;
 use palimpsest_web::AppState;
-use palimpsest_web::command::CommandRequest;
 use std::sync::Arc;
 /// The context's routes, without prefix, with the default settings.
 pub fn router(state: AppState) -> Router {
@@ -69,27 +67,4 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
         .route("/feed", get(feed::feed))
         .route("/openapi.json", get(openapi::document))
         .with_state(Arc::new(records))
-}
-
-/// Records the schema file's classes in the background (a write also records one on first use).
-fn declare_schema(records: &Records) {
-    if records.settings.schema.is_empty() {
-        return;
-    }
-    let records = records.clone();
-    let background = records.app.background.clone();
-    background.spawn("records schema", move |_| async move {
-        for class in records.settings.schema.clone() {
-            let clazz = class.clazz.clone();
-            let request = CommandRequest::none();
-            if let Err(e) = declare(&records, &request, &Caller::Admin, class).await {
-                tracing::error!(
-                    clazz,
-                    code = e.code,
-                    message = e.message,
-                    "records: schema class not declared"
-                );
-            }
-        }
-    });
 }
