@@ -31,7 +31,7 @@ pub struct Context {
 #[derive(Clone, Default, Debug)]
 pub struct ContextSettings {
     /// records: the schema file's classes, the clock, DELTA, task handlers, the site key.
-    pub records: palimpsest_records::http::context::Settings,
+    pub records: palimpsest_records::settings::Settings,
     /// resources: the content folder and the inline size; `None` reads them from the
     /// environment (`palimpsest_resources::content::from_env`), as the binary does.
     pub resources_content: Option<ContentConfig>,

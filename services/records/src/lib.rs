@@ -11,22 +11,35 @@
 //!   generic API `POST /records/api/<function>` ([`router`]).
 
 pub mod audit;
+pub mod bulk;
+pub mod caller;
 pub mod class;
+pub mod coded_error;
+pub mod command;
+pub mod context;
 pub mod document;
 pub mod error;
 pub mod ftp;
 pub mod hash;
 pub mod http;
 pub mod projection;
+pub mod purge;
+pub mod retention;
+pub mod rotation;
 pub mod row;
 pub mod seal;
+pub mod settings;
 pub mod streams;
 pub mod sync;
 pub mod task;
+pub mod tasks;
+pub mod token;
 pub mod transcode;
+pub mod transfer;
 pub mod treatment;
 
 pub use audit::{load_schema, state_at};
 pub use error::RecordsError;
 pub use http::router;
 pub use projection::projection;
+pub use settings::Settings;

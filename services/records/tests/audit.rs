@@ -6,7 +6,7 @@
 mod common;
 
 use common::Records;
-use palimpsest_records::http::context::Settings;
+use palimpsest_records::settings::Settings;
 use palimpsest_records::treatment::{Treatment, Treatments};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};

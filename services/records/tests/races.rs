@@ -4,7 +4,7 @@
 mod common;
 
 use common::Records;
-use palimpsest_records::http::context::{Clock, Settings};
+use palimpsest_records::settings::{Clock, Settings};
 use reqwest::StatusCode;
 use serde_json::json;
 use std::sync::Arc;

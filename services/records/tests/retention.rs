@@ -4,7 +4,7 @@
 mod common;
 
 use common::Records;
-use palimpsest_records::http::context::Settings;
+use palimpsest_records::settings::Settings;
 use serde_json::json;
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 mod common;
 
 use common::Records;
-use palimpsest_records::http::context::Settings;
 use palimpsest_records::seal::SiteKey;
+use palimpsest_records::settings::Settings;
 use palimpsest_testkit::TestApp;
 use serde_json::json;
 

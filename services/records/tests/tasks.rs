@@ -4,8 +4,8 @@
 mod common;
 
 use common::Records;
-use palimpsest_records::http::context::Settings;
-use palimpsest_records::http::tasks::{TaskHandler, TaskRun};
+use palimpsest_records::settings::Settings;
+use palimpsest_records::tasks::{TaskHandler, TaskRun};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

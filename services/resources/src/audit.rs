@@ -2,7 +2,7 @@
 //! the same folds the deciders use.
 
 use crate::ids::{self, Counters};
-use crate::names::{self, NameState};
+use crate::name::{self, NameState};
 use crate::resource::{self, ResourceState};
 use crate::streams::CONTEXT;
 use palimpsest_events::resources::{ContentEvent, IdsEvent, NameEvent, ResourceEvent};
@@ -20,7 +20,7 @@ pub fn state_at(stream: &StreamName, events: &[RecordedEvent]) -> Option<Value> 
             json!({"head": state.head, "creator": state.creator, "hidden": state.hidden, "wiped": state.wiped})
         }),
         "name" => decode_all::<NameEvent>(events).map(|all| {
-            let state = all.iter().fold(NameState::default(), names::evolve);
+            let state = all.iter().fold(NameState::default(), name::evolve);
             json!({"holder": state.holder})
         }),
         "content" => decode_all::<ContentEvent>(events).map(|all| json!({"stored": all.first()})),

@@ -12,9 +12,9 @@
 //! command decided again) are skipped, never reused.
 
 use crate::streams;
-use palimpsest_events::DomainEvent;
 use palimpsest_events::resources::{IdRange, IdsEvent};
-use palimpsest_web::command::{Attempt, CommandError, Decision};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::{Attempt, CommandError, Decision, StreamState};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -32,6 +32,17 @@ pub struct Counters {
     pub rescontent: i64,
     /// Last changeset id.
     pub changeset: i64,
+}
+
+impl StreamState for Counters {
+    fn initial(_: &StreamName) -> Self {
+        Counters::default()
+    }
+
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        *self = evolve(*self, &IdsEvent::decode(event)?);
+        Ok(())
+    }
 }
 
 /// The kinds of id.

@@ -22,7 +22,7 @@ pub fn name(
     parent: Parent,
     name: &str,
 ) -> Result<StreamName, StreamNameError> {
-    StreamName::new(CONTEXT, "name", crate::names::key(res_type, parent, name))
+    StreamName::new(CONTEXT, "name", crate::name::key(res_type, parent, name))
 }
 
 /// `resources/ids/counters`.

@@ -8,7 +8,7 @@ use crate::TestDb;
 use palimpsest::config::{LimitSettings, Settings};
 use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
-use palimpsest_records::http::context::Settings as RecordsSettings;
+use palimpsest_records::settings::Settings as RecordsSettings;
 use palimpsest_resources::content::{ContentConfig, DEFAULT_INLINE_MAX};
 use palimpsest_web::AppState;
 use std::net::SocketAddr;

@@ -1,5 +1,7 @@
-//! Documents on the write side: their state ([`state`]) and the operation decider ([`decide`]).
+//! Documents on the write side: their state ([`state`]), the operation decider ([`decide`]) and
+//! the running of an operation through the platform's runner ([`command`]).
 
+pub mod command;
 pub mod decide;
 pub mod purge;
 pub mod reseal;

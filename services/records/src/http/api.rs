@@ -1,12 +1,12 @@
 //! `POST /records/api/<function>`: one route for the spec's generic API, the body holding the
 //! function's arguments by their spec names, the answer `{"result": …}`.
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::caller::Caller;
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::http::listing::Listing;
 use crate::http::writes::{self, Request};
-use crate::http::{admin, ftp, purges, reads, rotate, tasks, transfer};
+use crate::http::{admin, ftp, purges, reads, tasks, transfer};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, State};
@@ -69,7 +69,7 @@ pub async fn call(
     let body = match Bytes::from_request(body, &()).await {
         Ok(body) => body,
         Err(rejection) => {
-            return Failure {
+            return CodedError {
                 status: rejection.status(),
                 code: "BADREQUEST",
                 message: rejection.body_text(),
@@ -108,7 +108,7 @@ async fn identify(
     records: &Records,
     function: &str,
     headers: &HeaderMap,
-) -> Result<Caller, Failure> {
+) -> Result<Caller, CodedError> {
     if !FUNCTIONS.contains(&function) {
         return Err(crate::RecordsError::NotFound(format!(
             "no function `{function}`; see /records/openapi.json"
@@ -124,7 +124,7 @@ async fn dispatch(
     request: &CommandRequest,
     caller: &Caller,
     body: &[u8],
-) -> Result<Answer, Failure> {
+) -> Result<Answer, CodedError> {
     let req = Request {
         records,
         caller,
@@ -170,9 +170,11 @@ async fn dispatch(
         "rotateKey" => {
             // It takes no argument, but its body is still an object like every function's.
             crate::http::body::args::<serde_json::Map<String, serde_json::Value>>(body)?;
-            rotate::rotate_key(records, caller, request).await
+            admin::rotate_key(records, caller, request).await
         }
-        _ => Err(Failure::bad(format!("function {function} is not served"))),
+        _ => Err(CodedError::bad(format!(
+            "function {function} is not served"
+        ))),
     };
     value.map(Answer::Value)
 }

@@ -1,23 +1,23 @@
 //! Reading a function's JSON arguments: a malformed body is a 400 naming what serde refused.
 
-use crate::http::failure::Failure;
+use crate::coded_error::CodedError;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// The body as `T`; an empty body reads as `{}`.
-pub fn args<T: DeserializeOwned>(body: &[u8]) -> Result<T, Failure> {
+pub fn args<T: DeserializeOwned>(body: &[u8]) -> Result<T, CodedError> {
     let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
         body
     };
     let value: Value = serde_json::from_slice(body)
-        .map_err(|e| Failure::bad(format!("invalid arguments: {e}")))?;
+        .map_err(|e| CodedError::bad(format!("invalid arguments: {e}")))?;
     if !value.is_object() {
-        return Err(Failure::bad("invalid arguments: expected a JSON object"));
+        return Err(CodedError::bad("invalid arguments: expected a JSON object"));
     }
     serde_json::from_value(integral(value))
-        .map_err(|e| Failure::bad(format!("invalid arguments: {e}")))
+        .map_err(|e| CodedError::bad(format!("invalid arguments: {e}")))
 }
 
 /// `value` with every number that is a whole number written with a fraction (`7.0`) as the
@@ -41,10 +41,10 @@ fn integral(value: Value) -> Value {
 }
 
 /// `data.clazz`, required.
-pub fn clazz(data: &Map<String, Value>) -> Result<String, Failure> {
+pub fn clazz(data: &Map<String, Value>) -> Result<String, CodedError> {
     match data.get("clazz") {
         Some(Value::String(c)) => Ok(c.clone()),
-        Some(_) => Err(Failure::bad("data.clazz must be a string")),
-        None => Err(Failure::bad("data.clazz is required")),
+        Some(_) => Err(CodedError::bad("data.clazz must be a string")),
+        None => Err(CodedError::bad("data.clazz is required")),
     }
 }

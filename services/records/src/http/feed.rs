@@ -4,9 +4,9 @@
 //! the feed then waits for the read model to move and asks again from the answer's `v`.
 //! (Event consumers follow the same changes on NATS, subject `records.doc.…`.)
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::caller::Caller;
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::http::reads;
 use crate::projection::NAME;
 use axum::extract::{Query, State};
@@ -51,14 +51,14 @@ async fn open(
     records: &Records,
     headers: &HeaderMap,
     query: Result<Query<FeedQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, Failure> {
-    let Query(query) = query.map_err(|e| Failure::bad(format!("invalid query: {e}")))?;
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, CodedError> {
+    let Query(query) = query.map_err(|e| CodedError::bad(format!("invalid query: {e}")))?;
     let caller = Caller::of(records, headers).await?;
     let org = caller.org(query.org.as_deref())?;
     let body = match (&query.ik, &query.val) {
         (Some(ik), Some(val)) => json!({"org": org, "cl": query.cl, "ik": ik, "val": val}),
         (None, None) => json!({"org": org, "cl": query.cl}),
-        _ => return Err(Failure::bad("ik and val go together")),
+        _ => return Err(CodedError::bad("ik and val go together")),
     };
     // The first answer is computed now, so a bad class or collection is a 4xx, not a dead feed.
     let first = ask(records, &caller, &body, query.v).await?;
@@ -94,7 +94,7 @@ async fn ask(
     caller: &Caller,
     body: &Value,
     v: Option<i64>,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let mut body = body.clone();
     if let Some(v) = v {
         body["v"] = json!(v);

@@ -1,54 +1,15 @@
-//! setFTP, purgeFTP (the org or the admin), listFTP, purgeAllFTP (admin).
+//! setFTP, purgeFTP (the org or the admin), listFTP, purgeAllFTP (admin): their arguments and
+//! answers; the commands are [`crate::ftp::command`]'s.
 
-use crate::ftp::{self, FtpState};
-use crate::http::auth::Caller;
+use crate::caller::Caller;
+use crate::coded_error::CodedError;
+use crate::command::call;
+use crate::context::Records;
+use crate::ftp::{self, command::change};
 use crate::http::body::args;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
-use crate::http::run::{call, command, encode, failure, opened, rejected, sealed_for};
-use crate::streams;
-use palimpsest_events::records::FtpEvent;
-use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
-use palimpsest_web::command::{CommandRequest, Decision, StreamState};
+use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-impl StreamState for FtpState {
-    fn initial(_: &StreamName) -> Self {
-        FtpState::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        *self = ftp::evolve(std::mem::take(self), &FtpEvent::decode(event)?);
-        Ok(())
-    }
-}
-
-async fn change(
-    records: &Records,
-    caller: &Caller,
-    request: &CommandRequest,
-    org: &str,
-    decide: impl Fn(&FtpState) -> Result<Vec<FtpEvent>, crate::RecordsError>,
-) -> Result<Value, Failure> {
-    let stream = &streams::ftp(org);
-    let decide = &decide;
-    let reply = records
-        .app
-        .commands
-        .run(command(request, caller), |attempt| async move {
-            let state: FtpState = attempt.load(stream).await?;
-            let events = decide(&state).map_err(rejected)?;
-            let count = events.len();
-            let events = events.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-            Ok(
-                Decision::new(sealed_for(records, caller, json!({"changed": count}))?)
-                    .write(stream.clone(), events),
-            )
-        })
-        .await
-        .map_err(failure)?;
-    opened(&records.key, caller, reply)
-}
 
 /// `setFTP {org?, path, dp}`.
 #[derive(Deserialize)]
@@ -64,7 +25,7 @@ pub async fn set_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let a: SetFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     change(records, caller, request, &org, |state| {
@@ -86,7 +47,7 @@ pub async fn purge_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let a: PurgeFtp = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     ftp::check_path(&a.path)?;
@@ -102,25 +63,15 @@ struct Day {
     dp: i64,
 }
 
-async fn due(records: &Records, dp: i64) -> Result<Vec<(String, String, i64)>, Failure> {
-    let client = records.app.read.get().await?;
-    let rows = client
-        .query(
-            "SELECT org, path, p FROM records.\"FTP\" WHERE p <= $1 ORDER BY org, path",
-            &[&dp],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect())
-}
-
 /// `listFTP` (admin): files whose day of purge is at or before `dp`.
-pub async fn list_ftp(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn list_ftp(
+    records: &Records,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Value, CodedError> {
     caller.admin("listFTP")?;
     let a: Day = args(body)?;
-    let rows: Vec<Value> = due(records, a.dp)
+    let rows: Vec<Value> = ftp::due::listed(records, a.dp)
         .await?
         .into_iter()
         .map(|(org, path, p)| json!({"org": org, "path": path, "p": p}))
@@ -135,32 +86,11 @@ pub async fn purge_all_ftp(
     caller: &Caller,
     request: &CommandRequest,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     caller.admin("purgeAllFTP")?;
     let a: Day = args(body)?;
     call(records, caller, request, |steps| async move {
-        let mut by_org: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-        for (org, path, _) in due(records, a.dp).await? {
-            by_org.entry(org).or_default().push(path);
-        }
-        let mut purged = 0;
-        for (org, paths) in by_org {
-            let dp = a.dp;
-            let step = steps.next(format!("{org}\0{}", paths.join("\0")).as_bytes());
-            let result = change(records, caller, &step, &org, |state| {
-                let due: Vec<&str> = paths
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|p| state.0.get(*p).is_some_and(|day| *day <= dp))
-                    .collect();
-                Ok(ftp::purge(state, &org, due))
-            })
-            .await?;
-            purged += result["changed"].as_u64().ok_or_else(|| {
-                Failure::internal(format!("purgeFTP answered no count: {result}"))
-            })?;
-        }
-        Ok(json!({"purged": purged}))
+        ftp::command::purge_due(records, caller, &steps, a.dp).await
     })
     .await
 }

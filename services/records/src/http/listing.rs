@@ -3,8 +3,8 @@
 //! thread wrote sent as the HTTP body one after another, never gathered into one buffer nor
 //! one `Value` tree (a sync of 100,000 documents is 22 MB of JSON).
 
-use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::http::page::Page;
 use crate::http::stream::Reader;
 use crate::seal::SiteKey;
@@ -58,15 +58,16 @@ pub const HEAD: &[u8] = b"{\"result\":{\"rows\":[";
 
 impl Listing {
     /// The answer as a JSON value (for callers that look into the rows: the feed, purges).
-    pub async fn into_value(self) -> Result<Value, Failure> {
+    pub async fn into_value(self) -> Result<Value, CodedError> {
         let pieces = match self.rows {
             Rows::Opened(pieces) => pieces,
             Rows::Reading(reader) => {
                 let tail = Bytes::from_static(b"]}}");
                 let body = axum::body::to_bytes(reader.into_body(tail), usize::MAX)
                     .await
-                    .map_err(Failure::internal)?;
-                let mut whole: Value = serde_json::from_slice(&body).map_err(Failure::internal)?;
+                    .map_err(CodedError::internal)?;
+                let mut whole: Value =
+                    serde_json::from_slice(&body).map_err(CodedError::internal)?;
                 let rows = whole["result"]["rows"].take();
                 return Ok(json!({"rows": rows, "v": self.v, "next": self.next}));
             }
@@ -79,7 +80,7 @@ impl Listing {
             array.extend_from_slice(piece);
         }
         array.push(b']');
-        let rows: Value = serde_json::from_slice(&array).map_err(Failure::internal)?;
+        let rows: Value = serde_json::from_slice(&array).map_err(CodedError::internal)?;
         Ok(json!({"rows": rows, "v": self.v, "next": self.next}))
     }
 
@@ -126,7 +127,7 @@ pub async fn list(
     page: &Page,
     found: Vec<tokio_postgres::Row>,
     pick: Pick,
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     let with_org = pick == Pick::AllWithOrg;
     let next = page.next(&found, with_org);
     let key = records.key.clone();
@@ -136,7 +137,7 @@ pub async fn list(
         pieces
     })
     .await
-    .map_err(Failure::internal)??;
+    .map_err(CodedError::internal)??;
     Ok(Listing {
         rows: Rows::Opened(pieces),
         v: page.started.saturating_sub(records.settings.delta_ms),
@@ -169,7 +170,7 @@ pub fn row_json(
     key: &SiteKey,
     row: &tokio_postgres::Row,
     with_org: bool,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let pk: String = row.get("pk");
     let x: i16 = row.get("x");
     let del: i16 = row.get("del");
@@ -179,7 +180,7 @@ pub fn row_json(
     }
     if del == 0 {
         let data: Vec<u8> = row.get("data");
-        let opened = key.open_bytes(&data).map_err(Failure::internal)?;
+        let opened = key.open_bytes(&data).map_err(CodedError::internal)?;
         out["data"] = crate::document::decide::with_pk(opened, &pk);
     }
     Ok(out)
@@ -195,14 +196,14 @@ fn write_row(
     with_org: bool,
     plain: &mut Vec<u8>,
     out: &mut Vec<u8>,
-) -> Result<(), Failure> {
+) -> Result<(), CodedError> {
     let pk: &str = row.get(column::PK);
     let del: i16 = row.get(column::DEL);
     out.push(b'{');
     if del == 0 {
         let sealed: &[u8] = row.get(column::DATA);
         key.open_plain_into(sealed, plain)
-            .map_err(Failure::internal)?;
+            .map_err(CodedError::internal)?;
         out.extend_from_slice(b"\"data\":");
         let start = out.len();
         if crate::transcode::data_json(plain, pk, out).is_err() {
@@ -210,9 +211,9 @@ fn write_row(
             // with its own error): decode, sort, write.
             out.truncate(start);
             let data: Value = rmp_serde::from_slice(plain)
-                .map_err(|_| Failure::internal(crate::seal::SealError::Open))?;
+                .map_err(|_| CodedError::internal(crate::seal::SealError::Open))?;
             serde_json::to_writer(&mut *out, &crate::document::decide::with_pk(data, pk))
-                .map_err(Failure::internal)?;
+                .map_err(CodedError::internal)?;
         }
         out.push(b',');
     }
@@ -236,11 +237,11 @@ fn field<T: serde::Serialize + ?Sized>(
     out: &mut Vec<u8>,
     name: &str,
     value: &T,
-) -> Result<(), Failure> {
+) -> Result<(), CodedError> {
     out.push(b'"');
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b"\":");
-    serde_json::to_writer(out, value).map_err(Failure::internal)
+    serde_json::to_writer(out, value).map_err(CodedError::internal)
 }
 
 /// The rows as lists answer them, written as comma-separated JSON objects in one piece per
@@ -250,10 +251,10 @@ pub fn open_rows(
     key: &SiteKey,
     found: &[&tokio_postgres::Row],
     with_org: bool,
-) -> Result<Vec<Bytes>, Failure> {
+) -> Result<Vec<Bytes>, CodedError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = cores.min(found.len() / ROWS_PER_THREAD).max(1);
-    let write = |rows: &[&tokio_postgres::Row]| -> Result<Bytes, Failure> {
+    let write = |rows: &[&tokio_postgres::Row]| -> Result<Bytes, CodedError> {
         let mut out = Vec::with_capacity(rows.len() * 256);
         let mut plain = Vec::with_capacity(1024);
         for (i, row) in rows.iter().enumerate() {
@@ -278,7 +279,7 @@ pub fn open_rows(
                 .map(|handle| {
                     handle
                         .join()
-                        .map_err(|_| Failure::internal("a thread opening rows panicked"))?
+                        .map_err(|_| CodedError::internal("a thread opening rows panicked"))?
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?

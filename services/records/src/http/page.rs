@@ -6,7 +6,7 @@
 //! to store next (`t - DELTA`), so a document written while the client pages (after `t`) comes
 //! again on the next sync rather than being skipped.
 
-use crate::http::failure::Failure;
+use crate::coded_error::CodedError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -47,11 +47,11 @@ pub struct Page {
 
 impl Paging {
     /// The page these arguments ask for, read at `now`.
-    pub fn page(&self, now: i64) -> Result<Page, Failure> {
+    pub fn page(&self, now: i64) -> Result<Page, CodedError> {
         if let Some(limit) = self.limit
             && !(1..=MAX_LIMIT).contains(&limit)
         {
-            return Err(Failure::bad(format!(
+            return Err(CodedError::bad(format!(
                 "limit must be 1 to {MAX_LIMIT}, not {limit}"
             )));
         }
@@ -59,7 +59,7 @@ impl Paging {
         if let Some(cursor) = &self.after
             && !(0..=now).contains(&cursor.t)
         {
-            return Err(Failure::bad(format!(
+            return Err(CodedError::bad(format!(
                 "after.t must be a time this server gave (0 to {now}), not {}",
                 cursor.t
             )));

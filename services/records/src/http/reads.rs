@@ -5,12 +5,12 @@
 //! and of two at the same version the document's row rather than its `del` row — and the version
 //! the client stores next, `t - DELTA`, where `t` is this read's time.
 
+use crate::caller::Caller;
+use crate::class::lookup as classes;
 use crate::class::{HDR, ORG};
-use crate::http::auth::Caller;
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::http::body::args;
-use crate::http::classes;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
 use crate::http::listing::{COLUMNS, Listing, Pick, list, row_json, streamed};
 use crate::http::page::{Page, Paging};
 use crate::projection::schema::table;
@@ -28,7 +28,7 @@ async fn rows(
     records: &Records,
     sql: &str,
     params: Vec<Param>,
-) -> Result<Vec<tokio_postgres::Row>, Failure> {
+) -> Result<Vec<tokio_postgres::Row>, CodedError> {
     let client = records.app.read.get().await?;
     let refs: Vec<&(dyn ToSql + Sync)> =
         params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
@@ -48,7 +48,7 @@ async fn answer(
     sql: &str,
     params: Vec<Param>,
     pick: Pick,
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     if page.limit.is_some() {
         let found = rows(records, sql, params).await?;
         return list(records, page, found, pick).await;
@@ -75,11 +75,11 @@ struct GetDoc {
 }
 
 /// `getDoc`.
-pub async fn get_doc(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn get_doc(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, CodedError> {
     let a: GetDoc = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     if !crate::class::is_org_code(&a.pk) {
-        return Err(Failure::bad(format!(
+        return Err(CodedError::bad(format!(
             "pk `{}` is not a key of this store",
             a.pk.escape_debug()
         )));
@@ -93,7 +93,7 @@ async fn one(
     org: &str,
     pk: &str,
     v: Option<i64>,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let class = classes::find(records, clazz).await?.class;
     let sql = format!(
         "SELECT {COLUMNS} FROM {} WHERE org = $1 AND pk = $2 AND ck = '' AND v > $3",
@@ -130,7 +130,7 @@ pub async fn list_docs(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     let a: ListDocs = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let page = a.paging.page(records.now())?;
@@ -167,13 +167,13 @@ pub async fn list_docs_sk(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     let a: ListDocsSk = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     let page = a.paging.page(records.now())?;
     let class = classes::find(records, &a.cl).await?.class;
     let collection = class.collections.get(a.ik).ok_or_else(|| {
-        Failure::bad(format!(
+        CodedError::bad(format!(
             "ik {} is not a collection of {} (it has {})",
             a.ik,
             class.clazz,
@@ -222,7 +222,7 @@ pub async fn list_docs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     let a: ListDocsIdx = args(body)?;
     let class = classes::find(records, &a.cl).await?.class;
     let org = match index_of(&class, &a.ix)?.scope {
@@ -256,13 +256,13 @@ pub struct IndexFilter<'a> {
 fn index_of<'a>(
     class: &'a ClassDeclaration,
     ix: &Value,
-) -> Result<&'a palimpsest_events::records::IndexDeclaration, Failure> {
+) -> Result<&'a palimpsest_events::records::IndexDeclaration, CodedError> {
     let found = match ix {
         Value::String(name) => class.indexes.iter().find(|i| i.name == *name),
         Value::Number(n) => n.as_u64().and_then(|n| class.indexes.get(n as usize)),
         _ => None,
     };
-    found.ok_or_else(|| Failure::bad(format!("ix {ix} is not an index of {}", class.clazz)))
+    found.ok_or_else(|| CodedError::bad(format!("ix {ix} is not an index of {}", class.clazz)))
 }
 
 /// Documents of `class` whose index `ix` compares with `val`, in `org` (every org when `None`),
@@ -275,7 +275,7 @@ pub async fn by_index(
     comp: &str,
     val: &Value,
     v: Option<i64>,
-) -> Result<Value, Failure> {
+) -> Result<Value, CodedError> {
     let filter = IndexFilter { ix, comp, val, v };
     by_index_page(records, class, org, filter, &Paging::default())
         .await?
@@ -291,7 +291,7 @@ pub async fn by_index_page(
     org: Option<String>,
     f: IndexFilter<'_>,
     paging: &Paging,
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     let page = paging.page(records.now())?;
     let (comp, val) = (f.comp, f.val);
     let index = index_of(class, f.ix)?;
@@ -302,13 +302,13 @@ pub async fn by_index_page(
             param(index_filter_value(index, val)?),
         ),
         (IndexKind::List, _, _) => {
-            return Err(Failure::bad(format!(
+            return Err(CodedError::bad(format!(
                 "index {} is a list: comp must be `in`",
                 index.name
             )));
         }
         (_, "in", Value::Array(items)) if items.is_empty() => {
-            return Err(Failure::bad("val of `in` must hold at least one value"));
+            return Err(CodedError::bad("val of `in` must hold at least one value"));
         }
         (_, "in", Value::Array(items)) => {
             let values = items
@@ -322,7 +322,7 @@ pub async fn by_index_page(
             param(index_filter_value(index, val)?),
         ),
         (IndexKind::Uniq | IndexKind::Hash, _, _) => {
-            return Err(Failure::bad(format!(
+            return Err(CodedError::bad(format!(
                 "index {} holds hashes: comp must be `=` or `in`",
                 index.name
             )));
@@ -332,7 +332,7 @@ pub async fn by_index_page(
             param(index_filter_value(index, val)?),
         ),
         _ => {
-            return Err(Failure::bad(format!(
+            return Err(CodedError::bad(format!(
                 "comp `{comp}` must be one of = < <= > >= in (in takes a list)"
             )));
         }
@@ -369,7 +369,7 @@ fn param(value: IndexValue) -> Param {
     }
 }
 
-fn array_param(values: Vec<IndexValue>) -> Result<Param, Failure> {
+fn array_param(values: Vec<IndexValue>) -> Result<Param, CodedError> {
     let mut texts = Vec::new();
     let mut ints = Vec::new();
     let mut floats = Vec::new();
@@ -378,7 +378,7 @@ fn array_param(values: Vec<IndexValue>) -> Result<Param, Failure> {
             IndexValue::Text(t) => texts.push(t),
             IndexValue::Int(i) => ints.push(i),
             IndexValue::Float(f) => floats.push(f),
-            IndexValue::List(_) => return Err(Failure::bad("val of `in` holds single values")),
+            IndexValue::List(_) => return Err(CodedError::bad("val of `in` holds single values")),
         }
     }
     Ok(match (texts.is_empty(), ints.is_empty()) {
@@ -403,7 +403,7 @@ struct ListOrgs {
 }
 
 /// `getHdr`: anyone may read the service's global state.
-pub async fn get_hdr(records: &Records, body: &[u8]) -> Result<Value, Failure> {
+pub async fn get_hdr(records: &Records, body: &[u8]) -> Result<Value, CodedError> {
     let a: GetHdr = args(body)?;
     one(records, HDR, "", "1", a.v).await
 }
@@ -416,7 +416,7 @@ struct GetOrg {
 }
 
 /// `getOrg`: an organisation reads its own, the admin any.
-pub async fn get_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, Failure> {
+pub async fn get_org(records: &Records, caller: &Caller, body: &[u8]) -> Result<Value, CodedError> {
     let a: GetOrg = args(body)?;
     let org = caller.org(a.org.as_deref())?;
     one(records, ORG, &org, &org, a.v).await
@@ -427,7 +427,7 @@ pub async fn list_orgs(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     caller.admin("listOrgs")?;
     let a: ListOrgs = args(body)?;
     let page = a.paging.page(records.now())?;
@@ -459,7 +459,7 @@ pub async fn list_orgs_idx(
     records: &Records,
     caller: &Caller,
     body: &[u8],
-) -> Result<Listing, Failure> {
+) -> Result<Listing, CodedError> {
     caller.admin("listOrgsIdx")?;
     let a: ListOrgsIdx = args(body)?;
     let class = classes::find(records, ORG).await?.class;

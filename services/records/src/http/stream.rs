@@ -10,7 +10,7 @@
 //! error, so the client sees a broken transfer (chunked encoding without its last chunk), never
 //! a complete-looking answer that lacks rows.
 
-use crate::http::failure::Failure;
+use crate::coded_error::CodedError;
 use crate::http::listing::{HEAD, ROWS_PER_THREAD, open_rows};
 use crate::seal::SiteKey;
 use axum::body::{Body, Bytes};
@@ -42,9 +42,9 @@ enum Stop {
     Failed(String),
 }
 
-impl From<Failure> for Stop {
-    fn from(failure: Failure) -> Self {
-        // `Failure::internal` has logged the detail already.
+impl From<CodedError> for Stop {
+    fn from(failure: CodedError) -> Self {
+        // `CodedError::internal` has logged the detail already.
         Stop::Failed(failure.message)
     }
 }
@@ -109,11 +109,11 @@ impl Reader {
         send(sender, Bytes::from_static(HEAD)).await?;
         let batch = batch_rows();
         let mut first = true;
-        let mut opening: Option<JoinHandle<Result<Vec<Bytes>, Failure>>> = None;
+        let mut opening: Option<JoinHandle<Result<Vec<Bytes>, CodedError>>> = None;
         loop {
             let found = read_batch(&mut rows, batch).await?;
             if let Some(job) = opening.take() {
-                let pieces = job.await.map_err(Failure::internal)??;
+                let pieces = job.await.map_err(CodedError::internal)??;
                 for piece in pieces {
                     if !first {
                         send(sender, Bytes::from_static(b",")).await?;

@@ -1,15 +1,15 @@
 //! The write functions of the generic API: insertDoc, updateDoc, deleteDoc, operation (several
 //! writes in one atomic append), and the Hdr and Org writes. Each builds the operation's writes
-//! and hands them to [`crate::http::run`].
+//! and hands them to [`crate::document::command::run`].
 
+use crate::caller::Caller;
+use crate::class::lookup::{self as classes, Found};
 use crate::class::{FTP, HDR, ORG, TASK};
+use crate::coded_error::CodedError;
+use crate::context::Records;
+use crate::document::command::{Operation, run};
 use crate::document::{Action, Write};
-use crate::http::auth::Caller;
 use crate::http::body::{args, clazz};
-use crate::http::classes::{self, Found};
-use crate::http::context::Records;
-use crate::http::failure::Failure;
-use crate::http::run::{Operation, run};
 use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -67,7 +67,7 @@ pub struct Request<'a> {
 }
 
 impl Request<'_> {
-    async fn one(&self, write: (Found, Write)) -> Result<Value, Failure> {
+    async fn one(&self, write: (Found, Write)) -> Result<Value, CodedError> {
         run(
             self.records,
             Operation {
@@ -82,9 +82,9 @@ impl Request<'_> {
 }
 
 /// A document class (not one of the special classes, which have their own functions).
-async fn document_class(records: &Records, clazz: &str) -> Result<Found, Failure> {
+async fn document_class(records: &Records, clazz: &str) -> Result<Found, CodedError> {
     if [HDR, ORG, TASK, FTP].contains(&clazz) {
-        return Err(Failure::bad(format!(
+        return Err(CodedError::bad(format!(
             "class {clazz} has its own functions (getHdr, insertOrg, nextTask, setFTP, …)"
         )));
     }
@@ -95,7 +95,7 @@ async fn insert_write(
     records: &Records,
     org: &str,
     data: Map<String, Value>,
-) -> Result<(Found, Write), Failure> {
+) -> Result<(Found, Write), CodedError> {
     let found = document_class(records, &clazz(&data)?).await?;
     let write = Write {
         class: found.class.clone(),
@@ -110,7 +110,7 @@ async fn update_write(
     org: &str,
     data: Map<String, Value>,
     v: i64,
-) -> Result<(Found, Write), Failure> {
+) -> Result<(Found, Write), CodedError> {
     let found = document_class(records, &clazz(&data)?).await?;
     let write = Write {
         class: found.class.clone(),
@@ -125,7 +125,7 @@ async fn delete_write(
     org: &str,
     cl: &str,
     pk: String,
-) -> Result<(Found, Write), Failure> {
+) -> Result<(Found, Write), CodedError> {
     let found = document_class(records, cl).await?;
     check_pk(&pk)?;
     let write = Write {
@@ -137,18 +137,18 @@ async fn delete_write(
 }
 
 /// A pk given by a client: what this store writes (sha16, an org code, `1`).
-fn check_pk(pk: &str) -> Result<(), Failure> {
+fn check_pk(pk: &str) -> Result<(), CodedError> {
     if crate::class::is_org_code(pk) {
         Ok(())
     } else {
-        Err(Failure::bad(format!(
+        Err(CodedError::bad(format!(
             "pk `{pk}` is not a key of this store"
         )))
     }
 }
 
 /// `insertDoc`.
-pub async fn insert_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+pub async fn insert_doc(req: Request<'_>, body: &[u8]) -> Result<Value, CodedError> {
     let a: Insert = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
     req.one(insert_write(req.records, &org, a.data).await?)
@@ -156,7 +156,7 @@ pub async fn insert_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure>
 }
 
 /// `updateDoc`.
-pub async fn update_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+pub async fn update_doc(req: Request<'_>, body: &[u8]) -> Result<Value, CodedError> {
     let a: Update = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
     req.one(update_write(req.records, &org, a.data, a.v).await?)
@@ -164,7 +164,7 @@ pub async fn update_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure>
 }
 
 /// `deleteDoc`.
-pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, CodedError> {
     let a: Delete = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
     req.one(delete_write(req.records, &org, &a.cl, a.pk).await?)
@@ -172,11 +172,11 @@ pub async fn delete_doc(req: Request<'_>, body: &[u8]) -> Result<Value, Failure>
 }
 
 /// `operation`: several writes, one time, one append.
-pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, Failure> {
+pub async fn operation(req: Request<'_>, body: &[u8]) -> Result<Value, CodedError> {
     let a: OperationArgs = args(body)?;
     let org = req.caller.org(a.org.as_deref())?;
     if a.writes.is_empty() || a.writes.len() > MAX_WRITES {
-        return Err(Failure::bad(format!(
+        return Err(CodedError::bad(format!(
             "writes must hold 1 to {MAX_WRITES} writes"
         )));
     }
@@ -207,19 +207,22 @@ struct Special {
     v: Option<i64>,
 }
 
-fn special_data(mut data: Map<String, Value>, clazz: &str) -> Result<Map<String, Value>, Failure> {
+fn special_data(
+    mut data: Map<String, Value>,
+    clazz: &str,
+) -> Result<Map<String, Value>, CodedError> {
     match data.get("clazz") {
         None => {
             data.insert("clazz".into(), Value::String(clazz.to_owned()));
         }
         Some(Value::String(c)) if c == clazz => {}
-        Some(_) => return Err(Failure::bad(format!("data.clazz must be {clazz}"))),
+        Some(_) => return Err(CodedError::bad(format!("data.clazz must be {clazz}"))),
     }
     Ok(data)
 }
 
 /// `insertHdr` / `updateHdr` (admin): the singleton, pk `1`.
-pub async fn write_hdr(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, Failure> {
+pub async fn write_hdr(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, CodedError> {
     req.caller.admin("writing Hdr")?;
     let a: Special = args(body)?;
     let data = special_data(a.data, HDR)?;
@@ -237,14 +240,14 @@ pub async fn write_hdr(req: Request<'_>, body: &[u8], update: bool) -> Result<Va
 }
 
 /// `insertOrg` / `updateOrg` (admin): pk is the org code, `data.org`.
-pub async fn write_org(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, Failure> {
+pub async fn write_org(req: Request<'_>, body: &[u8], update: bool) -> Result<Value, CodedError> {
     req.caller.admin("writing Org")?;
     let a: Special = args(body)?;
     let data = special_data(a.data, ORG)?;
     let org = match data.get("org") {
         Some(Value::String(code)) => req.caller.org(Some(code))?,
         _ => {
-            return Err(Failure::bad(
+            return Err(CodedError::bad(
                 "data.org (the organisation's code) is required",
             ));
         }
@@ -266,10 +269,10 @@ fn special_action(
     data: Map<String, Value>,
     v: Option<i64>,
     update: bool,
-) -> Result<Action, Failure> {
+) -> Result<Action, CodedError> {
     match (update, v) {
         (false, _) => Ok(Action::Insert(data)),
         (true, Some(v)) => Ok(Action::Update(data, v)),
-        (true, None) => Err(Failure::bad("v (the version read) is required")),
+        (true, None) => Err(CodedError::bad("v (the version read) is required")),
     }
 }

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use palimpsest_records::http::context::Settings;
+use palimpsest_records::settings::Settings;
 use palimpsest_testkit::TestApp;
 use palimpsest_web::AppState;
 use reqwest::StatusCode;

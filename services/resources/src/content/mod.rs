@@ -12,9 +12,11 @@
 //! stream): identical uploads across resources share one `rescontent_id`.
 
 mod receive;
+pub mod state;
 
 pub use palimpsest_web::content::{ContentError, INLINE_CEILING, location_of};
 pub use receive::{Upload, receive, receive_bytes};
+pub use state::ContentState;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Every refusal of the context as an HTTP status and a JSON body, decided here and only here.
 
 use crate::content::ContentError;
-use crate::operation::{Failure, OperationError};
+use crate::operation::{OperationError, OperationFailure};
 use crate::read::ReadError;
 use crate::resource::ResourceError;
 use axum::http::StatusCode;
@@ -38,7 +38,7 @@ impl From<OperationError> for ApiError {
 }
 
 /// A command's failure as an HTTP error: the refusal's own status, or the platform's.
-pub fn answer(e: Failure) -> ApiError {
+pub fn answer(e: OperationFailure) -> ApiError {
     e.into()
 }
 

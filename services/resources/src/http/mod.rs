@@ -18,7 +18,7 @@ mod xml_body;
 
 use crate::content::ContentConfig;
 use crate::ids::IdSource;
-use crate::operation::{Actor, Changeset, Failure};
+use crate::operation::{Actor, Changeset, OperationFailure};
 use crate::projection::NAME;
 use crate::read::Reader;
 use crate::streams::CONTEXT;
@@ -80,7 +80,7 @@ impl Resources {
     ) -> Result<Response, ApiError>
     where
         F: FnMut(Changeset) -> Fut,
-        Fut: Future<Output = Result<(Changeset, Reply), Failure>>,
+        Fut: Future<Output = Result<(Changeset, Reply), OperationFailure>>,
     {
         let actor = Actor {
             user_id: caller.user_id,

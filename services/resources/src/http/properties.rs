@@ -9,7 +9,7 @@ use super::permissions;
 use super::views::{self, Shown};
 use super::{Resources, params};
 use crate::content::{self, Upload};
-use crate::operation::{Abort, Changeset, Failure, PropertyWrite};
+use crate::operation::{Abort, Changeset, OperationFailure, PropertyWrite};
 use crate::resource::Expect;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -52,7 +52,7 @@ fn abort(query: &Params, default: Abort) -> Result<Abort, ApiError> {
 }
 
 /// A file parent must be a live file.
-async fn check_parent(changeset: &mut Changeset, parent: Parent) -> Result<(), Failure> {
+async fn check_parent(changeset: &mut Changeset, parent: Parent) -> Result<(), OperationFailure> {
     if let Parent::File(id) = parent {
         changeset.live(id, ResourceType::File).await?;
     }

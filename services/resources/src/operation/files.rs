@@ -1,9 +1,9 @@
 //! File operations: upload (create or new content), move/rename, delete, restore.
 
 use super::properties::{Abort, DESCRIPTION_KEY, PropertyWrite};
-use super::{Changeset, Failure, OperationError, refuse};
+use super::{Changeset, OperationError, OperationFailure, refuse};
 use crate::content::Upload;
-use crate::names;
+use crate::name;
 use crate::resource::{Expect, ResourceError};
 use palimpsest_events::resources::{Parent, ResourceType, Revision};
 
@@ -58,7 +58,7 @@ impl Changeset {
         &mut self,
         write: FileWrite,
         description_upload: Option<Upload>,
-    ) -> Result<Revision, Failure> {
+    ) -> Result<Revision, OperationFailure> {
         self.preload(ResourceType::File, write.parent, &write.name, &write.upload)
             .await?;
         let holder = self
@@ -99,7 +99,7 @@ impl Changeset {
     }
 
     /// A new content revision of the live file `replace.res_id` (its name and page stay).
-    pub async fn replace_file(&mut self, replace: Replace) -> Result<Revision, Failure> {
+    pub async fn replace_file(&mut self, replace: Replace) -> Result<Revision, OperationFailure> {
         let head = self.live(replace.res_id, ResourceType::File).await?;
         let description = Some(format!("File content updated: {}", head.name));
         let revision = self
@@ -119,7 +119,7 @@ impl Changeset {
     }
 
     /// Sets a file's description property in this changeset.
-    async fn describe(&mut self, res_id: i64, upload: Upload) -> Result<(), Failure> {
+    async fn describe(&mut self, res_id: i64, upload: Upload) -> Result<(), OperationFailure> {
         self.put_property(PropertyWrite {
             parent: Parent::File(res_id),
             name: DESCRIPTION_KEY.to_owned(),
@@ -139,7 +139,7 @@ impl Changeset {
         to: Option<Parent>,
         name: Option<String>,
         expect: Expect,
-    ) -> Result<Revision, Failure> {
+    ) -> Result<Revision, OperationFailure> {
         let head = self.live(res_id, ResourceType::File).await?;
         let description = Some(format!(
             "File moved: {} to {}",
@@ -153,7 +153,11 @@ impl Changeset {
     }
 
     /// Deletes a live file (a deleted one is not found).
-    pub async fn delete_file(&mut self, res_id: i64, expect: Expect) -> Result<Revision, Failure> {
+    pub async fn delete_file(
+        &mut self,
+        res_id: i64,
+        expect: Expect,
+    ) -> Result<Revision, OperationFailure> {
         let head = self.live(res_id, ResourceType::File).await?;
         self.delete(res_id, expect, Some(format!("File deleted: {}", head.name)))
             .await
@@ -161,7 +165,7 @@ impl Changeset {
 
     /// Restores a deleted file, to `to` or where it was; on a name clash it takes the first
     /// free `name(2).ext`, `name(3).ext`, ...
-    pub async fn restore_file(&mut self, restore: Restore) -> Result<Revision, Failure> {
+    pub async fn restore_file(&mut self, restore: Restore) -> Result<Revision, OperationFailure> {
         self.may_archive()?;
         let state = self.resource(restore.res_id).await?;
         let head = state
@@ -190,7 +194,7 @@ impl Changeset {
         })
     }
 
-    async fn free_name(&mut self, parent: Parent, name: &str) -> Result<String, Failure> {
+    async fn free_name(&mut self, parent: Parent, name: &str) -> Result<String, OperationFailure> {
         if self
             .holder(ResourceType::File, parent, name)
             .await?
@@ -199,7 +203,7 @@ impl Changeset {
             return Ok(name.to_owned());
         }
         for n in 2..RESTORE_NAME_TRIES + 2 {
-            let candidate = names::alternative(name, n);
+            let candidate = name::alternative(name, n);
             if self
                 .holder(ResourceType::File, parent, &candidate)
                 .await?

@@ -20,14 +20,14 @@ pub use error::OperationError;
 pub use files::{FileWrite, Replace, Restore};
 pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
 
+use crate::content::ContentState;
 use crate::content::Upload;
 use crate::ids::{IdKind, IdSource};
-use crate::names::{self, NameState};
+use crate::name::{self, NameState};
 use crate::resource::access::{self, Write};
 use crate::resource::{
     self, Edit, Expect, NewResource, Principal, ResourceCommand, ResourceState, Stamp,
 };
-use crate::states::ContentState;
 use crate::streams;
 use chrono::{DateTime, Utc};
 use palimpsest_events::resources::{
@@ -45,8 +45,9 @@ fn clip(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-/// A command error of this context.
-pub type Failure = CommandError<OperationError>;
+/// Why an operation failed: refused by a decider or by access ([`OperationError`]), or by the
+/// platform's runner (a conflict, the log); `http/error.rs` maps it to Deki's answer.
+pub type OperationFailure = CommandError<OperationError>;
 
 /// Who acts and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +118,7 @@ impl Changeset {
     }
 
     /// The decision: every stream's events, and `reply`.
-    pub fn finish(self, reply: Reply) -> Result<Decision, Failure> {
+    pub fn finish(self, reply: Reply) -> Result<Decision, OperationFailure> {
         Ok(self
             .writes
             .into_iter()
@@ -134,7 +135,7 @@ impl Changeset {
         parent: Parent,
         name: &str,
         upload: &Upload,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), OperationFailure> {
         let name_stream = name_stream(res_type, parent, name)?;
         let content_stream = internal(streams::content(&upload.sha256))?;
         let attempt = &self.attempt;
@@ -148,7 +149,7 @@ impl Changeset {
     }
 
     /// A resource's state: as this changeset left it, else as loaded.
-    pub async fn resource(&mut self, res_id: i64) -> Result<ResourceState, Failure> {
+    pub async fn resource(&mut self, res_id: i64) -> Result<ResourceState, OperationFailure> {
         if let Some(state) = self.resources.get(&res_id) {
             return Ok(state.clone());
         }
@@ -159,7 +160,11 @@ impl Changeset {
     }
 
     /// The live head of a resource of type `kind`, or the refusal a route answers.
-    pub async fn live(&mut self, res_id: i64, kind: ResourceType) -> Result<Revision, Failure> {
+    pub async fn live(
+        &mut self,
+        res_id: i64,
+        kind: ResourceType,
+    ) -> Result<Revision, OperationFailure> {
         let state = self.resource(res_id).await?;
         let head = state
             .existing()
@@ -175,7 +180,10 @@ impl Changeset {
     }
 
     /// The state of `parent` when it is a file (whose creator owns its properties).
-    async fn parent_file(&mut self, parent: Parent) -> Result<Option<ResourceState>, Failure> {
+    async fn parent_file(
+        &mut self,
+        parent: Parent,
+    ) -> Result<Option<ResourceState>, OperationFailure> {
         match parent {
             Parent::File(id) => Ok(Some(self.resource(id).await?)),
             _ => Ok(None),
@@ -183,7 +191,7 @@ impl Changeset {
     }
 
     /// Refuses the actor a new resource under `parent` it may not add (403).
-    async fn may_add(&mut self, parent: Parent) -> Result<(), Failure> {
+    async fn may_add(&mut self, parent: Parent) -> Result<(), OperationFailure> {
         let parent_file = self.parent_file(parent).await?;
         let write = Write::Under {
             parent,
@@ -193,7 +201,7 @@ impl Changeset {
     }
 
     /// Refuses the actor a change to `res_id` it may not make (403).
-    async fn may_change(&mut self, res_id: i64) -> Result<(), Failure> {
+    async fn may_change(&mut self, res_id: i64) -> Result<(), OperationFailure> {
         let resource = self.resource(res_id).await?;
         let parent = resource.existing().map(|head| head.parent);
         let parent_file = match parent {
@@ -209,7 +217,7 @@ impl Changeset {
 
     /// Refuses the actor the archive's business (hide, restore, wipe) unless it is the
     /// administrator (403).
-    fn may_archive(&self) -> Result<(), Failure> {
+    fn may_archive(&self) -> Result<(), OperationFailure> {
         access::decide(self.actor.principal(), Write::Archive).map_err(refuse)
     }
 
@@ -219,12 +227,12 @@ impl Changeset {
         res_type: ResourceType,
         parent: Parent,
         name: &str,
-    ) -> Result<Option<i64>, Failure> {
+    ) -> Result<Option<i64>, OperationFailure> {
         let stream = name_stream(res_type, parent, name)?;
         Ok(self.name_state(&stream).await?.holder)
     }
 
-    async fn name_state(&mut self, stream: &StreamName) -> Result<NameState, Failure> {
+    async fn name_state(&mut self, stream: &StreamName) -> Result<NameState, OperationFailure> {
         if let Some(state) = self.names.get(stream) {
             return Ok(*state);
         }
@@ -234,7 +242,7 @@ impl Changeset {
     }
 
     /// The operation's changeset id: taken on first use, the same for every revision.
-    async fn changeset_id(&mut self) -> Result<i64, Failure> {
+    async fn changeset_id(&mut self) -> Result<i64, OperationFailure> {
         if let Some(id) = self.changeset_id {
             return Ok(id);
         }
@@ -246,7 +254,7 @@ impl Changeset {
         Ok(id)
     }
 
-    async fn stamp(&mut self, description: Option<String>) -> Result<Stamp, Failure> {
+    async fn stamp(&mut self, description: Option<String>) -> Result<Stamp, OperationFailure> {
         let actor = self.actor;
         Ok(Stamp {
             resrev_id: self
@@ -268,7 +276,7 @@ impl Changeset {
         mimetype: &str,
         res_id: i64,
         rev: i64,
-    ) -> Result<ContentRef, Failure> {
+    ) -> Result<ContentRef, OperationFailure> {
         let stream = internal(streams::content(&upload.sha256))?;
         let state: ContentState = match self.contents.get(&stream) {
             Some(state) => state.clone(),
@@ -313,7 +321,7 @@ impl Changeset {
         &mut self,
         res_id: i64,
         command: ResourceCommand,
-    ) -> Result<Option<Revision>, Failure> {
+    ) -> Result<Option<Revision>, OperationFailure> {
         let state = self.resource(res_id).await?;
         let events = resource::decide(res_id, command, &state).map_err(refuse)?;
         let stream = internal(streams::resource(res_id))?;
@@ -338,10 +346,10 @@ impl Changeset {
         parent: Parent,
         name: &str,
         res_id: i64,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), OperationFailure> {
         let stream = name_stream(res_type, parent, name)?;
         let state = self.name_state(&stream).await?;
-        match names::claim(&state, res_id) {
+        match name::claim(&state, res_id) {
             Ok(Some(event)) => self.record_name(stream, state, event),
             Ok(None) => Ok(()),
             Err(holder) => Err(refuse(OperationError::NameTaken {
@@ -359,10 +367,10 @@ impl Changeset {
         parent: Parent,
         name: &str,
         res_id: i64,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), OperationFailure> {
         let stream = name_stream(res_type, parent, name)?;
         let state = self.name_state(&stream).await?;
-        match names::release(&state, res_id) {
+        match name::release(&state, res_id) {
             Some(event) => self.record_name(stream, state, event),
             None => Ok(()),
         }
@@ -373,9 +381,9 @@ impl Changeset {
         stream: StreamName,
         state: NameState,
         event: NameEvent,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), OperationFailure> {
         self.names
-            .insert(stream.clone(), names::evolve(state, &event));
+            .insert(stream.clone(), name::evolve(state, &event));
         self.push(stream, encode(&event)?);
         Ok(())
     }
@@ -396,7 +404,7 @@ impl Changeset {
         upload: &Upload,
         mimetype: &str,
         description: Option<String>,
-    ) -> Result<Revision, Failure> {
+    ) -> Result<Revision, OperationFailure> {
         self.may_add(parent).await?;
         let res_id = self
             .ids
@@ -429,7 +437,7 @@ impl Changeset {
         place: (Option<Parent>, Option<String>),
         expect: Expect,
         description: Option<String>,
-    ) -> Result<Option<Revision>, Failure> {
+    ) -> Result<Option<Revision>, OperationFailure> {
         self.may_change(head.res_id).await?;
         if let Some(target) = place.0.filter(|target| *target != head.parent) {
             self.may_add(target).await?;
@@ -475,7 +483,7 @@ impl Changeset {
         res_id: i64,
         expect: Expect,
         description: Option<String>,
-    ) -> Result<Revision, Failure> {
+    ) -> Result<Revision, OperationFailure> {
         self.may_change(res_id).await?;
         let stamp = self.stamp(description).await?;
         let revision = self
@@ -488,7 +496,12 @@ impl Changeset {
     }
 
     /// Hides or shows revisions of a resource; `true` when anything changed.
-    pub async fn hide(&mut self, res_id: i64, revs: Vec<i64>, hidden: bool) -> Result<(), Failure> {
+    pub async fn hide(
+        &mut self,
+        res_id: i64,
+        revs: Vec<i64>,
+        hidden: bool,
+    ) -> Result<(), OperationFailure> {
         self.may_archive()?;
         let command = ResourceCommand::Hide {
             revs,
@@ -500,7 +513,7 @@ impl Changeset {
     }
 
     /// Removes a deleted resource from the archive.
-    pub async fn wipe(&mut self, res_id: i64) -> Result<(), Failure> {
+    pub async fn wipe(&mut self, res_id: i64) -> Result<(), OperationFailure> {
         self.may_archive()?;
         let command = ResourceCommand::Wipe {
             user_id: self.actor.user_id,
@@ -527,22 +540,26 @@ fn probe(expect: &Expect) -> ResourceCommand {
 }
 
 /// The refusal of an operation.
-pub fn refuse(e: impl Into<OperationError>) -> Failure {
+pub fn refuse(e: impl Into<OperationError>) -> OperationFailure {
     CommandError::Rejected(e.into())
 }
 
-fn name_stream(res_type: ResourceType, parent: Parent, name: &str) -> Result<StreamName, Failure> {
+fn name_stream(
+    res_type: ResourceType,
+    parent: Parent,
+    name: &str,
+) -> Result<StreamName, OperationFailure> {
     streams::name(res_type, parent, name)
         .map_err(|e| refuse(OperationError::InvalidName(e.to_string())))
 }
 
 fn internal(
     stream: Result<StreamName, palimpsest_events::StreamNameError>,
-) -> Result<StreamName, Failure> {
+) -> Result<StreamName, OperationFailure> {
     stream.map_err(|e| CommandError::Internal(e.to_string()))
 }
 
-fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, Failure> {
+fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, OperationFailure> {
     event
         .encode()
         .map_err(|e| CommandError::Internal(format!("event does not encode: {e}")))

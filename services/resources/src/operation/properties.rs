@@ -1,6 +1,6 @@
 //! Property operations with Deki's `abort=never|modified|exists`.
 
-use super::{Changeset, Failure, OperationError, refuse};
+use super::{Changeset, OperationError, OperationFailure, refuse};
 use crate::content::Upload;
 use crate::resource::Expect;
 use palimpsest_events::resources::{Parent, ResourceType, Revision};
@@ -68,7 +68,7 @@ impl Changeset {
         &mut self,
         parent: Parent,
         name: &str,
-    ) -> Result<Option<Revision>, Failure> {
+    ) -> Result<Option<Revision>, OperationFailure> {
         match self.holder(ResourceType::Property, parent, name).await? {
             Some(res_id) => Ok(Some(self.live(res_id, ResourceType::Property).await?)),
             None => Ok(None),
@@ -76,7 +76,10 @@ impl Changeset {
     }
 
     /// Sets a property (creating it if it does not exist); its head after.
-    pub async fn put_property(&mut self, write: PropertyWrite) -> Result<Revision, Failure> {
+    pub async fn put_property(
+        &mut self,
+        write: PropertyWrite,
+    ) -> Result<Revision, OperationFailure> {
         self.preload(
             ResourceType::Property,
             write.parent,
@@ -120,7 +123,7 @@ impl Changeset {
         name: &str,
         abort: Abort,
         expect: Expect,
-    ) -> Result<Revision, Failure> {
+    ) -> Result<Revision, OperationFailure> {
         let head = self.property(parent, name).await?.ok_or_else(|| {
             refuse(OperationError::NoSuchName {
                 kind: "property",

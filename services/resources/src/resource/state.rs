@@ -1,6 +1,8 @@
 //! A resource's write-side state, folded from its events.
 
 use palimpsest_events::resources::{ResourceEvent, Revision};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 use std::collections::BTreeSet;
 
 /// What a command needs to know of a resource: its head revision (a full copy, so the next
@@ -49,4 +51,16 @@ pub fn evolve(mut state: ResourceState, event: &ResourceEvent) -> ResourceState 
         ResourceEvent::ResourceWiped { .. } => state.wiped = true,
     }
     state
+}
+
+impl StreamState for ResourceState {
+    fn initial(_: &StreamName) -> Self {
+        ResourceState::default()
+    }
+
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = ResourceEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }

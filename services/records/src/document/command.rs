@@ -10,134 +10,23 @@
 //! ([`sealed_reply`]) and opens them only for a repeat. The result itself comes back from the
 //! runner as the decision's value ([`Answer`]); a call without a key keeps no reply at all.
 
+use crate::caller::Caller;
+use crate::class::lookup::Found;
+use crate::class::{ClassState, decide_declaration};
+use crate::coded_error::CodedError;
+use crate::command::{command, encode, failure, opened, rejected, sealed_reply};
+use crate::context::Records;
 use crate::document::{
     DocumentState, Outcome, Prepared, UniqueState, View, Write, decide, prepare, unique_locks,
 };
 use crate::error::RecordsError;
-use crate::http::admin::{ClassState, decide_declaration};
-use crate::http::auth::Caller;
-use crate::http::classes::Found;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
-use crate::projection::NAME;
-use crate::seal::{Nonces, SiteKey};
-use crate::streams::{self, CONTEXT};
-use axum::http::StatusCode;
+use crate::seal::Nonces;
+use crate::streams;
 use palimpsest_events::records::ClassDeclaration;
-use palimpsest_events::{DomainEvent, Metadata, NewEvent};
-use palimpsest_web::command::{
-    Answer, Attempt, Command, CommandError, CommandRequest, Decision, Reply, Steps,
-};
+use palimpsest_web::command::{Answer, Attempt, CommandError, CommandRequest, Decision};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The content type of a reply stored sealed (what the log's reply store holds).
-pub const SEALED_REPLY: &str = "application/vnd.palimpsest.records-sealed";
-
-/// The runner's facts of a records command.
-pub fn command<'a>(request: &'a CommandRequest, caller: &Caller) -> Command<'a> {
-    Command {
-        request,
-        context: CONTEXT,
-        projections: &[NAME],
-        metadata: Metadata {
-            actor: Some(caller.actor()),
-            correlation_id: Some(uuid::Uuid::now_v7()),
-            ..Metadata::default()
-        },
-    }
-}
-
-/// A platform or context failure as the records API answers it.
-pub fn failure(e: CommandError<Failure>) -> Failure {
-    match e.into_refusal() {
-        Ok(refusal) => refusal,
-        Err(platform) => platform.into(),
-    }
-}
-
-/// A refusal inside a decider.
-pub fn rejected(f: impl Into<Failure>) -> CommandError<Failure> {
-    CommandError::Rejected(f.into())
-}
-
-/// An event ready to append.
-pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<Failure>> {
-    event.encode().map_err(|e| rejected(Failure::internal(e)))
-}
-
-/// `{"result": result}` sealed for the reply store, with the caller it was for (the platform
-/// keys replies by context, so a key reused by another caller must not get this answer) and an
-/// IV drawn at the edge.
-pub fn sealed_reply(
-    key: &SiteKey,
-    caller: &Caller,
-    result: Value,
-    iv: [u8; 12],
-) -> Result<Reply, CommandError<Failure>> {
-    let body = key
-        .seal_bytes(
-            &serde_json::json!({ "caller": caller.actor(), "result": result }),
-            iv,
-        )
-        .map_err(|e| rejected(Failure::internal(e)))?;
-    Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
-}
-
-/// `result` sealed for `caller` under a fresh IV: the reply every records command stores.
-pub fn sealed_for(
-    records: &Records,
-    caller: &Caller,
-    result: Value,
-) -> Result<Reply, CommandError<Failure>> {
-    let iv = Nonces::fresh(1)
-        .take()
-        .map_err(|e| rejected(Failure::internal(e)))?;
-    sealed_reply(&records.key, caller, result, iv)
-}
-
-/// The reply as the client gets it: a sealed one opened back into JSON; a reply stored for
-/// another caller is refused like a reused key.
-pub fn opened(key: &SiteKey, caller: &Caller, reply: Reply) -> Result<Value, Failure> {
-    if reply.content_type != SEALED_REPLY {
-        return Err(Failure::internal(format!(
-            "unexpected stored reply of type {}",
-            reply.content_type
-        )));
-    }
-    let body = key.open_bytes(&reply.body).map_err(Failure::internal)?;
-    if body["caller"] != Value::String(caller.actor()) {
-        return Err(failure(CommandError::KeyReused));
-    }
-    Ok(body.get("result").cloned().unwrap_or(Value::Null))
-}
-
-/// Runs a call of several commands (purges, import, key rotation) under the request's key:
-/// `work`'s commands take their requests from the [`Steps`] it is given, and its result is kept
-/// sealed for `caller` under the key, so a repeat gets that very result and another caller
-/// reusing the key is refused.
-pub async fn call<F, Fut>(
-    records: &Records,
-    caller: &Caller,
-    request: &CommandRequest,
-    work: F,
-) -> Result<Value, Failure>
-where
-    F: FnOnce(Steps) -> Fut,
-    Fut: std::future::Future<Output = Result<Value, Failure>>,
-{
-    let reply = records
-        .app
-        .commands
-        .run_call(request, CONTEXT, |steps| async move {
-            let result = work(steps).await.map_err(CommandError::Rejected)?;
-            sealed_for(records, caller, result)
-        })
-        .await
-        .map_err(failure)?;
-    opened(&records.key, caller, reply)
-}
 
 /// One operation to run: its writes (classes already found) and who asks.
 pub struct Operation<'a> {
@@ -152,7 +41,7 @@ pub struct Operation<'a> {
 }
 
 /// Runs the operation; answers each write's stored data (with `pk`), `null` for a purge.
-pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure> {
+pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, CodedError> {
     let pending: Vec<Arc<ClassDeclaration>> = op
         .writes
         .iter()
@@ -188,7 +77,9 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, Failure>
                 Value::Array(outcome.replies.clone())
             };
             let decision = if keyed {
-                let iv = nonces.take().map_err(|e| rejected(Failure::internal(e)))?;
+                let iv = nonces
+                    .take()
+                    .map_err(|e| rejected(CodedError::internal(e)))?;
                 Decision::new(sealed_reply(&records.key, caller, result.clone(), iv)?)
                     .with_value(result)
             } else {
@@ -215,7 +106,7 @@ async fn with_writes(
     attempt: &Attempt,
     outcome: &Outcome,
     pending: &[Arc<ClassDeclaration>],
-) -> Result<Decision<Value>, CommandError<Failure>> {
+) -> Result<Decision<Value>, CommandError<CodedError>> {
     for (doc, event) in &outcome.documents {
         decision = decision.write(doc.stream(), vec![encode(event)?]);
     }
@@ -234,7 +125,7 @@ async fn with_writes(
 }
 
 /// The documents' and locks' states, read through the attempt (which records their versions).
-async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<Failure>> {
+async fn load(attempt: &Attempt, prepared: &[Prepared]) -> Result<View, CommandError<CodedError>> {
     let mut view = View::default();
     for p in prepared {
         let stream = p.key.stream();

@@ -5,9 +5,10 @@
 //! purge as the admin's `purgeOrgs {z}`, so it is idempotent and two servers doing it at once
 //! only repeat each other's work.
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
-use crate::http::purges;
+use crate::caller::Caller;
+use crate::command::call;
+use crate::context::Records;
+use crate::purge;
 use palimpsest_web::command::CommandRequest;
 use std::time::Duration;
 
@@ -34,10 +35,13 @@ pub fn spawn(records: &Records) {
 /// at the next period.
 pub async fn purge_expired(records: &Records, retention: i64) {
     let z = records.now().saturating_sub(retention);
-    let body = serde_json::json!({ "z": z }).to_string();
     // A purge of the server's own, under no Idempotency-Key: each period's is a new one.
     let request = CommandRequest::none();
-    match purges::purge_orgs(records, &Caller::Admin, &request, body.as_bytes()).await {
+    let purged = call(records, &Caller::Admin, &request, |steps| async move {
+        purge::every_org_before(records, &Caller::Admin, &steps, z).await
+    })
+    .await;
+    match purged {
         Ok(purged) => tracing::debug!(%purged, z, "records: expired zombies purged"),
         Err(e) => tracing::warn!(
             code = e.code,

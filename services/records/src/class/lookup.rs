@@ -3,8 +3,8 @@
 //! first operation that uses it records it in the same append.
 
 use crate::class::{self, HDR, ORG};
-use crate::http::context::Records;
-use crate::http::failure::Failure;
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::streams;
 use palimpsest_events::DomainEvent;
 use palimpsest_events::records::{ClassDeclaration, ClassEvent};
@@ -23,7 +23,7 @@ pub struct Found {
 pub async fn recorded(
     records: &Records,
     clazz: &str,
-) -> Result<Option<Arc<ClassDeclaration>>, Failure> {
+) -> Result<Option<Arc<ClassDeclaration>>, CodedError> {
     if let Some(found) = cached(records, clazz) {
         return Ok(Some(found));
     }
@@ -36,7 +36,7 @@ pub async fn recorded(
         return Ok(None);
     };
     let ClassEvent::ClassDeclared { declaration } =
-        ClassEvent::decode(event).map_err(Failure::internal)?;
+        ClassEvent::decode(event).map_err(CodedError::internal)?;
     let declaration = Arc::new(declaration);
     if let Ok(mut map) = records.classes.write() {
         map.insert(clazz.to_owned(), declaration.clone());
@@ -49,9 +49,9 @@ fn cached(records: &Records, clazz: &str) -> Option<Arc<ClassDeclaration>> {
 }
 
 /// The class named `clazz` for an operation or a read; an unknown class is a bad request.
-pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
+pub async fn find(records: &Records, clazz: &str) -> Result<Found, CodedError> {
     if !class::is_class_name(clazz) {
-        return Err(Failure::bad(format!("`{clazz}` is not a class name")));
+        return Err(CodedError::bad(format!("`{clazz}` is not a class name")));
     }
     if clazz == HDR {
         return Ok(builtin(clazz));
@@ -71,7 +71,7 @@ pub async fn find(records: &Records, clazz: &str) -> Result<Found, Failure> {
     if clazz == ORG {
         return Ok(builtin(clazz));
     }
-    Err(Failure::bad(format!(
+    Err(CodedError::bad(format!(
         "class {clazz} is not declared (declareClass or the schema file)"
     )))
 }
@@ -87,4 +87,29 @@ fn builtin(clazz: &str) -> Found {
         })),
         pending: false,
     }
+}
+
+/// Every class with a row table: the declared ones, `Hdr` and `Org`.
+pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>, CodedError> {
+    let client = records.app.read.get().await?;
+    let rows = client
+        .query(
+            "SELECT declaration FROM records.classes ORDER BY clazz",
+            &[],
+        )
+        .await?;
+    let mut out: Vec<Arc<ClassDeclaration>> = Vec::new();
+    for row in rows {
+        let declaration: ClassDeclaration =
+            serde_json::from_value(row.get(0)).map_err(CodedError::internal)?;
+        out.push(Arc::new(declaration));
+    }
+    for clazz in [HDR, ORG] {
+        if !out.iter().any(|c| c.clazz == clazz)
+            && let Some(class) = class::builtin(clazz)
+        {
+            out.push(Arc::new(class));
+        }
+    }
+    Ok(out)
 }

@@ -2,10 +2,10 @@
 //! chunk of [`CHUNK`] documents, each a step of the call it belongs to and each document decided
 //! on its own stream state (so one changed since it was listed is judged as it is now).
 
-use crate::http::auth::Caller;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
-use crate::http::run::{command, failure};
+use crate::caller::Caller;
+use crate::coded_error::CodedError;
+use crate::command::{command, failure};
+use crate::context::Records;
 use crate::streams::DocKey;
 use palimpsest_web::command::{Attempt, CommandError, Decision, Steps, count_of, count_reply};
 use std::future::Future;
@@ -23,10 +23,10 @@ pub async fn change_in_chunks<F, Fut>(
     clazz: &str,
     targets: &[(String, String)],
     change: F,
-) -> Result<u64, Failure>
+) -> Result<u64, CodedError>
 where
     F: Fn(Attempt, DocKey, Decision) -> Fut,
-    Fut: Future<Output = Result<(Decision, bool), CommandError<Failure>>>,
+    Fut: Future<Output = Result<(Decision, bool), CommandError<CodedError>>>,
 {
     let mut changed = 0;
     let change = &change;

@@ -1,9 +1,9 @@
 //! Who calls: the admin (the platform's admin token) or one organisation (a bearer token issued
 //! by `issueOrgToken`, kept as its sha32). An organisation's calls never name another org.
 
+use crate::coded_error::CodedError;
+use crate::context::Records;
 use crate::hash::sha32;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
 use axum::http::HeaderMap;
 
 /// The caller of a request.
@@ -17,7 +17,7 @@ pub enum Caller {
 
 impl Caller {
     /// The caller's bearer token checked against the admin token and the issued org tokens.
-    pub async fn of(records: &Records, headers: &HeaderMap) -> Result<Caller, Failure> {
+    pub async fn of(records: &Records, headers: &HeaderMap) -> Result<Caller, CodedError> {
         let token = headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok())
@@ -25,7 +25,7 @@ impl Caller {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| {
-                Failure::unauthenticated("an Authorization: Bearer token is required")
+                CodedError::unauthenticated("an Authorization: Bearer token is required")
             })?;
         if palimpsest_web::secret::equal(token, &records.app.admin_token) {
             return Ok(Caller::Admin);
@@ -38,34 +38,34 @@ impl Caller {
             )
             .await?;
         row.map(|r| Caller::Org(r.get(0)))
-            .ok_or_else(|| Failure::unauthenticated("unknown bearer token"))
+            .ok_or_else(|| CodedError::unauthenticated("unknown bearer token"))
     }
 
     /// Refuses anyone but the admin.
-    pub fn admin(&self, what: &str) -> Result<(), Failure> {
+    pub fn admin(&self, what: &str) -> Result<(), CodedError> {
         match self {
             Caller::Admin => Ok(()),
-            Caller::Org(_) => Err(Failure::forbidden(format!(
+            Caller::Org(_) => Err(CodedError::forbidden(format!(
                 "{what} is for the administrator"
             ))),
         }
     }
 
     /// The organisation a call acts on: the token's own, or the one an admin names.
-    pub fn org(&self, named: Option<&str>) -> Result<String, Failure> {
+    pub fn org(&self, named: Option<&str>) -> Result<String, CodedError> {
         match (self, named) {
             (Caller::Org(own), None) => Ok(own.clone()),
             (Caller::Org(own), Some(named)) if named == own => Ok(own.clone()),
-            (Caller::Org(own), Some(named)) => Err(Failure::forbidden(format!(
+            (Caller::Org(own), Some(named)) => Err(CodedError::forbidden(format!(
                 "the token of org {own} cannot act on org {named}"
             ))),
             (Caller::Admin, Some(named)) if crate::class::is_org_code(named) => {
                 Ok(named.to_owned())
             }
-            (Caller::Admin, Some(named)) => Err(Failure::bad(format!(
+            (Caller::Admin, Some(named)) => Err(CodedError::bad(format!(
                 "org `{named}` must be 1-64 letters, digits, _, - or ."
             ))),
-            (Caller::Admin, None) => Err(Failure::bad("org is required for the administrator")),
+            (Caller::Admin, None) => Err(CodedError::bad("org is required for the administrator")),
         }
     }
 

@@ -1,23 +1,9 @@
-//! Deferred tasks (`Task`): one stream per task `[org, k0]`, where `k0` is the sha16 of
-//! `process/pk…`; the row `Task(org, k0, i0, data)` is due at `i0` (`AAAAMMJJhhmmssmmm`), its
-//! `data` sealed like a document's.
+//! What `setTask` must hold and when a task is due: its key `k0` and its time `i0`
+//! (`AAAAMMJJhhmmssmmm`).
 
 use crate::error::RecordsError;
 use crate::hash::sha16;
 use serde_json::{Map, Value};
-
-/// A task's state: due when, with which sealed data; `None` when finished or never set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TaskState(pub Option<(String, String)>);
-
-/// The state after `event`.
-pub fn evolve(_before: TaskState, event: &palimpsest_events::records::TaskEvent) -> TaskState {
-    use palimpsest_events::records::TaskEvent;
-    match event {
-        TaskEvent::TaskScheduled { i0, data, .. } => TaskState(Some((i0.clone(), data.clone()))),
-        TaskEvent::TaskDone { .. } => TaskState(None),
-    }
-}
 
 /// A task time `AAAAMMJJhhmmssmmm` from epoch ms.
 pub fn time_text(epoch_ms: i64) -> String {

@@ -1,28 +1,8 @@
-//! The name index: one stream per (resource type, parent, name), `resources/name/<key>`, saying
-//! which live resource holds the name.
-//!
-//! A command that creates, renames, moves, deletes or restores a resource reads the name's
-//! stream and appends to it in the same append, so "is this name taken?" is decided from the
-//! log, never from a read model, and two writers racing for a name conflict on its version.
+//! The name decider (pure): claiming and releasing a name, the alternatives a restore tries,
+//! and how names compare (case-folded) in the stream key.
 
+use crate::name::state::NameState;
 use palimpsest_events::resources::{NameEvent, Parent, ResourceType};
-
-/// Who holds a name now.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NameState {
-    /// The live resource holding it, if any.
-    pub holder: Option<i64>,
-}
-
-/// The name's state after `event`.
-pub fn evolve(mut state: NameState, event: &NameEvent) -> NameState {
-    match event {
-        NameEvent::NameClaimed { res_id } => state.holder = Some(*res_id),
-        NameEvent::NameReleased { res_id } if state.holder == Some(*res_id) => state.holder = None,
-        NameEvent::NameReleased { .. } => {}
-    }
-    state
-}
 
 /// The stream key of a name: `<type>@<parent>/<name>`, e.g. `file@page:12/photo.png`, with
 /// the name case-folded: Deki's names compare without regard to case (its MySQL columns use a
@@ -71,6 +51,7 @@ pub const MAX_NAME: usize = 255;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::name::state::{NameState, evolve};
 
     #[test]
     fn a_name_is_held_by_one_live_resource_until_released() {

@@ -1,11 +1,10 @@
-//! What every records handler shares: the platform's state, the site key, the settings, and the
-//! cache of class declarations.
+//! How the context runs: the binary fills [`Settings`] (`ContextSettings` in
+//! services/palimpsest), tests give their own.
 
 use crate::seal::SiteKey;
 use palimpsest_events::records::ClassDeclaration;
-use palimpsest_web::AppState;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// The clock operations take their time from (UTC epoch ms); tests give their own.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -22,7 +21,7 @@ pub struct Settings {
     /// The operations' clock.
     pub clock: Clock,
     /// Task handlers by `process` name; the runner starts when there is one.
-    pub tasks: HashMap<String, crate::http::tasks::TaskHandler>,
+    pub tasks: HashMap<String, crate::tasks::TaskHandler>,
     /// Export / import treatments by class name (`exportOrg`/`importOrg` with `treat`).
     pub treatments: crate::treatment::Treatments,
     /// How often an idle task runner looks for due tasks (ms).
@@ -60,35 +59,5 @@ impl std::fmt::Debug for Settings {
             .field("zombie_retention_ms", &self.zombie_retention_ms)
             .field("treatments", &self.treatments.keys().collect::<Vec<_>>())
             .finish()
-    }
-}
-
-/// The records context's handler state.
-#[derive(Clone)]
-pub struct Records {
-    /// The platform's state: log, read pool, admin token.
-    pub app: AppState,
-    /// The site key sealing `data`.
-    pub key: SiteKey,
-    /// How it runs.
-    pub settings: Arc<Settings>,
-    /// Declarations read from class streams (a declaration never changes once recorded).
-    pub classes: Arc<RwLock<HashMap<String, Arc<ClassDeclaration>>>>,
-}
-
-impl Records {
-    /// The context's state.
-    pub fn new(app: AppState, key: SiteKey, settings: Settings) -> Records {
-        Records {
-            app,
-            key,
-            settings: Arc::new(settings),
-            classes: Arc::default(),
-        }
-    }
-
-    /// The operation time now.
-    pub fn now(&self) -> i64 {
-        (self.settings.clock)()
     }
 }

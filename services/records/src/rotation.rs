@@ -1,47 +1,44 @@
-//! `rotateKey` (administrator): after the site key changed (the old one kept in
+//! Key rotation (`rotateKey`, administrator): after the site key changed (the old one kept in
 //! `PALIMPSEST_RECORDS_OLD_KEYS`), every document and task still sealed with an old key is
 //! sealed again with the current one — by new events, a command per chunk of documents, each
 //! decided on the document's stream. Once it answers, the old key is needed only to answer
 //! replays of requests made before the rotation.
 
+use crate::bulk::change_in_chunks;
+use crate::caller::Caller;
+use crate::class::lookup::all_classes;
+use crate::coded_error::CodedError;
+use crate::command::{command, encode, failure, rejected};
+use crate::context::Records;
 use crate::document::{DocumentState, decide_reseal, ivs_needed};
-use crate::http::auth::Caller;
-use crate::http::chunks::change_in_chunks;
-use crate::http::context::Records;
-use crate::http::failure::Failure;
-use crate::http::purges::{all_classes, candidates};
-use crate::http::run::{call, command, encode, failure, rejected};
+use crate::purge::candidates;
 use crate::seal::{Nonces, decode};
 use crate::streams;
 use crate::task::TaskState;
 use palimpsest_events::records::TaskEvent;
-use palimpsest_web::command::{CommandRequest, Decision, Steps, count_of, count_reply};
+use palimpsest_web::command::{Decision, Steps, count_of, count_reply};
 use serde_json::{Value, json};
 
-/// `rotateKey {}`: answers how many documents and tasks were resealed; one call under the
-/// request's Idempotency-Key.
-pub async fn rotate_key(
+/// Reseals every document and task still sealed with an old key, a command per chunk of
+/// documents and per task (steps of the call); answers `{"resealed": n}`.
+pub async fn reseal_all(
     records: &Records,
     caller: &Caller,
-    request: &CommandRequest,
-) -> Result<Value, Failure> {
-    caller.admin("rotateKey")?;
-    call(records, caller, request, |steps| async move {
-        let mut resealed = 0;
-        for class in all_classes(records).await? {
-            let targets = candidates(records, &class.clazz, "ck = ''", &[]).await?;
-            resealed += reseal_documents(records, caller, &steps, &class.clazz, &targets).await?;
-        }
-        let client = records.app.read.get().await?;
-        let tasks = client
-            .query("SELECT org, k0 FROM records.\"Task\" ORDER BY org, k0", &[])
-            .await?;
-        for task in tasks {
-            resealed += reseal_task(records, caller, &steps, task.get(0), task.get(1)).await?;
-        }
-        Ok(json!({"resealed": resealed}))
-    })
-    .await
+    steps: &Steps,
+) -> Result<Value, CodedError> {
+    let mut resealed = 0;
+    for class in all_classes(records).await? {
+        let targets = candidates(records, &class.clazz, "ck = ''", &[]).await?;
+        resealed += reseal_documents(records, caller, steps, &class.clazz, &targets).await?;
+    }
+    let client = records.app.read.get().await?;
+    let tasks = client
+        .query("SELECT org, k0 FROM records.\"Task\" ORDER BY org, k0", &[])
+        .await?;
+    for task in tasks {
+        resealed += reseal_task(records, caller, steps, task.get(0), task.get(1)).await?;
+    }
+    Ok(json!({"resealed": resealed}))
 }
 
 async fn reseal_documents(
@@ -50,7 +47,7 @@ async fn reseal_documents(
     steps: &Steps,
     clazz: &str,
     targets: &[(String, String)],
-) -> Result<u64, Failure> {
+) -> Result<u64, CodedError> {
     change_in_chunks(
         records,
         caller,
@@ -61,7 +58,7 @@ async fn reseal_documents(
             let state: DocumentState = attempt.load(&key.stream()).await?;
             let mut nonces = Nonces::fresh(ivs_needed(&state));
             let event = decide_reseal(&key, &state, &records.key, &mut nonces)
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             Ok(match event {
                 Some(event) => (decision.write(key.stream(), vec![encode(&event)?]), true),
                 None => (decision, false),
@@ -77,7 +74,7 @@ async fn reseal_task(
     steps: &Steps,
     org: String,
     k0: String,
-) -> Result<u64, Failure> {
+) -> Result<u64, CodedError> {
     let request = steps.next(format!("task\0{org}\0{k0}").as_bytes());
     let stream = &streams::task(&org, &k0);
     let (org, k0) = (&org, &k0);
@@ -98,12 +95,12 @@ async fn reseal_task(
             }
             let iv = Nonces::fresh(1)
                 .take()
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             let data = records
                 .key
                 .open(&sealed)
                 .and_then(|data| records.key.seal(&data, iv))
-                .map_err(|e| rejected(Failure::internal(e)))?;
+                .map_err(|e| rejected(CodedError::internal(e)))?;
             let event = TaskEvent::TaskScheduled {
                 org: org.clone(),
                 k0: k0.clone(),

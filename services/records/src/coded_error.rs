@@ -10,7 +10,7 @@ use serde_json::json;
 
 /// An HTTP refusal: status, the spec's code, and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct CodedError {
     /// The response status.
     pub status: StatusCode,
     /// `REGVER`, `NOTFOUND`, `EXISTS`, `CONFLICT`, `UNIQUE`, `FORBIDDEN`, `BADREQUEST`, or
@@ -20,20 +20,20 @@ pub struct Failure {
     pub message: String,
 }
 
-impl Failure {
+impl CodedError {
     /// 400 BADREQUEST.
-    pub fn bad(message: impl Into<String>) -> Failure {
+    pub fn bad(message: impl Into<String>) -> CodedError {
         RecordsError::bad(message).into()
     }
 
     /// 403 FORBIDDEN.
-    pub fn forbidden(message: impl Into<String>) -> Failure {
+    pub fn forbidden(message: impl Into<String>) -> CodedError {
         RecordsError::Forbidden(message.into()).into()
     }
 
     /// 401 with code FORBIDDEN: no or an unknown bearer token.
-    pub fn unauthenticated(message: impl Into<String>) -> Failure {
-        Failure {
+    pub fn unauthenticated(message: impl Into<String>) -> CodedError {
+        CodedError {
             status: StatusCode::UNAUTHORIZED,
             code: "FORBIDDEN",
             message: message.into(),
@@ -41,9 +41,9 @@ impl Failure {
     }
 
     /// 500: the detail goes to the log, not the client.
-    pub fn internal(detail: impl std::fmt::Display) -> Failure {
+    pub fn internal(detail: impl std::fmt::Display) -> CodedError {
         tracing::error!(error = %detail, "records: internal error");
-        Failure {
+        CodedError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "INTERNAL",
             message: "internal error".into(),
@@ -51,9 +51,9 @@ impl Failure {
     }
 
     /// 503: the log or the read model cannot be reached.
-    pub fn unavailable(detail: impl std::fmt::Display) -> Failure {
+    pub fn unavailable(detail: impl std::fmt::Display) -> CodedError {
         tracing::warn!(error = %detail, "records: unavailable");
-        Failure {
+        CodedError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             code: "UNAVAILABLE",
             message: "the store is unavailable, retry".into(),
@@ -61,7 +61,7 @@ impl Failure {
     }
 }
 
-impl From<RecordsError> for Failure {
+impl From<RecordsError> for CodedError {
     fn from(e: RecordsError) -> Self {
         let status = match &e {
             RecordsError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -71,9 +71,9 @@ impl From<RecordsError> for Failure {
             | RecordsError::Exists(_)
             | RecordsError::Conflict(_)
             | RecordsError::Unique { .. } => StatusCode::CONFLICT,
-            RecordsError::Sealing(_) => return Failure::internal(e),
+            RecordsError::Sealing(_) => return CodedError::internal(e),
         };
-        Failure {
+        CodedError {
             status,
             code: e.code(),
             message: e.to_string(),
@@ -81,9 +81,9 @@ impl From<RecordsError> for Failure {
     }
 }
 
-impl From<crate::treatment::TreatmentError> for Failure {
+impl From<crate::treatment::TreatmentError> for CodedError {
     fn from(e: crate::treatment::TreatmentError) -> Self {
-        Failure::bad(e.to_string())
+        CodedError::bad(e.to_string())
     }
 }
 
@@ -91,50 +91,52 @@ impl From<crate::treatment::TreatmentError> for Failure {
 /// (409), the log out of reach `UNAVAILABLE` (503), a failure of the server `INTERNAL` (500),
 /// and what the client must change `BADREQUEST` with the platform's status (400; 413 for an
 /// event too large; 422 for a reused Idempotency-Key).
-impl From<PlatformError> for Failure {
+impl From<PlatformError> for CodedError {
     fn from(e: PlatformError) -> Self {
         match e.kind {
             PlatformKind::Conflict => RecordsError::Conflict(e.message).into(),
-            PlatformKind::Unavailable => Failure::unavailable(e.message),
-            PlatformKind::Internal => Failure {
+            PlatformKind::Unavailable => CodedError::unavailable(e.message),
+            PlatformKind::Internal => CodedError {
                 status: e.status(),
                 code: "INTERNAL",
                 message: e.message,
             },
-            PlatformKind::KeyReused | PlatformKind::Malformed | PlatformKind::TooLarge => Failure {
-                status: e.status(),
-                code: "BADREQUEST",
-                message: e.message,
-            },
+            PlatformKind::KeyReused | PlatformKind::Malformed | PlatformKind::TooLarge => {
+                CodedError {
+                    status: e.status(),
+                    code: "BADREQUEST",
+                    message: e.message,
+                }
+            }
         }
     }
 }
 
-impl From<LogError> for Failure {
+impl From<LogError> for CodedError {
     fn from(e: LogError) -> Self {
         PlatformError::from(e).into()
     }
 }
 
-impl From<AppendError> for Failure {
+impl From<AppendError> for CodedError {
     fn from(e: AppendError) -> Self {
         PlatformError::from(e).into()
     }
 }
 
-impl From<deadpool_postgres::PoolError> for Failure {
+impl From<deadpool_postgres::PoolError> for CodedError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         PlatformError::from(e).into()
     }
 }
 
-impl From<tokio_postgres::Error> for Failure {
+impl From<tokio_postgres::Error> for CodedError {
     fn from(e: tokio_postgres::Error) -> Self {
         PlatformError::from(e).into()
     }
 }
 
-impl IntoResponse for Failure {
+impl IntoResponse for CodedError {
     fn into_response(self) -> Response {
         (
             self.status,

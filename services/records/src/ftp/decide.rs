@@ -1,26 +1,8 @@
-//! Files to purge (`FTP`): per organisation, the storage paths that may be purged after a day.
-//! One stream per organisation; the decider keeps it free of repeats.
+//! The FTP decider (pure): a path is listed once per day of purge, unlisted only if listed.
 
 use crate::error::RecordsError;
+use crate::ftp::state::FtpState;
 use palimpsest_events::records::FtpEvent;
-use std::collections::BTreeMap;
-
-/// The organisation's listed files: path → day of purge.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FtpState(pub BTreeMap<String, i64>);
-
-/// The list after `event`.
-pub fn evolve(mut state: FtpState, event: &FtpEvent) -> FtpState {
-    match event {
-        FtpEvent::FtpSet { path, p, .. } => {
-            state.0.insert(path.clone(), *p);
-        }
-        FtpEvent::FtpPurged { path, .. } => {
-            state.0.remove(path);
-        }
-    }
-    state
-}
 
 /// A storage path `folderId/fid`: 1-1024 characters, no control character.
 pub fn check_path(path: &str) -> Result<(), RecordsError> {
@@ -64,6 +46,7 @@ pub fn purge<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ftp::state::evolve;
 
     #[test]
     fn setting_a_path_twice_at_one_day_records_it_once() {
