@@ -1,5 +1,8 @@
 //! Why a command is refused, in Etherpad's words (these messages are what its API answers with
 //! code 1).
+//!
+//! One type for every aggregate: a command reads several kinds of stream (a group pad needs its
+//! group; a session its group and author), and Etherpad's messages are one list.
 
 /// A refused command. The messages are Etherpad's own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,5 +1,10 @@
 //! What a command decided: the events of every stream it writes, in the order the records must
 //! change, and the streams it only read but whose version must still hold.
+//!
+//! An [`Outcome`] spans every kind of stream of the context (deleting a group writes pads,
+//! sessions, authors and mappers), so it lives beside the aggregates rather than in one. The
+//! runner's own [`Decision`](palimpsest_web::command::Decision) is made from it, with the reply,
+//! in [`crate::command`].
 
 use palimpsest_events::pads::{
     self, AuthorEvent, AuthorMapperEvent, GroupEvent, GroupMapperEvent, PadEvent, SessionEvent,

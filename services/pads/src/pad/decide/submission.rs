@@ -8,6 +8,7 @@ use crate::changes::{self, OpCode};
 use crate::error::DomainError;
 use crate::outcome::Outcome;
 use crate::pad::{NewRevision, Pad, Recorded, Submission};
+use palimpsest_events::pads::Attribute;
 
 /// The line attributes that may only sit on a line's first character (Etherpad's
 /// `AttributeManager.lineAttributes`).
@@ -46,14 +47,14 @@ fn marker_correction(pad: &Pad) -> Result<Option<String>, changes::Error> {
     changes::pack_ops(text.len(), ops, String::new()).map(Some)
 }
 
-/// Applies a client's changeset. `since` holds the revisions `base_rev + 1 ..= head`, read by the
-/// caller. Returns the decision and the revision the client's change became.
-pub fn submit_changeset(
+/// Etherpad's checks of a submission before anything is applied: the pad exists, the base is
+/// one of its revisions, every revision since was read, and every `author` attribute of the
+/// changeset names the submitting author. Returns the parsed changeset.
+fn check_submission(
     pad: &Pad,
-    submission: Submission,
+    submission: &Submission,
     since: &[Recorded],
-    mut authors: Authors,
-) -> Result<(Outcome, i64), DomainError> {
+) -> Result<changes::Changeset, DomainError> {
     if !pad.exists {
         return Err(DomainError::PadMissing);
     }
@@ -68,7 +69,6 @@ pub fn submit_changeset(
             "the revisions since baseRev could not be read".into(),
         ));
     }
-    let bad = |e: changes::Error| DomainError::BadChangeset(e.to_string());
     let parsed = changes::Changeset::parse(&submission.changeset).map_err(bad)?;
     for op in &parsed.ops {
         let attribs =
@@ -83,6 +83,18 @@ pub fn submit_changeset(
             )));
         }
     }
+    Ok(parsed)
+}
+
+/// The submitted changeset moved into the pad's pool and followed over every revision `since`
+/// its base (a revision that is the same change by the same author counts as this one, already
+/// applied), so that it applies to the head. Returns it with the attributes it adds to the pool.
+fn rebase(
+    pad: &Pad,
+    submission: &Submission,
+    parsed: &changes::Changeset,
+    since: &[Recorded],
+) -> Result<(String, Vec<Attribute>), DomainError> {
     let mut pool = pad.pool.clone();
     let before = pool.next_num();
     let mut rebased =
@@ -106,6 +118,24 @@ pub fn submit_changeset(
             "Can't apply changeset {rebased} with oldLen {old_len} to document of length {text_len}"
         )));
     }
+    Ok((rebased, new_attributes))
+}
+
+/// An easysync failure, as the refusal of a submitted changeset.
+fn bad(e: changes::Error) -> DomainError {
+    DomainError::BadChangeset(e.to_string())
+}
+
+/// Applies a client's changeset. `since` holds the revisions `base_rev + 1 ..= head`, read by the
+/// caller. Returns the outcome and the revision the client's change became.
+pub fn submit_changeset(
+    pad: &Pad,
+    submission: Submission,
+    since: &[Recorded],
+    mut authors: Authors,
+) -> Result<(Outcome, i64), DomainError> {
+    let parsed = check_submission(pad, &submission, since)?;
+    let (rebased, new_attributes) = rebase(pad, &submission, &parsed, since)?;
     let mut outcome = Outcome::none();
     let mut scratch = pad.clone();
     let (new_rev, _) = append_revision(
