@@ -1,29 +1,47 @@
 //! The pads context: Etherpad's pads, groups, authors and sessions, event-sourced, with
 //! Etherpad's HTTP API.
 //!
-//! - [`domain`]: the pure core (states folded from events, deciders).
+//! - [`pad`], [`author`], [`group`], [`session`], [`mapping`]: one folder per kind of stream,
+//!   each with its state (folded from events, with its `StreamState` impl), its pure deciders,
+//!   its commands and their given/when/then tests. A command may write several of them at
+//!   once: it decides one [`outcome::Outcome`] naming every stream it writes, refused with a
+//!   [`error::DomainError`] in Etherpad's words.
+//! - [`command`]: running a command on the platform's runner (load → decide → append).
 //! - [`changes`]: the easysync operations, on changesets in wire form.
 //! - [`store`]: Etherpad's key-value store, keys and value shapes, byte for byte.
 //! - [`import`]: `setHTML`, Etherpad's HTML import (its content collector).
-//! - [`stream_keys`]: the stream keys of tokens and mappers (the empty mapper included).
-//! - [`projection`]: the projector building `pads.store` from the log.
-//! - [`api`]: Etherpad's HTTP API (`/api/1.3.0/<function>`), plus the endpoint where editing
+//! - [`export`]: text and HTML exports (`getText`, `getHTML`, `createDiffHTML`), and the pool
+//!   they run in.
+//! - [`streams`]: the context's stream names (the empty mapper's key included).
+//! - [`projection`]: the projector building `pads.store` from the log; [`read`] reads it.
+//! - [`http`]: Etherpad's HTTP API (`/api/1.3.0/<function>`), plus the endpoint where editing
 //!   clients submit changesets against a base revision.
+//! - [`audit`]: a stream's state at any point of its history (`state_at`).
 
-pub mod api;
+pub mod audit;
+pub mod author;
 pub mod changes;
-pub mod domain;
+pub mod command;
+pub mod error;
 pub mod export;
+pub mod group;
+pub mod http;
 pub mod ids;
 pub mod import;
 pub mod js_number;
 pub mod js_object;
+pub mod mapping;
+pub mod outcome;
+pub mod pad;
 pub mod projection;
-pub mod reads;
-pub mod service;
+pub mod read;
+pub mod session;
 pub mod store;
-pub mod stream_keys;
+pub mod streams;
 
-pub use api::router;
+#[cfg(test)]
+mod given;
+
+pub use audit::state_at;
+pub use http::router;
 pub use projection::projection;
-pub use service::folding::state_at;

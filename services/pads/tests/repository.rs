@@ -5,8 +5,8 @@
 mod support;
 
 use palimpsest_events::StreamName;
-use palimpsest_pads::domain::Pad;
-use palimpsest_pads::service::repository::pad_from_store;
+use palimpsest_pads::pad::Pad;
+use palimpsest_pads::pad::seed::pad_from_store;
 use palimpsest_web::command::StreamState;
 use support::Server;
 

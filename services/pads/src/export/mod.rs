@@ -1,10 +1,12 @@
 //! Etherpad's exports of a pad's attributed text: plain text as `getText` gives it
 //! (`getTXTFromAtext`), HTML as `getHTML` gives it (`getHTMLFromAtext`), without plugins, and the
-//! changes between two revisions as `createDiffHTML` gives them (`PadDiff`).
+//! changes between two revisions as `createDiffHTML` gives them (`PadDiff`); and the [`pool`] they
+//! run in, off the request threads.
 
 pub mod diff_html;
 pub mod html;
 mod html_text;
+pub mod pool;
 pub mod text;
 mod urls;
 

@@ -3,10 +3,13 @@
 use super::collector::{Collected, collect};
 use super::tree::{Element, parse_body};
 use super::whitespace::minify_body;
+use crate::author::Authors;
 use crate::changes::{self, AttributePool};
-use crate::domain::pad_creation::clean_text;
-use crate::domain::revision::{NewRevision, append_revision};
-use crate::domain::{Authors, Decision, DomainError, Pad, attributes_of};
+use crate::error::DomainError;
+use crate::outcome::Outcome;
+use crate::pad::decide::creation::clean_text;
+use crate::pad::decide::revision::append_revision;
+use crate::pad::{NewRevision, Pad, attributes_of};
 use easysync::Builder;
 
 /// The lines `html` imports as, with the attributes they use put into `pool`: Etherpad's
@@ -51,14 +54,14 @@ pub fn set_html(
     author: &str,
     now: i64,
     mut authors: Authors,
-) -> Result<Decision, DomainError> {
+) -> Result<Outcome, DomainError> {
     if !pad.exists {
         return Err(DomainError::PadMissing);
     }
     let mut pool = pad.pool.clone();
     let collected = import_lines(html, &mut pool)?;
     let new_attributes = attributes_of(&pool).split_off(pad.pool.len());
-    let mut d = Decision::none();
+    let mut outcome = Outcome::none();
     let mut scratch = pad.clone();
     let len = changes::text_length(&scratch.atext.text);
     let blank = changes::make_splice(&scratch.atext.text, 0, len, "\n")
@@ -69,15 +72,15 @@ pub fn set_html(
         author: author.to_owned(),
         now,
     };
-    let (_, made) = append_revision(&mut scratch, first, &mut authors, &mut d)?;
+    let (_, made) = append_revision(&mut scratch, first, &mut authors, &mut outcome)?;
     let second = NewRevision {
         changeset: import_changeset(&collected)?,
         new_attributes: if made { Vec::new() } else { new_attributes },
         author: author.to_owned(),
         now,
     };
-    append_revision(&mut scratch, second, &mut authors, &mut d)?;
-    Ok(d)
+    append_revision(&mut scratch, second, &mut authors, &mut outcome)?;
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! parses and writes its record once.
 
 use super::overlay::Overlay;
-use crate::domain::pool_of;
+use crate::pad::pool_of;
 use crate::store::keys;
 use crate::store::records::{PadRecord, PoolRecord};
 use easysync::AttributePool;
@@ -140,7 +140,7 @@ impl<'a> Batch<'a> {
         match self.pad(pad_id).await? {
             Some(row) => {
                 let mut record = row.record.clone();
-                record.pool = PoolRecord::from_attributes(&crate::domain::attributes_of(&row.pool));
+                record.pool = PoolRecord::from_attributes(&crate::pad::attributes_of(&row.pool));
                 serde_json::to_string(&record)
                     .map(Some)
                     .map_err(|e| ProjectionError::Invalid(e.to_string()))
@@ -156,7 +156,7 @@ impl<'a> Batch<'a> {
         for pad_id in dirty {
             if let Some(Some(row)) = pads.remove(&pad_id) {
                 let mut record = row.record;
-                record.pool = PoolRecord::from_attributes(&crate::domain::attributes_of(&row.pool));
+                record.pool = PoolRecord::from_attributes(&crate::pad::attributes_of(&row.pool));
                 self.put(&keys::pad(&pad_id), &record)?;
             }
         }

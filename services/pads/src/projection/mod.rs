@@ -43,7 +43,7 @@ async fn apply_one(batch: &mut Batch<'_>, event: &RecordedEvent) -> Result<(), P
         return Ok(());
     }
     let category = event.stream.category.as_str();
-    let key = crate::stream_keys::decode(category, event.stream.key.as_str());
+    let key = crate::streams::decode(category, event.stream.key.as_str());
     match category {
         pads::PAD => {
             pad_rows::apply(batch, key, &PadEvent::decode(event)?).await?;

@@ -3,7 +3,7 @@
 
 use super::batch::{Batch, PadRow};
 use crate::changes;
-use crate::domain::{attributes_of, pool_of};
+use crate::pad::{attributes_of, pool_of};
 use crate::store::keys;
 use crate::store::records::{
     ATextRecord, ChatRecord, FullPoolRecord, PadRecord, PoolRecord, RevisionMeta, RevisionRecord,

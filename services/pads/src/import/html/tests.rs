@@ -4,7 +4,8 @@
 //! revision changesets must be Etherpad's, byte for byte.
 
 use super::*;
-use crate::domain::{Write, empty_atext, pool_of};
+use crate::outcome::Write;
+use crate::pad::{empty_atext, pool_of};
 use palimpsest_events::pads::{AText, Attribute, PadEvent};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -22,8 +23,9 @@ fn new_empty_pad() -> Pad {
     pad
 }
 
-fn pad_events(d: &Decision) -> Vec<PadEvent> {
-    d.writes
+fn pad_events(outcome: &Outcome) -> Vec<PadEvent> {
+    outcome
+        .writes
         .iter()
         .flat_map(|w| match w {
             Write::Pad(_, events) => events.clone(),
@@ -57,15 +59,15 @@ fn set_html_stores_what_etherpad_stores() {
     for (name, case) in cases.as_object().expect("cases") {
         let html = case["html_in"].as_str().expect("html");
         let pad = new_empty_pad();
-        let d = match set_html(&pad, html, "", 1, Authors::new(HashMap::new())) {
-            Ok(d) => d,
+        let outcome = match set_html(&pad, html, "", 1, Authors::new(HashMap::new())) {
+            Ok(outcome) => outcome,
             Err(e) => {
                 failures.push(format!("{name}: refused: {e}"));
                 continue;
             }
         };
         let mut after = pad.clone();
-        let events = pad_events(&d);
+        let events = pad_events(&outcome);
         for e in &events {
             after.apply(e);
         }
@@ -118,9 +120,10 @@ fn the_import_attributes_join_the_pool_before_the_author_of_the_blanking_revisio
         attribs: "|1+4".into(),
     };
     pad.pool = pool_of(&[]);
-    let d = set_html(&pad, "<b>x</b>", "a.ann", 1, Authors::new(HashMap::new())).expect("set");
+    let outcome =
+        set_html(&pad, "<b>x</b>", "a.ann", 1, Authors::new(HashMap::new())).expect("set");
     let mut after = pad.clone();
-    for e in pad_events(&d) {
+    for e in pad_events(&outcome) {
         after.apply(&e);
     }
     assert_eq!(

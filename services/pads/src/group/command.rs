@@ -1,0 +1,29 @@
+//! What a client can ask of groups (`createGroup`, `createGroupIfNotExistsFor`, `deleteGroup`),
+//! and how a command loads the group it reads.
+
+use super::Group;
+use crate::author::Authors;
+use crate::command::Load;
+use crate::http::envelope::EnvelopeError;
+use crate::pad::Pad;
+use crate::session::Session;
+use palimpsest_events::pads;
+use std::collections::HashMap;
+
+impl Load {
+    /// Group `id`.
+    pub async fn group(&self, id: &str) -> Result<Group, EnvelopeError> {
+        self.state(pads::GROUP, id).await
+    }
+}
+
+/// Everything a group deletion touches, as loaded.
+#[derive(Debug, Clone)]
+pub struct GroupContents {
+    /// The group's pads by id.
+    pub pads: HashMap<String, Pad>,
+    /// The group's sessions by id.
+    pub sessions: HashMap<String, Session>,
+    /// The authors of those pads and sessions.
+    pub authors: Authors,
+}

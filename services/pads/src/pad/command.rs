@@ -1,0 +1,100 @@
+//! What a client can ask of a pad, and how a command loads the pad it reads. The commands are
+//! Etherpad's API functions on pads (`createPad`, `setText`, `copyPad`, …) and the changesets
+//! editing clients submit; their inputs beyond the pad itself are the types below (the handler
+//! reads the clock and draws new ids, the deciders in [`super::decide`] never do).
+
+use super::Pad;
+use super::seed::pad_from_store;
+use crate::author::Authors;
+use crate::changes::AttributePool;
+use crate::command::Load;
+use crate::group::Groups;
+use crate::http::envelope::EnvelopeError;
+use crate::streams::stream;
+use palimpsest_events::pads::{self, Attribute, ChatTime};
+
+impl Load {
+    /// Pad `id`; a process that has never seen it starts from its store record.
+    pub async fn pad(&self, id: &str) -> Result<Pad, EnvelopeError> {
+        let Ok(name) = stream(pads::PAD, id) else {
+            return Ok(Pad::absent(id));
+        };
+        let seed = pad_from_store(&self.read, id);
+        self.attempt
+            .load_seeded(&name, seed)
+            .await
+            .map_err(EnvelopeError::internal)
+    }
+}
+
+/// A revision to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRevision {
+    /// The changeset, against the pad's pool once `new_attributes` are in it.
+    pub changeset: String,
+    /// Attributes to put into the pool before applying (from a submitted changeset's pool).
+    pub new_attributes: Vec<Attribute>,
+    /// The author id, or `""`.
+    pub author: String,
+    /// When (ms).
+    pub now: i64,
+}
+
+/// A client's changeset.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    /// The revision the client's text was at.
+    pub base_rev: i64,
+    /// The changeset against that revision, its attribute numbers in `pool`.
+    pub changeset: String,
+    /// The client's attribute pool.
+    pub pool: AttributePool,
+    /// The submitting author (every `author` attribute must name them).
+    pub author: String,
+    /// When (ms).
+    pub now: i64,
+}
+
+/// A revision recorded after the submission's base: its changeset and author.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The changeset as stored.
+    pub changeset: String,
+    /// Its author.
+    pub author: String,
+}
+
+/// A chat message to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// The message.
+    pub text: String,
+    /// The author, if the client named one.
+    pub author_id: Option<String>,
+    /// Its time.
+    pub time: ChatTime,
+}
+
+/// The author Etherpad creates for every `saveRevision` call (named `API`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiAuthor {
+    /// Its new id.
+    pub author_id: String,
+    /// Its color.
+    pub color_id: i64,
+}
+
+/// The pads, groups and authors a copy or move works on.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    /// The pad copied or moved.
+    pub source: Pad,
+    /// The pad it goes to (possibly existing).
+    pub destination: Pad,
+    /// The groups of both pads.
+    pub groups: Groups,
+    /// The authors of both pads.
+    pub authors: Authors,
+    /// Whether an existing destination is replaced.
+    pub force: bool,
+}
