@@ -2,6 +2,8 @@
 
 use crate::section::error::SectionError;
 use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 use serde_json::Value;
 
 /// How long a lock lasts: 15 minutes.
@@ -428,4 +430,16 @@ impl<'a> Verdict<'a> {
 /// Folds a stream's events from the empty state.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a SectionEvent>) -> SectionState {
     events.into_iter().fold(SectionState::default(), evolve)
+}
+
+/// How the platform's runner loads a section stream: each event folded with [`evolve`].
+impl StreamState for SectionState {
+    fn initial(_: &StreamName) -> Self {
+        SectionState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = SectionEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }
