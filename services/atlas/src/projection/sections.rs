@@ -78,6 +78,13 @@ pub async fn apply(
     }
 }
 
+/// A projector step given another event than its own: a bug, which stops the projector loudly.
+fn not_the_event(expected: &str) -> ProjectionError {
+    ProjectionError::Invalid(format!(
+        "the {expected} step was given another section event"
+    ))
+}
+
 /// `SectionCreated`: the section's row and its state, `editing` at version 0.
 async fn created(
     tx: &Transaction<'_>,
@@ -93,7 +100,7 @@ async fn created(
         created_at,
     } = payload
     else {
-        return Ok(());
+        return Err(not_the_event("SectionCreated"));
     };
     let at = created_at.to_iso();
     tx.execute(
@@ -169,7 +176,7 @@ async fn submitted(
         snapshot_hash,
     } = payload
     else {
-        return Ok(());
+        return Err(not_the_event("SectionSubmitted"));
     };
     let at = submitted_at.to_iso();
     tx.execute(
