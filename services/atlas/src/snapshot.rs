@@ -73,7 +73,7 @@ pub struct GeometryFields {
     pub kind: Option<String>,
     /// `draw_geometry`, or `geometry` when `draw_geometry` is absent: a GeoJSON geometry object.
     pub draw_geometry: Value,
-    /// `binding`, normalised (see [`crate::binding`]); `None` when absent.
+    /// `binding`, normalised (see [`crate::published::binding`]); `None` when absent.
     pub binding: Option<Vec<String>>,
     /// `time_start`.
     pub time_start: Option<i64>,

@@ -670,7 +670,7 @@ async fn only_the_administrator_issues_lists_and_revokes_and_the_log_keeps_no_to
         "no token in the log"
     );
     assert!(
-        log.contains(&palimpsest_atlas::http::auth::token_sha256(&token)),
+        log.contains(&palimpsest_atlas::user::token_sha256(&token)),
         "its hash is"
     );
 
@@ -694,7 +694,7 @@ async fn only_the_administrator_issues_lists_and_revokes_and_the_log_keeps_no_to
     assert!(
         !users
             .to_string()
-            .contains(&palimpsest_atlas::http::auth::token_sha256(&token)),
+            .contains(&palimpsest_atlas::user::token_sha256(&token)),
         "no hash listed"
     );
     atlas.stop().await;

@@ -1,19 +1,16 @@
 //! The atlas HTTP API: the History Map's routes (served under `/atlas`), answering rows with
 //! the spec's column names and errors as `{"error": message}`.
 //!
-//! Who may call what ([`auth`]): the published map's reads are public (as the map viewer is);
+//! Who may call what ([`crate::user::Caller`], taken from the headers in [`auth`]): the published map's reads are public (as the map viewer is);
 //! the section workflow needs a user's bearer token (editor: create, lock, commit, restore,
 //! submit; reviewer: approve, reject; any user: its reads) or the admin token, and acts as the
 //! caller; `/admin/users` is the administrator's.
 
-mod approval;
 pub mod auth;
 mod body;
-mod command;
 mod entities;
 mod error;
 mod geometries;
-mod load;
 pub mod openapi;
 mod params;
 mod sections;

@@ -1,13 +1,12 @@
 //! `/sections` routes: create and list sections, open the editor, lock, commit, restore, submit.
 
-use crate::http::auth::Caller;
 use crate::http::body::Body;
-use crate::http::command::execute;
 use crate::http::params::{Params, text};
 use crate::read::rows::{CommitRow, EditorView, SectionRow, SubmissionRow};
 use crate::read::sections as read;
+use crate::section::command::execute;
 use crate::section::{Expectations, SectionCommand, SectionState, SectionStatus};
-use crate::user::Role;
+use crate::user::{Caller, Role};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};

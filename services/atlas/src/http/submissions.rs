@@ -1,17 +1,17 @@
 //! `/submissions/:id/approve|reject`.
 
-use crate::http::approval::{self, Review};
-use crate::http::auth::Caller;
 use crate::http::body::Body;
-use crate::http::command::execute;
 use crate::http::params::Params;
 use crate::http::sections::acting_as_caller;
 use crate::read::rows::{SectionRow, SubmissionRow};
 use crate::read::sections::submission_section;
+use crate::review::{self, Review};
+use crate::section::command::execute;
 use crate::section::{SectionCommand, SectionState};
-use crate::user::Role;
+use crate::user::{Caller, Role};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
@@ -39,7 +39,16 @@ fn answer(
     if let Some(message) = &conflict {
         body["error"] = Value::String(message.clone());
     }
-    Ok(Reply::json(approval::status(&conflict), &body))
+    Ok(Reply::json(status(&conflict), &body))
+}
+
+/// The status of an approval's answer: 200 published, 409 conflicted.
+fn status(conflict: &Option<String>) -> StatusCode {
+    if conflict.is_some() {
+        StatusCode::CONFLICT
+    } else {
+        StatusCode::OK
+    }
 }
 
 /// Checks a reviewer's write: the role, and that the body and query name no one else.
@@ -70,7 +79,7 @@ pub async fn approve(
         note: body.string(&["review_note", "note"])?,
     };
     let section_id = section_of(&state, &id).await?;
-    approval::run(
+    review::run(
         &state,
         &request,
         &section_id,

@@ -6,18 +6,15 @@
 //! read model shows it is the user's current one. A retry with the same key therefore answers
 //! the user without a token (reissue to get a new one).
 
-use crate::http::auth::{Caller, token_sha256};
 use crate::http::body::Body;
-use crate::http::command::{command, now, rejected};
-use crate::http::load::{encode, stream_of};
-use crate::projection::NAME;
-use crate::streams;
-use crate::user::{UserCommand, UserState, decide, evolve};
+use crate::read::users as read;
+use crate::user::command::run;
+use crate::user::{Caller, UserCommand, UserState, new_token, token_sha256};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use palimpsest_web::command::{CommandRequest, Decision, Reply};
+use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
 
@@ -30,13 +27,6 @@ fn user_row(user: &UserState) -> Value {
         "issued_at": user.issued_at,
         "revoked_at": user.revoked_at,
     })
-}
-
-/// A fresh random 256-bit token, as 64 hex digits.
-fn new_token() -> String {
-    use rand::Rng;
-    let bytes: [u8; 32] = rand::rng().random();
-    hex::encode(bytes)
 }
 
 /// The role names of an issue's body: `roles`, an array of strings.
@@ -67,32 +57,27 @@ pub async fn issue(
     let roles = roles_of(&Body::parse(&body)?)?;
     let token = new_token();
     let hash = token_sha256(&token);
-    let stream = &stream_of(streams::user, &user_id)?;
-    let (user_id, roles, hash) = (&user_id, &roles, &hash);
-    let reply = state
-        .commands
-        .run(
-            command(&request, Some(caller.actor())),
-            |attempt| async move {
-                let user: UserState = attempt.load(stream).await?;
-                let status = match user.user_id {
-                    Some(_) => StatusCode::OK,
-                    None => StatusCode::CREATED,
-                };
-                let issue = UserCommand::Issue {
-                    user_id: user_id.clone(),
-                    roles: roles.clone(),
-                    token_sha256: hash.clone(),
-                    now: now(),
-                };
-                let events = decide(issue, &user).map_err(rejected)?;
-                let after = events.iter().fold(user, evolve);
-                let reply = Reply::json(status, &user_row(&after));
-                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
-            },
-        )
-        .await?;
-    with_token_once(&state, user_id, hash, &token, reply).await
+    let reply = run(
+        &state,
+        &request,
+        &user_id,
+        &caller,
+        |now| UserCommand::Issue {
+            user_id: user_id.clone(),
+            roles: roles.clone(),
+            token_sha256: hash.clone(),
+            now,
+        },
+        |before, after| {
+            let status = match before.user_id {
+                Some(_) => StatusCode::OK,
+                None => StatusCode::CREATED,
+            };
+            Ok(Reply::json(status, &user_row(after)))
+        },
+    )
+    .await?;
+    with_token_once(&state, &user_id, &hash, &token, reply).await
 }
 
 /// Adds `token` to the issue's answer when it is the user's current token: not on a replay of
@@ -107,15 +92,7 @@ async fn with_token_once(
     if !reply.status.is_success() {
         return Ok(reply);
     }
-    let client = state.read.get().await?;
-    let current: Option<String> = client
-        .query_opt(
-            &format!("SELECT token_sha256 FROM {NAME}.users WHERE user_id = $1"),
-            &[&user_id],
-        )
-        .await
-        .map_err(ApiError::internal)?
-        .and_then(|row| row.get(0));
+    let current = read::current_token_sha256(state, user_id).await?;
     if current.as_deref() != Some(hash) {
         return Ok(reply);
     }
@@ -134,21 +111,15 @@ pub async fn revoke(
     request: CommandRequest,
 ) -> Result<Reply, ApiError> {
     caller.require_admin("revoking an atlas user")?;
-    let stream = &stream_of(streams::user, &user_id)?;
-    let reply = state
-        .commands
-        .run(
-            command(&request, Some(caller.actor())),
-            |attempt| async move {
-                let user: UserState = attempt.load(stream).await?;
-                let events = decide(UserCommand::Revoke { now: now() }, &user).map_err(rejected)?;
-                let after = events.iter().fold(user, evolve);
-                let reply = Reply::json(StatusCode::OK, &user_row(&after));
-                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
-            },
-        )
-        .await?;
-    Ok(reply)
+    run(
+        &state,
+        &request,
+        &user_id,
+        &caller,
+        |now| UserCommand::Revoke { now },
+        |_, after| Ok(Reply::json(StatusCode::OK, &user_row(after))),
+    )
+    .await
 }
 
 /// `GET /admin/users` (administrator): every user with its roles and whether it is active.
@@ -157,28 +128,5 @@ pub async fn list(
     State(state): State<AppState>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     caller.require_admin("listing atlas users")?;
-    let client = state.read.get().await?;
-    let rows = client
-        .query(
-            &format!(
-                "SELECT user_id, roles, token_sha256 IS NOT NULL, issued_at, revoked_at \
-                 FROM {NAME}.users ORDER BY user_id"
-            ),
-            &[],
-        )
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(Json(
-        rows.iter()
-            .map(|row| {
-                json!({
-                    "user_id": row.get::<_, String>(0),
-                    "roles": row.get::<_, Vec<String>>(1),
-                    "active": row.get::<_, bool>(2),
-                    "issued_at": row.get::<_, String>(3),
-                    "revoked_at": row.get::<_, Option<String>>(4),
-                })
-            })
-            .collect(),
-    ))
+    Ok(Json(read::list(&state).await?))
 }

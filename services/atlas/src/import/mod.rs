@@ -1,7 +1,7 @@
 //! `palimpsest atlas import <file>`: moving an existing History Map deployment over.
 //!
 //! [`source`] reads the SQLite database read-only, repairing older shapes in memory as the
-//! spec's §7 runtime migration would; [`plan`] turns it into the atlas context's own events
+//! spec's §7 runtime migration would; [`mod@plan`] turns it into the atlas context's own events
 //! (pure); [`run`] appends them to the log, each append at exact expected versions under an
 //! idempotency key derived from its content, so a second import of the same file appends
 //! nothing. Rows that cannot be carried make the import refuse before anything is appended.

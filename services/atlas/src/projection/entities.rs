@@ -10,7 +10,7 @@ use palimpsest_projections::ProjectionError;
 /// Applies one entity event.
 pub async fn apply(
     tx: &Transaction<'_>,
-    s: &str,
+    schema: &str,
     event: &RecordedEvent,
     payload: &EntityEvent,
 ) -> Result<(), ProjectionError> {
@@ -18,7 +18,7 @@ pub async fn apply(
         EntityEvent::EntityCreated { entity, source } => {
             tx.execute(
                 &format!(
-                    "INSERT INTO {s}.entities (id, name, slug, description, type_id, status, \
+                    "INSERT INTO {schema}.entities (id, name, slug, description, type_id, status, \
                      is_deleted, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
                 ),
                 &refs(&params(entity)),
@@ -34,7 +34,7 @@ pub async fn apply(
         EntityEvent::EntityUpdated { entity, source } => {
             tx.execute(
                 &format!(
-                    "UPDATE {s}.entities SET name = $2, slug = $3, description = $4, type_id = $5, \
+                    "UPDATE {schema}.entities SET name = $2, slug = $3, description = $4, type_id = $5, \
                      status = $6, is_deleted = $7, created_at = $8, updated_at = $9 WHERE id = $1"
                 ),
                 &refs(&params(entity)),
@@ -53,7 +53,9 @@ pub async fn apply(
             source,
         } => {
             tx.execute(
-                &format!("UPDATE {s}.entities SET is_deleted = 1, updated_at = $2 WHERE id = $1"),
+                &format!(
+                    "UPDATE {schema}.entities SET is_deleted = 1, updated_at = $2 WHERE id = $1"
+                ),
                 &[entity_id, &at.to_iso()],
             )
             .await?;
@@ -65,19 +67,20 @@ pub async fn apply(
             }
         }
     };
-    entity_version(tx, s, event, &change).await
+    entity_version(tx, schema, event, &change).await
 }
 
-fn params(e: &EntityRow) -> Vec<Param> {
+/// An entity row's parameters, in the columns' order.
+fn params(entity: &EntityRow) -> Vec<Param> {
     vec![
-        Box::new(e.id.clone()),
-        Box::new(e.name.clone()),
-        Box::new(e.slug.clone()),
-        Box::new(e.description.clone()),
-        Box::new(e.type_id.clone()),
-        Box::new(e.status),
-        Box::new(e.is_deleted),
-        Box::new(e.created_at.to_iso()),
-        Box::new(e.updated_at.to_iso()),
+        Box::new(entity.id.clone()),
+        Box::new(entity.name.clone()),
+        Box::new(entity.slug.clone()),
+        Box::new(entity.description.clone()),
+        Box::new(entity.type_id.clone()),
+        Box::new(entity.status),
+        Box::new(entity.is_deleted),
+        Box::new(entity.created_at.to_iso()),
+        Box::new(entity.updated_at.to_iso()),
     ]
 }

@@ -22,7 +22,7 @@ pub struct Change<'a> {
 /// Records the entity's new version from its live row.
 pub async fn entity_version(
     tx: &Transaction<'_>,
-    s: &str,
+    schema: &str,
     event: &RecordedEvent,
     change: &Change<'_>,
 ) -> Result<(), ProjectionError> {
@@ -30,7 +30,7 @@ pub async fn entity_version(
     let valid_from = change.at.instant();
     tx.execute(
         &format!(
-            "UPDATE {s}.entity_history SET valid_to = $2 WHERE entity_id = $1 AND valid_to IS NULL"
+            "UPDATE {schema}.entity_history SET valid_to = $2 WHERE entity_id = $1 AND valid_to IS NULL"
         ),
         &[&id, &valid_from],
     )
@@ -38,11 +38,11 @@ pub async fn entity_version(
     let inserted = tx
         .execute(
             &format!(
-                "INSERT INTO {s}.entity_history (entity_id, version, position, change, submission_id, \
+                "INSERT INTO {schema}.entity_history (entity_id, version, position, change, submission_id, \
                  section_id, reviewed_by, changed_at, valid_from, valid_to, name, slug, description, \
                  type_id, status, is_deleted, created_at, updated_at) \
                  SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, NULL, name, slug, description, type_id, \
-                 status, is_deleted, created_at, updated_at FROM {s}.entities WHERE id = $1"
+                 status, is_deleted, created_at, updated_at FROM {schema}.entities WHERE id = $1"
             ),
             &[
                 &id,
@@ -69,7 +69,7 @@ pub async fn entity_version(
 /// change (`None`: unchanged from the previous version).
 pub async fn geometry_version(
     tx: &Transaction<'_>,
-    s: &str,
+    schema: &str,
     event: &RecordedEvent,
     change: &Change<'_>,
     entity_ids: Option<&[String]>,
@@ -79,7 +79,7 @@ pub async fn geometry_version(
     let links: Option<Value> = entity_ids.map(|ids| Value::from(ids.to_vec()));
     tx.execute(
         &format!(
-            "UPDATE {s}.geometry_history SET valid_to = $2 WHERE geometry_id = $1 AND valid_to IS NULL"
+            "UPDATE {schema}.geometry_history SET valid_to = $2 WHERE geometry_id = $1 AND valid_to IS NULL"
         ),
         &[&id, &valid_from],
     )
@@ -87,16 +87,16 @@ pub async fn geometry_version(
     let inserted = tx
         .execute(
             &format!(
-                "INSERT INTO {s}.geometry_history (geometry_id, version, position, change, detail, \
+                "INSERT INTO {schema}.geometry_history (geometry_id, version, position, change, detail, \
                  submission_id, section_id, reviewed_by, changed_at, valid_from, valid_to, type, \
                  is_deleted, draw_geometry, binding, time_start, time_end, bbox_min_lng, bbox_min_lat, \
                  bbox_max_lng, bbox_max_lat, created_at, updated_at, entity_ids) \
                  SELECT g.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, g.type, g.is_deleted, \
                  g.draw_geometry, g.binding, g.time_start, g.time_end, g.bbox_min_lng, g.bbox_min_lat, \
                  g.bbox_max_lng, g.bbox_max_lat, g.created_at, g.updated_at, \
-                 COALESCE($11::jsonb, (SELECT h.entity_ids FROM {s}.geometry_history h \
+                 COALESCE($11::jsonb, (SELECT h.entity_ids FROM {schema}.geometry_history h \
                    WHERE h.geometry_id = g.id ORDER BY h.version DESC LIMIT 1), '[]'::jsonb) \
-                 FROM {s}.geometries g WHERE g.id = $1"
+                 FROM {schema}.geometries g WHERE g.id = $1"
             ),
             &[
                 &id,

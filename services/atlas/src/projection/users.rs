@@ -8,7 +8,7 @@ use palimpsest_projections::ProjectionError;
 /// token hash so the token no longer finds a user.
 pub async fn apply(
     tx: &Transaction<'_>,
-    s: &str,
+    schema: &str,
     payload: &UserEvent,
 ) -> Result<(), ProjectionError> {
     match payload {
@@ -20,7 +20,7 @@ pub async fn apply(
         } => {
             tx.execute(
                 &format!(
-                    "INSERT INTO {s}.users (user_id, roles, token_sha256, issued_at, revoked_at) \
+                    "INSERT INTO {schema}.users (user_id, roles, token_sha256, issued_at, revoked_at) \
                      VALUES ($1, $2, $3, $4, NULL) \
                      ON CONFLICT (user_id) DO UPDATE SET roles = EXCLUDED.roles, \
                      token_sha256 = EXCLUDED.token_sha256, issued_at = EXCLUDED.issued_at, \
@@ -36,7 +36,7 @@ pub async fn apply(
         } => {
             tx.execute(
                 &format!(
-                    "UPDATE {s}.users SET token_sha256 = NULL, revoked_at = $2 WHERE user_id = $1"
+                    "UPDATE {schema}.users SET token_sha256 = NULL, revoked_at = $2 WHERE user_id = $1"
                 ),
                 &[user_id, &revoked_at.to_iso()],
             )

@@ -1,6 +1,8 @@
 //! A published entity's state, folded from its stream (`atlas/entity/<id>`).
 
 use palimpsest_events::atlas::{EntityEvent, EntityRow};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 /// The entity as published now; `row` is `None` while the stream is empty.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,4 +32,16 @@ pub fn evolve(mut state: EntityState, event: &EntityEvent) -> EntityState {
         }
     }
     state
+}
+
+/// How the platform's runner loads a entity stream: each event folded with [`evolve`].
+impl StreamState for EntityState {
+    fn initial(_: &StreamName) -> Self {
+        EntityState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = EntityEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }

@@ -2,6 +2,8 @@
 //! its entity links.
 
 use palimpsest_events::atlas::{GeometryEvent, GeometryRow};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 /// The geometry as published now; `row` is `None` while the stream is empty.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,4 +40,16 @@ pub fn evolve(mut state: GeometryState, event: &GeometryEvent) -> GeometryState 
         }
     }
     state
+}
+
+/// How the platform's runner loads a geometry stream: each event folded with [`evolve`].
+impl StreamState for GeometryState {
+    fn initial(_: &StreamName) -> Self {
+        GeometryState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = GeometryEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }

@@ -1,6 +1,8 @@
 //! The published map as the write side sees it: each entity and geometry folded from its own
-//! stream, and the plan that applies an approved snapshot to them.
+//! stream, the plan that applies an approved snapshot to them, and a geometry's binding in
+//! its normal form.
 
+pub mod binding;
 pub mod entity;
 pub mod geometry;
 pub mod plan;

@@ -18,8 +18,8 @@
 //! Any failure is a [`Conflict`]: the approval publishes nothing and marks the submission
 //! `conflicted` with the message.
 
-use crate::binding::strip_binding;
 use crate::hashing::{entity_hash, geometry_hash, links_hash};
+use crate::published::binding::strip_binding;
 use crate::published::{EntityState, GeometryState, PublishedView};
 use crate::snapshot::{Action, Base, EntityFields, GeometryFields, Snapshot};
 use palimpsest_events::atlas::{

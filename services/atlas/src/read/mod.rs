@@ -9,6 +9,7 @@ pub mod history;
 pub mod publication;
 pub mod rows;
 pub mod sections;
+pub mod users;
 
 pub use error::ReadError;
 

@@ -1,7 +1,20 @@
-//! What a client can ask of a section. Every command carries `now` (the handler reads the clock,
-//! the decider never does) and the ids it will create (the handler generates them).
+//! What a client can ask of a section, and how a section command runs. Every command carries
+//! `now` (the runner's attempt reads the clock, the decider never does) and the ids it will
+//! create (the handler generates them).
+//!
+//! [`execute`] runs one through the platform's command runner: load the section stream, decide,
+//! and answer with what the state after the events shows. A concurrent append to the same
+//! section makes the runner load and decide again, so the client gets the real outcome — for
+//! example a clear "locked by" — rather than a version error; after the runner's bounded
+//! retries it is a 409, as the History Map's clients expect for a section that changed.
 
+use crate::runner::{command, encode, now, rejected, stream_of};
+use crate::section::{SectionState, decide, evolve};
+use crate::streams;
+use crate::user::Caller;
 use palimpsest_events::atlas::Timestamp;
+use palimpsest_web::command::{CommandError, CommandRequest, Decision, Reply};
+use palimpsest_web::{ApiError, AppState};
 use serde_json::Value;
 
 /// The optional optimistic checks of a commit, restore or submit: the client read the section
@@ -104,4 +117,32 @@ pub enum SectionCommand {
         /// The time of the request.
         now: Timestamp,
     },
+}
+
+/// Decides `command(now)` against section `id`, appends its events (naming `caller` as their
+/// actor) and answers what `answer` makes of the state after.
+pub async fn execute(
+    state: &AppState,
+    request: &CommandRequest,
+    id: &str,
+    caller: &Caller,
+    command_at: impl Fn(Timestamp) -> SectionCommand,
+    answer: impl Fn(&SectionState) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let stream = &stream_of(streams::section, id)?;
+    let (command_at, answer) = (&command_at, &answer);
+    let reply = state
+        .commands
+        .run(
+            command(request, Some(caller.actor())),
+            |attempt| async move {
+                let section: SectionState = attempt.load(stream).await?;
+                let events = decide(command_at(now()), &section).map_err(rejected)?;
+                let after = events.iter().fold(section, evolve);
+                let reply = answer(&after).map_err(CommandError::Rejected)?;
+                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+            },
+        )
+        .await?;
+    Ok(reply)
 }

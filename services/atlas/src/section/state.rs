@@ -2,6 +2,8 @@
 
 use crate::section::error::SectionError;
 use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 use serde_json::Value;
 
 /// How long a lock lasts: 15 minutes.
@@ -237,31 +239,72 @@ impl SectionState {
         }
     }
 
-    fn review(
-        &mut self,
-        id: &str,
-        status: SubmissionStatus,
-        by: &Option<String>,
-        at: Timestamp,
-        note: &Option<String>,
-    ) {
-        if let Some(s) = self.submissions.iter_mut().find(|s| s.id == id) {
-            s.status = status;
-            s.reviewed_by = by.clone();
-            s.reviewed_at = Some(at);
-            s.review_note = note.clone();
+    /// `SectionCreated`: the section's row, `editing`.
+    fn create(&mut self, info: SectionInfo) {
+        self.state_updated_at = Some(info.created_at);
+        self.info = Some(info);
+        self.status = SectionStatus::Editing;
+    }
+
+    /// `SectionLocked`: the lock taken or renewed.
+    fn take_lock(&mut self, lock: Lock) {
+        let at = lock.at;
+        self.lock = Some(lock);
+        self.touch(at, false);
+    }
+
+    /// `SectionUnlocked`: the lock released.
+    fn release_lock(&mut self, at: Timestamp) {
+        self.lock = None;
+        self.touch(at, false);
+    }
+
+    /// `SectionCommitted` / `SectionRestored` (`kind` `manual` / `restore`): a new head, back to
+    /// `editing`, one version more.
+    fn new_head(&mut self, recorded: &CommitRecorded, kind: &'static str) {
+        self.head_commit_id = Some(recorded.commit_id.clone());
+        self.status = SectionStatus::Editing;
+        self.commits.push(Commit {
+            recorded: recorded.clone(),
+            kind,
+        });
+        self.version += 1;
+        self.touch(recorded.created_at, true);
+    }
+
+    /// `SectionSubmitted`: a pending submission; the section waits for review, unlocked.
+    fn submit(&mut self, submission: Submission) {
+        let at = submission.submitted_at;
+        self.submissions.push(submission);
+        self.status = SectionStatus::Submitted;
+        self.lock = None;
+        self.touch(at, true);
+    }
+
+    /// A verdict: the submission closed, the section's status following it.
+    fn review(&mut self, verdict: Verdict<'_>) {
+        if let Some(submission) = self
+            .submissions
+            .iter_mut()
+            .find(|submission| submission.id == verdict.submission_id)
+        {
+            submission.status = verdict.status;
+            submission.reviewed_by = verdict.reviewed_by.clone();
+            submission.reviewed_at = Some(verdict.reviewed_at);
+            submission.review_note = verdict.note;
         }
-        self.status = match status {
+        self.status = match verdict.status {
             SubmissionStatus::Approved => SectionStatus::Approved,
             SubmissionStatus::Rejected => SectionStatus::Rejected,
             SubmissionStatus::Conflicted => SectionStatus::Conflicted,
             SubmissionStatus::Pending => self.status,
         };
-        self.touch(at, true);
+        self.touch(verdict.reviewed_at, true);
     }
 }
 
-/// Applies one recorded event to the state.
+/// Applies one recorded event to the state: each event family has its own step on
+/// [`SectionState`] below.
 pub fn evolve(mut state: SectionState, event: &SectionEvent) -> SectionState {
     match event {
         SectionEvent::SectionCreated {
@@ -271,50 +314,27 @@ pub fn evolve(mut state: SectionState, event: &SectionEvent) -> SectionState {
             user_id,
             created_by,
             created_at,
-        } => {
-            state.info = Some(SectionInfo {
-                id: section_id.clone(),
-                title: title.clone(),
-                description: description.clone(),
-                user_id: user_id.clone(),
-                created_by: created_by.clone(),
-                created_at: *created_at,
-                updated_at: *created_at,
-            });
-            state.status = SectionStatus::Editing;
-            state.state_updated_at = Some(*created_at);
-        }
+        } => state.create(SectionInfo {
+            id: section_id.clone(),
+            title: title.clone(),
+            description: description.clone(),
+            user_id: user_id.clone(),
+            created_by: created_by.clone(),
+            created_at: *created_at,
+            updated_at: *created_at,
+        }),
         SectionEvent::SectionLocked {
             locked_by,
             locked_at,
             lock_expires_at,
-        } => {
-            state.lock = Some(Lock {
-                by: locked_by.clone(),
-                at: *locked_at,
-                expires_at: *lock_expires_at,
-            });
-            state.touch(*locked_at, false);
-        }
-        SectionEvent::SectionUnlocked { at, .. } => {
-            state.lock = None;
-            state.touch(*at, false);
-        }
-        SectionEvent::SectionCommitted(c) | SectionEvent::SectionRestored(c) => {
-            let kind = if matches!(event, SectionEvent::SectionRestored(_)) {
-                "restore"
-            } else {
-                "manual"
-            };
-            state.head_commit_id = Some(c.commit_id.clone());
-            state.status = SectionStatus::Editing;
-            state.commits.push(Commit {
-                recorded: c.clone(),
-                kind,
-            });
-            state.version += 1;
-            state.touch(c.created_at, true);
-        }
+        } => state.take_lock(Lock {
+            by: locked_by.clone(),
+            at: *locked_at,
+            expires_at: *lock_expires_at,
+        }),
+        SectionEvent::SectionUnlocked { at, .. } => state.release_lock(*at),
+        SectionEvent::SectionCommitted(recorded) => state.new_head(recorded, "manual"),
+        SectionEvent::SectionRestored(recorded) => state.new_head(recorded, "restore"),
         SectionEvent::SectionSubmitted {
             submission_id,
             commit_id,
@@ -322,64 +342,104 @@ pub fn evolve(mut state: SectionState, event: &SectionEvent) -> SectionState {
             submitted_at,
             snapshot,
             snapshot_hash,
-        } => {
-            state.submissions.push(Submission {
-                id: submission_id.clone(),
-                commit_id: commit_id.clone(),
-                submitted_by: submitted_by.clone(),
-                submitted_at: *submitted_at,
-                status: SubmissionStatus::Pending,
-                reviewed_by: None,
-                reviewed_at: None,
-                review_note: None,
-                snapshot: snapshot.clone(),
-                snapshot_hash: snapshot_hash.clone(),
-            });
-            state.status = SectionStatus::Submitted;
-            state.lock = None;
-            state.touch(*submitted_at, true);
+        } => state.submit(Submission {
+            id: submission_id.clone(),
+            commit_id: commit_id.clone(),
+            submitted_by: submitted_by.clone(),
+            submitted_at: *submitted_at,
+            status: SubmissionStatus::Pending,
+            reviewed_by: None,
+            reviewed_at: None,
+            review_note: None,
+            snapshot: snapshot.clone(),
+            snapshot_hash: snapshot_hash.clone(),
+        }),
+        SectionEvent::SubmissionApproved { .. }
+        | SectionEvent::SubmissionRejected { .. }
+        | SectionEvent::SubmissionConflicted { .. } => {
+            if let Some(verdict) = Verdict::of(event) {
+                state.review(verdict);
+            }
         }
-        SectionEvent::SubmissionApproved {
-            submission_id,
-            reviewed_by,
-            reviewed_at,
-            review_note,
-        } => state.review(
-            submission_id,
-            SubmissionStatus::Approved,
-            reviewed_by,
-            *reviewed_at,
-            review_note,
-        ),
-        SectionEvent::SubmissionRejected {
-            submission_id,
-            reviewed_by,
-            reviewed_at,
-            review_note,
-        } => state.review(
-            submission_id,
-            SubmissionStatus::Rejected,
-            reviewed_by,
-            *reviewed_at,
-            review_note,
-        ),
-        SectionEvent::SubmissionConflicted {
-            submission_id,
-            reviewed_by,
-            reviewed_at,
-            message,
-        } => state.review(
-            submission_id,
-            SubmissionStatus::Conflicted,
-            reviewed_by,
-            *reviewed_at,
-            &Some(message.clone()),
-        ),
     }
     state
+}
+
+/// A reviewer's verdict on a submission, as an approval, a rejection or a conflicted approval
+/// records it (a conflict's message stands as its note).
+struct Verdict<'a> {
+    submission_id: &'a str,
+    status: SubmissionStatus,
+    reviewed_by: &'a Option<String>,
+    reviewed_at: Timestamp,
+    note: Option<String>,
+}
+
+impl<'a> Verdict<'a> {
+    /// The verdict `event` records; `None` for the events that review nothing.
+    fn of(event: &'a SectionEvent) -> Option<Verdict<'a>> {
+        let (submission_id, status, reviewed_by, reviewed_at, note) = match event {
+            SectionEvent::SubmissionApproved {
+                submission_id,
+                reviewed_by,
+                reviewed_at,
+                review_note,
+            } => (
+                submission_id,
+                SubmissionStatus::Approved,
+                reviewed_by,
+                reviewed_at,
+                review_note.clone(),
+            ),
+            SectionEvent::SubmissionRejected {
+                submission_id,
+                reviewed_by,
+                reviewed_at,
+                review_note,
+            } => (
+                submission_id,
+                SubmissionStatus::Rejected,
+                reviewed_by,
+                reviewed_at,
+                review_note.clone(),
+            ),
+            SectionEvent::SubmissionConflicted {
+                submission_id,
+                reviewed_by,
+                reviewed_at,
+                message,
+            } => (
+                submission_id,
+                SubmissionStatus::Conflicted,
+                reviewed_by,
+                reviewed_at,
+                Some(message.clone()),
+            ),
+            _ => return None,
+        };
+        Some(Verdict {
+            submission_id,
+            status,
+            reviewed_by,
+            reviewed_at: *reviewed_at,
+            note,
+        })
+    }
 }
 
 /// Folds a stream's events from the empty state.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a SectionEvent>) -> SectionState {
     events.into_iter().fold(SectionState::default(), evolve)
+}
+
+/// How the platform's runner loads a section stream: each event folded with [`evolve`].
+impl StreamState for SectionState {
+    fn initial(_: &StreamName) -> Self {
+        SectionState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = SectionEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }

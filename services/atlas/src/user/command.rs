@@ -1,6 +1,12 @@
-//! What the administrator asks of a user stream.
+//! What the administrator asks of a user stream, and how it runs through the platform's
+//! command runner: load the user stream, decide, answer from the user before and after.
 
+use crate::runner::{command, encode, now, rejected, stream_of};
+use crate::streams;
+use crate::user::{Caller, UserState, decide, evolve};
 use palimpsest_events::atlas::Timestamp;
+use palimpsest_web::command::{CommandError, CommandRequest, Decision, Reply};
+use palimpsest_web::{ApiError, AppState};
 
 /// An administrator's command on one user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,4 +27,33 @@ pub enum UserCommand {
         /// The request's time.
         now: Timestamp,
     },
+}
+
+/// Decides `command_at(now)` against user `user_id`'s stream, appends its events (naming
+/// `caller`, the administrator, as their actor) and answers what `answer` makes of the user
+/// before and after them.
+pub async fn run(
+    state: &AppState,
+    request: &CommandRequest,
+    user_id: &str,
+    caller: &Caller,
+    command_at: impl Fn(Timestamp) -> UserCommand,
+    answer: impl Fn(&UserState, &UserState) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let stream = &stream_of(streams::user, user_id)?;
+    let (command_at, answer) = (&command_at, &answer);
+    let reply = state
+        .commands
+        .run(
+            command(request, Some(caller.actor())),
+            |attempt| async move {
+                let user: UserState = attempt.load(stream).await?;
+                let events = decide(command_at(now()), &user).map_err(rejected)?;
+                let after = events.iter().fold(user.clone(), evolve);
+                let reply = answer(&user, &after).map_err(CommandError::Rejected)?;
+                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+            },
+        )
+        .await?;
+    Ok(reply)
 }

@@ -1,6 +1,8 @@
 //! A user stream folded: its roles and current token hash.
 
 use palimpsest_events::atlas::{Timestamp, UserEvent};
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 
 /// A user as its events leave it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,4 +47,16 @@ pub fn evolve(mut state: UserState, event: &UserEvent) -> UserState {
         }
     }
     state
+}
+
+/// How the platform's runner loads a user stream: each event folded with [`evolve`].
+impl StreamState for UserState {
+    fn initial(_: &StreamName) -> Self {
+        UserState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let event = UserEvent::decode(event)?;
+        *self = evolve(std::mem::take(self), &event);
+        Ok(())
+    }
 }

@@ -21,7 +21,7 @@
 pub mod geojson;
 
 use crate::bbox::bbox_of;
-use crate::binding::normalize_binding;
+use crate::published::binding::normalize_binding;
 use crate::snapshot::{
     Action, Base, EntityChange, EntityFields, GeometryChange, GeometryFields, LinkScope, Snapshot,
 };

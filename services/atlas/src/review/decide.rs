@@ -1,24 +1,13 @@
-//! The approval decider.
+//! The approval decider: the section, the command and the published rows it reads in; what to
+//! append (publish, or record a conflict) out.
 
 use crate::hashing::snapshot_hash;
 use crate::published::{Publication, PublishedView, plan_publication};
+use crate::review::command::ApproveCommand;
 use crate::section::decide::pending;
 use crate::section::{SectionError, SectionState};
 use crate::validation::parse_snapshot;
-use palimpsest_events::atlas::{PublicationEvent, PublicationSource, SectionEvent, Timestamp};
-
-/// `POST /submissions/:id/approve`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApproveCommand {
-    /// The submission.
-    pub submission_id: String,
-    /// The reviewer.
-    pub reviewer: Option<String>,
-    /// `review_note`.
-    pub note: Option<String>,
-    /// The time of the request.
-    pub now: Timestamp,
-}
+use palimpsest_events::atlas::{PublicationEvent, PublicationSource, SectionEvent};
 
 /// What an approval appends.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,5 @@
-//! Running an approval: the multi-stream command, through the platform's command runner.
+//! The approval command, and how it runs: the multi-stream command, through the platform's
+//! command runner.
 //!
 //! 1. Load the section stream and check the submission is pending.
 //! 2. Load the publication stream (version `pv`); wait until the read model has applied it, and
@@ -6,8 +7,8 @@
 //!    on the rows the snapshot deletes and who holds the slugs it writes. Every published row
 //!    changes only through an approval, and every approval appends to the publication stream,
 //!    so that answer is the published state at `pv`, and the append checks `pv` still holds.
-//! 3. Load every entity and geometry stream involved.
-//! 4. Decide ([`crate::review::decide_approve`]).
+//! 3. Load every entity and geometry stream involved (steps 2 and 3: [`crate::review::load`]).
+//! 4. Decide ([`decide_approve`]).
 //! 5. Append, in ONE request: each entity and geometry stream at the version read (with its
 //!    events, or none as a pure check), the publication stream at `pv`, the section.
 //!    A conflict appends only the section's `SubmissionConflicted`, still checking `pv`.
@@ -15,25 +16,34 @@
 //!    of two overlapping approvals thus decides against the winner's published state and gets
 //!    a real conflict (its base no longer matches), never a mix of both.
 
-use crate::http::auth::{Caller, forbidden};
-use crate::http::command::{command, now, rejected};
-use crate::http::load::{encode, stream_of};
-use crate::projection::NAME;
 use crate::published::PublishedView;
-use crate::read::publication::{Answer, Candidates, candidates};
-use crate::review::{ApprovalDecision, ApproveCommand, decide_approve};
+use crate::review::load::{load_view, published_candidates};
+use crate::review::state::PublicationHead;
+use crate::review::{ApprovalDecision, decide_approve};
+use crate::runner::{command, encode, now, rejected, stream_of};
 use crate::section::decide::pending;
 use crate::section::{SectionState, evolve};
-use crate::snapshot::Snapshot;
 use crate::streams;
 use crate::user::policy::may_approve;
+use crate::user::{Caller, forbidden};
 use crate::validation::parse_snapshot;
-use axum::http::StatusCode;
-use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
-use palimpsest_web::command::{
-    Attempt, CommandError, CommandRequest, Decision, Reply, StreamState,
-};
+use palimpsest_events::atlas::Timestamp;
+use palimpsest_events::{DomainEvent, StreamName};
+use palimpsest_web::command::{CommandError, CommandRequest, Decision, Reply};
 use palimpsest_web::{ApiError, AppState};
+
+/// `POST /submissions/:id/approve`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApproveCommand {
+    /// The submission.
+    pub submission_id: String,
+    /// The reviewer.
+    pub reviewer: Option<String>,
+    /// `review_note`.
+    pub note: Option<String>,
+    /// The time of the request.
+    pub now: Timestamp,
+}
 
 /// The reviewer's part of the command.
 pub struct Review {
@@ -43,23 +53,6 @@ pub struct Review {
     pub reviewer: Option<String>,
     /// `review_note`.
     pub note: Option<String>,
-}
-
-/// The publication stream as an approval needs it: where its last event stands in the log, so
-/// the read model can be waited for up to it.
-#[derive(Debug, Clone, Default)]
-struct Publication {
-    last_position: i64,
-}
-
-impl StreamState for Publication {
-    fn initial(_: &StreamName) -> Self {
-        Publication::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        self.last_position = event.position;
-        Ok(())
-    }
 }
 
 /// Approves `review.submission_id` of section `section_id` as `caller`; `answer` renders the
@@ -91,7 +84,7 @@ pub async fn run(
                     .submission(&review.submission_id)
                     .and_then(|s| parse_snapshot(&s.snapshot).ok())
                     .unwrap_or_default();
-                let publication: Publication = attempt.load(publication_stream).await?;
+                let publication: PublicationHead = attempt.load(publication_stream).await?;
                 let found = published_candidates(
                     state,
                     &attempt,
@@ -137,69 +130,6 @@ fn own_submission(
         }
         _ => Ok(()),
     }
-}
-
-/// Step 2: the read model's answer at exactly the publication version read. A read model
-/// already past it means another approval published meanwhile: decide again.
-async fn published_candidates(
-    state: &AppState,
-    attempt: &Attempt,
-    publication_stream: &StreamName,
-    publication: &Publication,
-    snapshot: &Snapshot,
-) -> Result<Candidates, CommandError<ApiError>> {
-    let pv = attempt.version(publication_stream);
-    if publication.last_position > 0 {
-        state.wait_for(NAME, publication.last_position).await?;
-    }
-    let mut client = state
-        .read
-        .get()
-        .await
-        .map_err(|e| CommandError::Unavailable(format!("atlas read model: {e}")))?;
-    let asked = candidates(
-        &mut client,
-        pv,
-        &snapshot.deleted_entity_ids(),
-        &snapshot.deleted_geometry_ids(),
-        &snapshot.written_slugs(),
-    )
-    .await
-    .map_err(|e| rejected(ApiError::internal(e)))?;
-    match asked {
-        Answer::Exact(found) => Ok(found),
-        Answer::Elsewhere(at) if at > pv => Err(CommandError::Conflict {
-            stream: publication_stream.clone(),
-        }),
-        Answer::Elsewhere(at) => Err(CommandError::Unavailable(format!(
-            "the atlas read model is behind the log (publication {at} of {pv}); retry"
-        ))),
-    }
-}
-
-/// Step 3: every entity and geometry the approval reads, from their streams.
-async fn load_view(
-    attempt: &Attempt,
-    snapshot: &Snapshot,
-    found: Candidates,
-) -> Result<PublishedView, CommandError<ApiError>> {
-    let mut view = PublishedView {
-        slug_owners: found.slug_owners,
-        ..PublishedView::default()
-    };
-    for id in snapshot.entity_ids() {
-        let stream = stream_of(streams::entity, &id).map_err(rejected)?;
-        view.entities.insert(id, attempt.load(&stream).await?);
-    }
-    let mut geometry_ids = snapshot.geometry_ids();
-    geometry_ids.extend(found.geometries);
-    geometry_ids.sort();
-    geometry_ids.dedup();
-    for id in geometry_ids {
-        let stream = stream_of(streams::geometry, &id).map_err(rejected)?;
-        view.geometries.insert(id, attempt.load(&stream).await?);
-    }
-    Ok(view)
 }
 
 /// Steps 4–5: the decision's streams (each read entity and geometry written or checked, the
@@ -253,14 +183,5 @@ fn approval_decision(
                 .check(publication_stream.clone())
                 .write(section_stream.clone(), encode(&events).map_err(rejected)?))
         }
-    }
-}
-
-/// The status of an approval's answer: 200 published, 409 conflicted.
-pub fn status(conflict: &Option<String>) -> StatusCode {
-    if conflict.is_some() {
-        StatusCode::CONFLICT
-    } else {
-        StatusCode::OK
     }
 }
