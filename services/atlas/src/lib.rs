@@ -10,7 +10,7 @@
 //! - Pure rooms: [`snapshot`] and [`validation`] (what an editor commits), [`hashing`],
 //!   [`bbox`].
 //! - Edges: the HTTP routes ([`router`], served under `/atlas`: routes, extraction and answers
-//!   only), [`runner`] (what every atlas command shares on its way through the platform's
+//!   only), [`command`] (what every atlas command shares on its way through the platform's
 //!   runner), the projector ([`projection()`]) that builds the spec's seven tables and the
 //!   history tables in schema `atlas`, and the read queries ([`read`]) both use; [`import`]
 //!   carries a History Map SQLite database into the log; [`streams`] names the streams and
@@ -18,6 +18,7 @@
 
 pub mod audit;
 pub mod bbox;
+pub mod command;
 pub mod hashing;
 pub mod http;
 pub mod import;
@@ -25,7 +26,6 @@ pub mod projection;
 pub mod published;
 pub mod read;
 pub mod review;
-pub mod runner;
 pub mod section;
 pub mod snapshot;
 pub mod streams;

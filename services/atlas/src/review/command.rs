@@ -16,11 +16,11 @@
 //!    of two overlapping approvals thus decides against the winner's published state and gets
 //!    a real conflict (its base no longer matches), never a mix of both.
 
+use crate::command::{command, encode, now, rejected, stream_of};
 use crate::published::PublishedView;
 use crate::review::load::{load_view, published_candidates};
 use crate::review::state::PublicationHead;
 use crate::review::{ApprovalDecision, decide_approve};
-use crate::runner::{command, encode, now, rejected, stream_of};
 use crate::section::decide::pending;
 use crate::section::{SectionState, evolve};
 use crate::streams;

@@ -2,11 +2,11 @@
 //! the read model's answer at exactly the publication version read, then every entity and
 //! geometry stream involved.
 
+use crate::command::{rejected, stream_of};
 use crate::projection::NAME;
 use crate::published::PublishedView;
 use crate::read::publication::{Answer, Candidates, candidates};
 use crate::review::state::PublicationHead;
-use crate::runner::{rejected, stream_of};
 use crate::snapshot::Snapshot;
 use crate::streams;
 use palimpsest_events::StreamName;

@@ -8,7 +8,7 @@
 //! example a clear "locked by" — rather than a version error; after the runner's bounded
 //! retries it is a 409, as the History Map's clients expect for a section that changed.
 
-use crate::runner::{command, encode, now, rejected, stream_of};
+use crate::command::{command, encode, now, rejected, stream_of};
 use crate::section::{SectionState, decide, evolve};
 use crate::streams;
 use crate::user::Caller;

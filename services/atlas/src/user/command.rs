@@ -1,7 +1,7 @@
 //! What the administrator asks of a user stream, and how it runs through the platform's
 //! command runner: load the user stream, decide, answer from the user before and after.
 
-use crate::runner::{command, encode, now, rejected, stream_of};
+use crate::command::{command, encode, now, rejected, stream_of};
 use crate::streams;
 use crate::user::{Caller, UserState, decide, evolve};
 use palimpsest_events::atlas::Timestamp;
