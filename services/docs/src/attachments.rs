@@ -21,6 +21,9 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use futures::Stream;
 use md5::{Digest, Md5};
+use palimpsest_events::docs::AttachmentEvent;
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 use palimpsest_web::content::{self, Content, ContentError, ContentStore, Hasher, Received};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -451,6 +454,25 @@ pub fn encode(bytes: &[u8]) -> String {
 /// Bytes of base64 (from events).
 pub fn decode(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     STANDARD.decode(text.as_bytes())
+}
+
+/// Whether an attachment's content-addressed stream holds its bytes: the write side's view of
+/// the store, so each content is stored once however many documents share it.
+#[derive(Debug, Clone, Default)]
+pub struct AttachmentState {
+    /// The bytes are stored.
+    pub stored: bool,
+}
+
+impl StreamState for AttachmentState {
+    fn initial(_: &StreamName) -> Self {
+        AttachmentState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let AttachmentEvent::AttachmentStored { .. } = AttachmentEvent::decode(event)?;
+        self.stored = true;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -2,15 +2,15 @@
 //! Bytes stream both ways: an upload goes to the attachment store as it arrives, a download
 //! comes from the folder as it is sent.
 
-use super::auth;
-use super::command::Reply;
 use super::error::CouchError;
 use super::params::Params;
 use super::range::{self, Wanted};
-use super::read;
-use super::write::{AttachmentEdit, Item, Shape, write};
+use crate::access::auth;
 use crate::attachments::{self, Uploaded, stubs};
 use crate::body::Incoming;
+use crate::command::Reply;
+use crate::document::command::{AttachmentEdit, Item, Shape, write};
+use crate::read;
 use crate::rev::RevId;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -37,8 +37,8 @@ pub async fn get(
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    let tree = super::revision_access::readable_tree(&caller, &stored)?;
-    let by_revision = params.contains_key("rev") && super::revision_access::any_readable(&tree);
+    let tree = crate::access::revisions::readable_tree(&caller, &stored)?;
+    let by_revision = params.contains_key("rev") && crate::access::revisions::any_readable(&tree);
     if caller.sees(&stored.sync) != auth::Visibility::Visible && !by_revision {
         return Err(auth::forbidden());
     }

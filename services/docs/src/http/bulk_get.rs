@@ -4,16 +4,16 @@
 //! [`crate::delivery`]), `revs`, `latest` and `attachments` are honoured; an entry's own error
 //! is answered in its place.
 
-use super::auth::{self, Caller, Visibility};
 use super::bulk::load_many;
 use super::doc::show;
 use super::error::CouchError;
 use super::multipart::{self, Part};
 use super::params::{Params, flag};
-use super::read;
 use super::render::{Atts, Show, render, render_delivered};
 use super::streaming;
+use crate::access::auth::{self, Caller, Visibility};
 use crate::delivery::{Carry, Following, held_up_to};
+use crate::read;
 use crate::rev::RevId;
 use crate::stored::StoredDoc;
 use crate::tree::{Node, RevTree};
@@ -278,9 +278,9 @@ impl Batch {
         let stored = load_many(&self.client, &self.db, &ids).await?;
         let mut trees = HashMap::new();
         for (id, doc) in &stored {
-            let tree = super::revision_access::readable_tree(&self.caller, doc)?;
+            let tree = crate::access::revisions::readable_tree(&self.caller, doc)?;
             if self.caller.sees(&doc.sync) == Visibility::Visible
-                || super::revision_access::any_readable(&tree)
+                || crate::access::revisions::any_readable(&tree)
             {
                 trees.insert(id.clone(), tree);
             }

@@ -2,10 +2,9 @@
 //! `SyncGatewaySession` cookie after a password login) and `POST /_admin/{db}/_session` to make
 //! one for a user without its password.
 
-use super::auth::{self, Caller, SESSION_COOKIE, SessionClaim};
 use super::error::CouchError;
-use super::principals;
-use super::read;
+use crate::access::auth::{self, Caller, SESSION_COOKIE, SessionClaim};
+use crate::read;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -93,7 +92,7 @@ pub async fn delete(
     read::database(&client, &db).await?;
     if let Some(claim) = auth::current_session(&state, &client, &db, &headers).await? {
         drop(client);
-        principals::end_session(&state, &request, &db, &claim).await?;
+        crate::principal::command::end_session(&state, &request, &db, &claim).await?;
     }
     Ok((
         StatusCode::OK,

@@ -1,14 +1,14 @@
 //! What one request to the docs router carries from its headers to its commands: the router's
 //! [`Access`], the client's address, the caller once identified (so a handler asking again does
-//! not query again, and the pre-body check in [`super::gate`] is the identification the
+//! not query again, and the pre-body check in [`crate::access::gate`] is the identification the
 //! handler uses), and the actor every event the request appends names (`Metadata.actor`).
 //!
 //! Kept in a task-local set by the router's outermost layer ([`enter`]), so that the handlers
 //! and the command path reach it without every signature carrying it.
 
-use super::access::Access;
-use super::auth::Caller;
-use super::error::CouchError;
+use crate::access::Access;
+use crate::access::auth::Caller;
+use crate::http::error::CouchError;
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
 use axum::response::Response;

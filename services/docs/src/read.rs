@@ -1,6 +1,6 @@
 //! Queries on the read model that several routes share.
 
-use super::error::CouchError;
+use crate::http::error::CouchError;
 use crate::stored::StoredDoc;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
@@ -77,8 +77,8 @@ pub async fn attachment_data(
     state: &AppState,
     client: &Object,
     digests: &[String],
-) -> Result<super::render::Atts, CouchError> {
-    let mut out = super::render::Atts::new();
+) -> Result<crate::http::render::Atts, CouchError> {
+    let mut out = crate::http::render::Atts::new();
     if digests.is_empty() {
         return Ok(out);
     }

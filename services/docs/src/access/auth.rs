@@ -8,10 +8,10 @@
 //! its roles' `admin_channels`, the documents' access grants to it or its roles, and the
 //! public channel `!`; so a revoked grant takes effect on the next request.
 
-use super::access::{Access, LoginKeys};
-use super::error::CouchError;
-use super::scope;
-pub use super::session_token::{SessionClaim, new_session_id};
+use crate::access::scope;
+pub use crate::access::session_token::{SessionClaim, new_session_id};
+use crate::access::{Access, LoginKeys};
+use crate::http::error::CouchError;
 use crate::stored::SyncData;
 use crate::sync::Writer;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -38,7 +38,7 @@ pub struct Caller {
     /// The channels it may read (`*`: all).
     pub channels: BTreeSet<String>,
     /// The channels a revoked grant took away, with the sequence of the loss (see
-    /// [`super::revoked`]): their documents read as removed.
+    /// [`crate::revocation`]): their documents read as removed.
     pub lost: std::collections::BTreeMap<String, i64>,
 }
 
@@ -425,7 +425,7 @@ async fn valid_session(
     let ended = client
         .query_opt(
             "SELECT 1 FROM docs.kv WHERE db = $1 AND key = $2",
-            &[&db, &crate::users::ended_session_key(&claim.id)],
+            &[&db, &crate::principal::ended_session_key(&claim.id)],
         )
         .await?
         .is_some();
@@ -500,7 +500,7 @@ pub async fn channels_of(
         channels.insert(row.get(0));
     }
     channels.insert("!".into());
-    let lost = super::revoked::lost(client, db, name, &roles, &channels).await?;
+    let lost = crate::revocation::lost(client, db, name, &roles, &channels).await?;
     Ok(Caller {
         admin: false,
         administrator: false,
@@ -534,8 +534,8 @@ pub async fn login(
     name: &str,
     password: &str,
 ) -> Result<(Caller, String), CouchError> {
-    let client = super::read::client(state).await?;
-    super::read::database(&client, db).await?;
+    let client = crate::read::client(state).await?;
+    crate::read::database(&client, db).await?;
     let access = scope::access()?;
     let caller = user(&client, &access, db, name, password).await?;
     let tag = enabled_user(&client, db, name).await?.password_tag();
@@ -579,7 +579,7 @@ pub async fn caller_of(
     db: &str,
     headers: &HeaderMap,
 ) -> Result<Caller, CouchError> {
-    let client = super::read::client(state).await?;
+    let client = crate::read::client(state).await?;
     caller(state, &client, db, headers).await
 }
 
