@@ -28,23 +28,10 @@ use palimpsest_web::content::{self, Content, ContentError, ContentStore, Hasher,
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::path::Path;
 
-/// Default largest attachment kept inline (in its event and the table row): 64 KiB.
+/// Default largest attachment kept inline (in its event and the table row): 64 KiB
+/// ([`crate::Settings::inline_max`]).
 pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
-
-/// The attachment store: the folder from `PALIMPSEST_DOCS_ATTACHMENTS_DIR`, else
-/// `<data_dir>/docs-attachments` (kept, moved and removed with the data folder); the inline
-/// size from `PALIMPSEST_DOCS_INLINE_MAX` (bytes, at most
-/// [`palimpsest_web::content::INLINE_CEILING`]), else [`DEFAULT_INLINE_MAX`].
-pub fn store(data_dir: &Path) -> ContentStore {
-    ContentStore::from_env(
-        "PALIMPSEST_DOCS_ATTACHMENTS_DIR",
-        "PALIMPSEST_DOCS_INLINE_MAX",
-        data_dir.join("docs-attachments"),
-        DEFAULT_INLINE_MAX,
-    )
-}
 
 /// SHA-1 and MD5 over the bytes as they stream in: one pass gives the storage key and the
 /// client's digest.

@@ -76,8 +76,8 @@ impl Received {
 
 /// Receives every item's inline attachment data into the store: the bytes leave the body
 /// before the command, which then carries stubs (and its events the digests and locations).
-async fn receive_all(state: &AppState, items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
-    let store = attachments::store(&state.data_dir);
+async fn receive_all(items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
+    let store = crate::access::scope::attachments()?;
     let mut out = Vec::with_capacity(items.len());
     for mut item in items {
         if !item.doc.body.contains("\"_attachments\"") {
@@ -593,7 +593,7 @@ pub async fn write(
     shape: Shape,
 ) -> Result<Reply, CouchError> {
     crate::access::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
-    let items = receive_all(state, items).await?;
+    let items = receive_all(items).await?;
     let command = WriteDocs {
         writer,
         db,

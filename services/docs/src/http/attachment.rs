@@ -5,7 +5,7 @@
 use super::error::CouchError;
 use super::params::Params;
 use super::range::{self, Wanted};
-use crate::access::auth;
+use crate::access::{auth, scope};
 use crate::attachments::{self, Uploaded, stubs};
 use crate::body::Incoming;
 use crate::command::Reply;
@@ -67,7 +67,8 @@ pub async fn get(
     if unchanged {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
-    let (length, content) = read::attachment_content(&state, &client, &stub.digest)
+    let store = scope::attachments()?;
+    let (length, content) = read::attachment_content(&store, &client, &stub.digest)
         .await?
         .ok_or_else(|| CouchError::internal(format!("attachment bytes {} missing", stub.digest)))?;
     let wanted = range::wanted(
@@ -202,7 +203,7 @@ pub async fn put(
         .unwrap_or("application/octet-stream")
         .to_owned();
     let writer = auth::caller_of(&state, &db, &headers).await?.writer();
-    let store = attachments::store(&state.data_dir);
+    let store = scope::attachments()?;
     let attachment = attachments::receive(&store, body.into_data_stream())
         .await
         .map_err(|e| match e {

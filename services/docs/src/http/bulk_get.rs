@@ -12,6 +12,7 @@ use super::params::{Params, flag};
 use super::render::{Atts, Show, render, render_delivered};
 use super::streaming;
 use crate::access::auth::{self, Caller, Visibility};
+use crate::access::scope;
 use crate::delivery::{Carry, Following, held_up_to};
 use crate::read;
 use crate::rev::RevId;
@@ -23,9 +24,11 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
+use palimpsest_web::content::ContentStore;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 struct BulkGet {
@@ -204,7 +207,7 @@ pub async fn bulk_get(
     let entries: Vec<Result<Wanted, Refusal>> = request.docs.iter().map(wanted).collect();
     drop(request);
     let batch = Batch {
-        state,
+        attachments: scope::attachments()?,
         client,
         db,
         caller,
@@ -256,7 +259,7 @@ const ENTRIES_PER_READ: usize = 50;
 
 /// What a `_bulk_get` answers with: the caller, its connection, and what it asked.
 struct Batch {
-    state: AppState,
+    attachments: Arc<ContentStore>,
     client: Object,
     db: String,
     caller: Caller,
@@ -333,7 +336,7 @@ impl Batch {
             return Ok(Atts::new());
         }
         let digests = crate::delivery::digests(bodies.into_iter());
-        read::attachment_data(&self.state, &self.client, &digests).await
+        read::attachment_data(&self.attachments, &self.client, &digests).await
     }
 }
 

@@ -4,7 +4,7 @@ use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json};
 use super::render::{Atts, Show, render, render_delivered};
 use crate::access::auth::{self, Visibility};
-use crate::access::revisions;
+use crate::access::{revisions, scope};
 use crate::body::Incoming;
 use crate::command::{Reply, text_reply};
 use crate::document::command::{Item, Shape, write};
@@ -140,7 +140,10 @@ pub async fn read_doc(
     }
     let since = atts_since(params)?;
     let atts = if flag(params, "attachments")? || since.is_some() {
-        read::attachment_data(state, &client, &read::digests(std::iter::once(&tree))).await?
+        {
+            let store = scope::attachments()?;
+            read::attachment_data(&store, &client, &read::digests(std::iter::once(&tree))).await?
+        }
     } else {
         Atts::new()
     };

@@ -83,6 +83,7 @@ pub fn router(state: AppState) -> Router {
 /// scope ([`crate::access::scope`]); the database routes identify their caller from the headers before the
 /// handler reads a body ([`crate::access::gate`]).
 pub fn router_with(state: AppState, settings: crate::settings::Settings) -> Router {
+    let attachments = Arc::new(settings.attachment_store(&state.data_dir));
     let access = Arc::new(access::Access::new(&state, settings));
     Router::new()
         .merge(admin_routes(state.clone()))
@@ -101,7 +102,7 @@ pub fn router_with(state: AppState, settings: crate::settings::Settings) -> Rout
         // short.
         .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn(move |request, next| {
-            scope::enter(access.clone(), request, next)
+            scope::enter(access.clone(), attachments.clone(), request, next)
         }))
         .with_state(state)
 }
