@@ -68,7 +68,9 @@ pub async fn put_user(
     check_principal(&name)?;
     let body: UserBody = parse(&body)?;
     let password_sealed = match body.password {
-        Some(password) => Some(seal(&crate::access::auth::hash_password(password).await?)?),
+        Some(password) => Some(seal(
+            &crate::access::password::hash_password(password).await?,
+        )?),
         None => None,
     };
     let change = Change::SaveUser(UserFields {
@@ -156,7 +158,7 @@ pub async fn get_user(
     let admin_roles = strings(&value["roles"]);
     let client = read::client(&state).await?;
     let derived =
-        crate::access::auth::channels_of(&client, &db, &name, admin_channels, admin_roles.clone())
+        crate::access::user::channels_of(&client, &db, &name, admin_channels, admin_roles.clone())
             .await?;
     if let Some(object) = value.as_object_mut() {
         object.insert("admin_roles".into(), json!(admin_roles));
