@@ -394,6 +394,7 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
         database_url: app.database_url(),
         nats_url: nats.url(),
         nats_replicas: 1,
+        nats_stream: None,
         data_dir: app.data_dir(),
         limits: Default::default(),
     };

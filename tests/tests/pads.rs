@@ -491,6 +491,7 @@ async fn the_store_equals_a_replayed_rebuild() {
         database_url: app.database_url(),
         nats_url: String::new(),
         nats_replicas: 1,
+        nats_stream: None,
         data_dir: app.data_dir(),
         limits: Default::default(),
     };

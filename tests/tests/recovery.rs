@@ -20,6 +20,7 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
         database_url: pg.url("palimpsest"),
         nats_url: String::new(),
         nats_replicas: 1,
+        nats_stream: None,
         data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
         limits: Default::default(),
     };

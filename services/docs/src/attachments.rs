@@ -21,27 +21,17 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use futures::Stream;
 use md5::{Digest, Md5};
+use palimpsest_events::docs::AttachmentEvent;
+use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
+use palimpsest_web::command::StreamState;
 use palimpsest_web::content::{self, Content, ContentError, ContentStore, Hasher, Received};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::path::Path;
 
-/// Default largest attachment kept inline (in its event and the table row): 64 KiB.
+/// Default largest attachment kept inline (in its event and the table row): 64 KiB
+/// ([`crate::Settings::inline_max`]).
 pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
-
-/// The attachment store: the folder from `PALIMPSEST_DOCS_ATTACHMENTS_DIR`, else
-/// `<data_dir>/docs-attachments` (kept, moved and removed with the data folder); the inline
-/// size from `PALIMPSEST_DOCS_INLINE_MAX` (bytes, at most
-/// [`palimpsest_web::content::INLINE_CEILING`]), else [`DEFAULT_INLINE_MAX`].
-pub fn store(data_dir: &Path) -> ContentStore {
-    ContentStore::from_env(
-        "PALIMPSEST_DOCS_ATTACHMENTS_DIR",
-        "PALIMPSEST_DOCS_INLINE_MAX",
-        data_dir.join("docs-attachments"),
-        DEFAULT_INLINE_MAX,
-    )
-}
 
 /// SHA-1 and MD5 over the bytes as they stream in: one pass gives the storage key and the
 /// client's digest.
@@ -451,6 +441,25 @@ pub fn encode(bytes: &[u8]) -> String {
 /// Bytes of base64 (from events).
 pub fn decode(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     STANDARD.decode(text.as_bytes())
+}
+
+/// Whether an attachment's content-addressed stream holds its bytes: the write side's view of
+/// the store, so each content is stored once however many documents share it.
+#[derive(Debug, Clone, Default)]
+pub struct AttachmentState {
+    /// The bytes are stored.
+    pub stored: bool,
+}
+
+impl StreamState for AttachmentState {
+    fn initial(_: &StreamName) -> Self {
+        AttachmentState::default()
+    }
+    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
+        let AttachmentEvent::AttachmentStored { .. } = AttachmentEvent::decode(event)?;
+        self.stored = true;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

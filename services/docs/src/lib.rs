@@ -1,31 +1,40 @@
 //! The docs context: Couchbase Sync Gateway's document model behind CouchDB's replication API,
 //! event-sourced.
 //!
-//! - Pure core: revision ids ([`rev`]), the revision tree ([`tree`]), a document's stream
-//!   ([`document`]), `_local/` documents ([`local`]), databases ([`database`]), byte-faithful
-//!   bodies ([`body`]) and stream names ([`streams`]).
+//! - Pure core: revision ids ([`rev`]), the revision tree ([`tree`]), byte-faithful bodies
+//!   ([`body`]), stream names ([`streams`]) and the aggregates, each a folder with its state,
+//!   pure `decide`/`evolve` and its command through the platform's runner: a document's stream
+//!   ([`document`]), `_local/` documents ([`local`]), databases ([`database`]), users and
+//!   roles ([`principal`]). [`command`] is the context's glue to the runner.
+//! - Rooms of the context: attachments and their content store ([`attachments`], [`delivery`]),
+//!   the sync function ([`sync`]), who the caller is and what it may read ([`access`]), what a
+//!   revoked grant took away ([`revocation`]), the read model's shared queries ([`read`]).
 //! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
-//!   `docs`, and the CouchDB replication API under `/docs` ([`router`]).
+//!   `docs`, and the CouchDB replication API under `/docs` ([`router`]: routes, extraction and
+//!   answers only).
 
+pub mod access;
 pub mod attachments;
 pub mod audit;
 pub mod body;
+pub mod command;
 pub mod database;
 pub mod delivery;
 pub mod document;
+pub mod http;
 pub mod local;
+pub mod principal;
 pub mod projection;
+pub mod read;
 pub mod rev;
+pub mod revocation;
 pub mod settings;
 pub mod stored;
 pub mod streams;
 pub mod sync;
 pub mod tree;
-pub mod users;
-
-pub use projection::projection;
-pub mod http;
 
 pub use audit::state_at;
 pub use http::{router, router_with};
+pub use projection::projection;
 pub use settings::Settings;

@@ -1,7 +1,10 @@
 //! How the docs context is configured beyond the platform's state: the binary fills it from its
 //! flags and environment, tests give theirs; the library reads no environment for it.
 
+use crate::attachments::DEFAULT_INLINE_MAX;
+use palimpsest_web::content::ContentStore;
 use palimpsest_web::seal::SealKeys;
+use std::path::{Path, PathBuf};
 
 /// The administrator's user name when none is configured.
 pub const DEFAULT_ADMIN_NAME: &str = "admin";
@@ -13,6 +16,9 @@ pub const PASSWORD_KEY_FILE: &str = "docs-password-key";
 /// secrets are read this way: `palimpsest_web::secret::load_or_create`).
 pub const PASSWORD_KEY_ENV: &str = "PALIMPSEST_DOCS_PASSWORD_KEY";
 
+/// The attachment folder's name inside the data folder, when none is configured.
+pub const ATTACHMENTS_DIR: &str = "docs-attachments";
+
 /// The docs context's configuration.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -23,6 +29,23 @@ pub struct Settings {
     /// `<data dir>/docs-password-key` (generated when missing), previous keys in
     /// `<data dir>/docs-password-key.previous`.
     pub password_keys: Option<SealKeys>,
+    /// The attachment folder (`--docs-attachments-dir`); `None`: `<data dir>/docs-attachments`,
+    /// kept, moved and removed with the data folder.
+    pub attachments_dir: Option<PathBuf>,
+    /// The largest attachment kept inline, in its event and the table row, in bytes
+    /// (`--docs-inline-max`; at most [`palimpsest_web::content::INLINE_CEILING`]).
+    pub inline_max: u64,
+}
+
+impl Settings {
+    /// The attachment store these settings name, its default folder inside `data_dir`.
+    pub fn attachment_store(&self, data_dir: &Path) -> ContentStore {
+        let dir = self
+            .attachments_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join(ATTACHMENTS_DIR));
+        ContentStore::new(dir, self.inline_max)
+    }
 }
 
 impl Default for Settings {
@@ -30,6 +53,8 @@ impl Default for Settings {
         Settings {
             admin_name: DEFAULT_ADMIN_NAME.to_owned(),
             password_keys: None,
+            attachments_dir: None,
+            inline_max: DEFAULT_INLINE_MAX,
         }
     }
 }

@@ -34,7 +34,7 @@ pub struct SyncData {
     pub role_access: BTreeMap<String, Vec<String>>,
     /// Each leaf revision's channels (Sync Gateway keeps them per revision in its history):
     /// a read returns a revision only to a caller in one of them, whichever revision wins
-    /// (see `http::revision_access`).
+    /// (see `access::revisions`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rev_channels: BTreeMap<String, Vec<String>>,
 }

@@ -6,6 +6,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The data folder when none is given (`--data-dir`, `PALIMPSEST_DATA_DIR`).
+pub const DEFAULT_DATA_DIR: &str = ".data";
+
 /// Where the log, NATS and secrets are, and which contexts to serve.
 #[derive(Debug, Clone, Args)]
 pub struct Settings {
@@ -33,11 +36,15 @@ pub struct Settings {
         global = true
     )]
     pub nats_replicas: usize,
+    /// The JetStream stream the relay publishes the log into (and the projectors and
+    /// consumers read); `PALIMPSEST` when absent or blank.
+    #[arg(long, env = "PALIMPSEST_NATS_STREAM", global = true)]
+    pub nats_stream: Option<String>,
     /// Where generated secrets (admin token, pads API key) are kept.
     #[arg(
         long,
         env = "PALIMPSEST_DATA_DIR",
-        default_value = ".data",
+        default_value = DEFAULT_DATA_DIR,
         global = true
     )]
     pub data_dir: PathBuf,
@@ -75,6 +82,26 @@ pub struct HttpSettings {
     /// (`<name>:<admin token>`) to act as the docs context's server admin.
     #[arg(long, env = "PALIMPSEST_DOCS_ADMIN_NAME", default_value = palimpsest_docs::settings::DEFAULT_ADMIN_NAME)]
     pub docs_admin_name: String,
+    /// The docs context's attachment folder (attachments above the inline size, one file per
+    /// SHA-1); `<data-dir>/docs-attachments` when absent.
+    #[arg(long, env = "PALIMPSEST_DOCS_ATTACHMENTS_DIR")]
+    pub docs_attachments_dir: Option<PathBuf>,
+    /// The largest docs attachment kept inline (in its event and the table row), in bytes (at
+    /// most 512 KiB): larger ones go to the folder.
+    #[arg(long, env = "PALIMPSEST_DOCS_INLINE_MAX", default_value_t = palimpsest_docs::attachments::DEFAULT_INLINE_MAX)]
+    pub docs_inline_max: u64,
+    /// The resources context's content folder (content above the inline size, one file per
+    /// sha256); `<data-dir>/resources-content` when absent.
+    #[arg(long, env = "PALIMPSEST_RESOURCES_CONTENT_DIR")]
+    pub resources_content_dir: Option<PathBuf>,
+    /// The largest resources content kept inline (in its event and the table row), in bytes
+    /// (at most 512 KiB): larger content goes to the folder.
+    #[arg(long, env = "PALIMPSEST_RESOURCES_INLINE_MAX", default_value_t = palimpsest_resources::content::DEFAULT_INLINE_MAX)]
+    pub resources_inline_max: u64,
+    /// The records context's previous site keys (comma-separated, 64 hex digits each): what
+    /// they sealed still opens until `rotateKey` has resealed it with the current key.
+    #[arg(long, env = "PALIMPSEST_RECORDS_OLD_KEYS", hide_env_values = true)]
+    pub records_old_keys: Option<String>,
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the

@@ -1,9 +1,11 @@
 //! The bounded contexts this binary serves, and the read models it projects.
 
+use crate::config::DEFAULT_DATA_DIR;
 use palimpsest_events::{RecordedEvent, StreamName};
 use palimpsest_projections::Projection;
 use palimpsest_resources::content::ContentConfig;
 use palimpsest_web::AppState;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Builds a context's routes (without prefix) over the platform's state.
@@ -26,17 +28,33 @@ pub struct Context {
 }
 
 /// How contexts are configured beyond the platform's settings. The binary fills it from its
-/// flags and environment (`serve`, `run`); tests give theirs (`TestApp::builder`), so each app
-/// of a process has its own, and a context never reads a process-wide global to find it.
-#[derive(Clone, Default, Debug)]
+/// flags and environment (`serve`, `run`: `cli::context_settings`); tests give theirs
+/// (`TestApp::builder`), so each app of a process has its own, and a context never reads a
+/// process-wide global (an environment variable) to find it.
+#[derive(Clone, Debug)]
 pub struct ContextSettings {
-    /// records: the schema file's classes, the clock, DELTA, task handlers, the site key.
+    /// records: the schema file's classes, the clock, DELTA, task handlers, the site key and
+    /// the previous ones.
     pub records: palimpsest_records::settings::Settings,
-    /// resources: the content folder and the inline size; `None` reads them from the
-    /// environment (`palimpsest_resources::content::from_env`), as the binary does.
-    pub resources_content: Option<ContentConfig>,
-    /// docs: the administrator's Basic user name, the password keys.
+    /// resources: the content folder and the inline size.
+    pub resources_content: ContentConfig,
+    /// docs: the administrator's Basic user name, the password keys, the attachment folder and
+    /// inline size.
     pub docs: palimpsest_docs::Settings,
+}
+
+impl Default for ContextSettings {
+    /// What the binary gives with no flag and no environment: every context's defaults, the
+    /// resources content inside the default data folder.
+    fn default() -> Self {
+        ContextSettings {
+            records: Default::default(),
+            resources_content: palimpsest_resources::content::in_data_dir(Path::new(
+                DEFAULT_DATA_DIR,
+            )),
+            docs: Default::default(),
+        }
+    }
 }
 
 /// Every context the binary knows, configured by default (what commands that serve no routes
@@ -78,11 +96,13 @@ pub fn configured(settings: ContextSettings) -> Vec<Context> {
         },
         Context {
             name: "resources",
-            router: Arc::new(move |state| match &resources_content {
-                Some(content) => palimpsest_resources::http::routes(
-                    palimpsest_resources::http::Resources::with_content(state, content.clone()),
-                ),
-                None => palimpsest_resources::router(state),
+            router: Arc::new(move |state| {
+                palimpsest_resources::http::routes(
+                    palimpsest_resources::http::Resources::with_content(
+                        state,
+                        resources_content.clone(),
+                    ),
+                )
             }),
             projection: palimpsest_resources::projection,
             state_at: palimpsest_resources::state_at,

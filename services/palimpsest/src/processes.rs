@@ -60,12 +60,12 @@ impl Running {
     }
 }
 
-/// The relay's configuration: NATS from the settings, the stream name from
-/// `PALIMPSEST_NATS_STREAM` (default `PALIMPSEST`).
+/// The relay's configuration: NATS from the settings, the stream name from `--nats-stream`
+/// (`PALIMPSEST_NATS_STREAM`; default `PALIMPSEST`).
 pub fn relay_config(settings: &Settings) -> RelayConfig {
     let mut config = RelayConfig::new(settings.nats_url.clone());
     config.replicas = settings.nats_replicas;
-    if let Ok(name) = std::env::var("PALIMPSEST_NATS_STREAM")
+    if let Some(name) = &settings.nats_stream
         && !name.trim().is_empty()
     {
         config.stream_name = name.trim().to_owned();

@@ -9,7 +9,10 @@ fn admin_name(args: &[&str]) -> String {
     let Command::Serve(http) = cli.command else {
         panic!("serve parsed as {:?}", cli.command);
     };
-    context_settings(&http).expect("settings").docs.admin_name
+    context_settings(&cli.settings, &http)
+        .expect("settings")
+        .docs
+        .admin_name
 }
 
 #[test]

@@ -67,7 +67,7 @@ fn the_flag_is_parsed_into_the_records_settings_and_a_negative_one_refused() {
     let Command::Serve(http) = cli.command else {
         panic!("serve parsed as {:?}", cli.command);
     };
-    let settings = context_settings(&http).expect("settings");
+    let settings = context_settings(&cli.settings, &http).expect("settings");
     assert_eq!(settings.records.delta_ms, DELTA);
     assert!(Cli::try_parse_from(["palimpsest", "serve", "--records-delta-ms", "-5"]).is_err());
 }
@@ -79,7 +79,7 @@ async fn the_flag_changes_the_version_a_list_answers() {
     let Command::Run(http) = cli.command else {
         panic!("run parsed as {:?}", cli.command);
     };
-    let settings = context_settings(&http).expect("settings");
+    let settings = context_settings(&cli.settings, &http).expect("settings");
     let app = palimpsest_testkit::TestApp::builder()
         .records(settings.records)
         .start()

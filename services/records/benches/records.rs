@@ -418,7 +418,7 @@ async fn main() {
         return;
     }
 
-    let key = SiteKey::load(&state.data_dir).expect("key");
+    let key = SiteKey::load(&state.data_dir, &[]).expect("key");
     seed(&state, &key).await;
     let client = state.read.get().await.expect("client");
     // Scan and sync alternate, `RECORDS_BENCH_SYNC_ROUNDS` times each (5 by default); the

@@ -19,10 +19,6 @@ pub const IV_LEN: usize = 12;
 /// The environment variable that may hold the site key.
 pub const KEY_ENV: &str = "PALIMPSEST_RECORDS_KEY";
 
-/// The environment variable that may hold previous site keys (comma separated), still opened
-/// until `rotateKey` has resealed everything with the current one.
-pub const OLD_KEYS_ENV: &str = "PALIMPSEST_RECORDS_OLD_KEYS";
-
 /// Why a value could not be sealed or opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
@@ -81,11 +77,12 @@ impl SiteKey {
         }
     }
 
-    /// The key from the environment or `<data_dir>/records-key`, created there when missing.
-    pub fn load(data_dir: &Path) -> Result<SiteKey, std::io::Error> {
+    /// The key from the environment or `<data_dir>/records-key`, created there when missing,
+    /// still opening what the `previous` keys (64 hex digits each: the context's settings,
+    /// `--records-old-keys`) sealed.
+    pub fn load(data_dir: &Path, previous: &[String]) -> Result<SiteKey, std::io::Error> {
         let text = palimpsest_web::secret::load_or_create(KEY_ENV, &data_dir.join("records-key"))?;
-        let old = std::env::var(OLD_KEYS_ENV).unwrap_or_default();
-        let old = old.split(',').map(str::trim).filter(|k| !k.is_empty());
+        let old = previous.iter().map(|k| k.trim()).filter(|k| !k.is_empty());
         SiteKey::from_hex(&text)
             .and_then(|key| key.with_previous(old))
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))

@@ -28,6 +28,9 @@ pub struct Settings {
     pub task_poll_ms: u64,
     /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
     pub site_key: Option<SiteKey>,
+    /// Previous site keys (64 hex digits each, `--records-old-keys`): what they sealed still
+    /// opens until `rotateKey` has resealed it with the current key.
+    pub old_keys: Vec<String>,
     /// How long (ms) zombies and `del` rows are kept before the server purges them; `None`
     /// keeps them until an admin purge (`purgeOrg`/`purgeOrgs`).
     pub zombie_retention_ms: Option<i64>,
@@ -45,6 +48,7 @@ impl Default for Settings {
             treatments: HashMap::new(),
             task_poll_ms: 1000,
             site_key: None,
+            old_keys: Vec::new(),
             zombie_retention_ms: None,
             retention_every_ms: 60_000,
         }

@@ -45,24 +45,6 @@ impl ContentStore {
         }
     }
 
-    /// A store configured by the environment: the folder from `dir_var`, else `default_dir`;
-    /// the inline size from `inline_var` (bytes), else `default_inline`.
-    pub fn from_env(
-        dir_var: &str,
-        inline_var: &str,
-        default_dir: PathBuf,
-        default_inline: u64,
-    ) -> Self {
-        let dir = std::env::var_os(dir_var)
-            .map(PathBuf::from)
-            .unwrap_or(default_dir);
-        let inline_max = std::env::var(inline_var)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(default_inline);
-        ContentStore::new(dir, inline_max)
-    }
-
     /// The file of a stored location, refusing locations that would leave the folder.
     pub fn path_of(&self, location: &str) -> Option<PathBuf> {
         let safe = !location.is_empty()

@@ -122,16 +122,17 @@ impl TestAppBuilder {
             database_url,
             nats_url: self.nats_url.clone().unwrap_or_default(),
             nats_replicas: 1,
+            nats_stream: None,
             data_dir: data_dir.path().to_path_buf(),
             limits: self.limits,
         };
         let contexts = ContextSettings {
             records: self.records,
             docs: self.docs,
-            resources_content: Some(ContentConfig::new(
+            resources_content: ContentConfig::new(
                 data_dir.path().join(RESOURCES_CONTENT),
                 self.inline_max,
-            )),
+            ),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -1,7 +1,10 @@
 //! A document's stream: its state (the revision tree), the commands that add revisions, and the
 //! pure `decide` / `evolve` that turn one into events and fold them back.
 
+pub mod command;
 mod decide;
+pub mod maintenance;
+mod state;
 #[cfg(test)]
 mod tests;
 

@@ -1,11 +1,11 @@
 //! Sync Gateway's admin API under `/docs/_admin`, behind the admin bearer token: database
 //! creation with its configuration and the sync function.
 
-use super::command::Reply;
 use super::error::CouchError;
-use super::read;
-use super::server::{check_name, database_command};
+use crate::command::Reply;
+use crate::database::command::{check_name, database_command};
 use crate::database::{DEFAULT_REVS_LIMIT, DbCommand};
+use crate::read;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

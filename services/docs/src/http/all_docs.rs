@@ -1,14 +1,14 @@
 //! `_all_docs`: the live documents by id (byte order), with `keys`, ranges, `limit`, `skip`,
 //! `descending` and `include_docs`, written as the rows are read ([`super::streaming`]).
 
-use super::auth::{self, Caller, Visibility};
 use super::bulk::load_many;
 use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json, number};
-use super::read;
 use super::render::{Atts, Show, render};
 use super::streaming::{self, BodyWriter, StreamError};
+use crate::access::auth::{self, Caller, Visibility};
 use crate::body::push_string;
+use crate::read;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};

@@ -2,15 +2,15 @@
 //! Bytes stream both ways: an upload goes to the attachment store as it arrives, a download
 //! comes from the folder as it is sent.
 
-use super::auth;
-use super::command::Reply;
 use super::error::CouchError;
 use super::params::Params;
 use super::range::{self, Wanted};
-use super::read;
-use super::write::{AttachmentEdit, Item, Shape, write};
+use crate::access::{auth, scope};
 use crate::attachments::{self, Uploaded, stubs};
 use crate::body::Incoming;
+use crate::command::Reply;
+use crate::document::command::{AttachmentEdit, Item, Shape, write};
+use crate::read;
 use crate::rev::RevId;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -37,8 +37,8 @@ pub async fn get(
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    let tree = super::revision_access::readable_tree(&caller, &stored)?;
-    let by_revision = params.contains_key("rev") && super::revision_access::any_readable(&tree);
+    let tree = crate::access::revisions::readable_tree(&caller, &stored)?;
+    let by_revision = params.contains_key("rev") && crate::access::revisions::any_readable(&tree);
     if caller.sees(&stored.sync) != auth::Visibility::Visible && !by_revision {
         return Err(auth::forbidden());
     }
@@ -67,7 +67,8 @@ pub async fn get(
     if unchanged {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
-    let (length, content) = read::attachment_content(&state, &client, &stub.digest)
+    let store = scope::attachments()?;
+    let (length, content) = read::attachment_content(&store, &client, &stub.digest)
         .await?
         .ok_or_else(|| CouchError::internal(format!("attachment bytes {} missing", stub.digest)))?;
     let wanted = range::wanted(
@@ -202,7 +203,7 @@ pub async fn put(
         .unwrap_or("application/octet-stream")
         .to_owned();
     let writer = auth::caller_of(&state, &db, &headers).await?.writer();
-    let store = attachments::store(&state.data_dir);
+    let store = scope::attachments()?;
     let attachment = attachments::receive(&store, body.into_data_stream())
         .await
         .map_err(|e| match e {

@@ -1,11 +1,11 @@
 //! The replicator's batch routes: `_bulk_docs`, `_revs_diff` (and [`super::bulk_get`]).
 
-use super::auth;
-use super::command::Reply;
 use super::error::CouchError;
-use super::read;
-use super::write::{Item, Shape, write};
+use crate::access::auth;
 use crate::body::{Incoming, Members};
+use crate::command::Reply;
+use crate::document::command::{Item, Shape, write};
+use crate::read;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

@@ -4,16 +4,17 @@
 //! [`crate::delivery`]), `revs`, `latest` and `attachments` are honoured; an entry's own error
 //! is answered in its place.
 
-use super::auth::{self, Caller, Visibility};
 use super::bulk::load_many;
 use super::doc::show;
 use super::error::CouchError;
 use super::multipart::{self, Part};
 use super::params::{Params, flag};
-use super::read;
 use super::render::{Atts, Show, render, render_delivered};
 use super::streaming;
+use crate::access::auth::{self, Caller, Visibility};
+use crate::access::scope;
 use crate::delivery::{Carry, Following, held_up_to};
+use crate::read;
 use crate::rev::RevId;
 use crate::stored::StoredDoc;
 use crate::tree::{Node, RevTree};
@@ -23,9 +24,11 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
+use palimpsest_web::content::ContentStore;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 struct BulkGet {
@@ -204,7 +207,7 @@ pub async fn bulk_get(
     let entries: Vec<Result<Wanted, Refusal>> = request.docs.iter().map(wanted).collect();
     drop(request);
     let batch = Batch {
-        state,
+        attachments: scope::attachments()?,
         client,
         db,
         caller,
@@ -256,7 +259,7 @@ const ENTRIES_PER_READ: usize = 50;
 
 /// What a `_bulk_get` answers with: the caller, its connection, and what it asked.
 struct Batch {
-    state: AppState,
+    attachments: Arc<ContentStore>,
     client: Object,
     db: String,
     caller: Caller,
@@ -278,9 +281,9 @@ impl Batch {
         let stored = load_many(&self.client, &self.db, &ids).await?;
         let mut trees = HashMap::new();
         for (id, doc) in &stored {
-            let tree = super::revision_access::readable_tree(&self.caller, doc)?;
+            let tree = crate::access::revisions::readable_tree(&self.caller, doc)?;
             if self.caller.sees(&doc.sync) == Visibility::Visible
-                || super::revision_access::any_readable(&tree)
+                || crate::access::revisions::any_readable(&tree)
             {
                 trees.insert(id.clone(), tree);
             }
@@ -333,7 +336,7 @@ impl Batch {
             return Ok(Atts::new());
         }
         let digests = crate::delivery::digests(bodies.into_iter());
-        read::attachment_data(&self.state, &self.client, &digests).await
+        read::attachment_data(&self.attachments, &self.client, &digests).await
     }
 }
 

@@ -5,15 +5,15 @@
 //! A document's sequence is the log position of its last event, so sequences are integers that
 //! only grow and a client's `since` is exact.
 
-use super::auth;
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
-use super::read;
 use super::render::{Atts, Show, render};
-use super::revision_access::listed;
 use super::streaming::{self, BodyWriter, StreamError};
+use crate::access::auth;
+use crate::access::revisions::listed;
 use crate::body::push_string;
 use crate::projection::NAME;
+use crate::read;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -207,7 +207,7 @@ fn change_row(
 }
 
 /// A change query under way: its rows as Postgres sends them, and the rows of the channels the
-/// caller lost (each once, as `removed`: [`super::revoked`]), rendered, in sequence order.
+/// caller lost (each once, as `removed`: [`crate::revocation`]), rendered, in sequence order.
 struct Scan {
     rows: RowStream,
     lost: std::collections::VecDeque<(i64, String)>,
@@ -256,7 +256,7 @@ async fn lost_rows(
     if ask.lost.is_empty() {
         return Ok(Default::default());
     }
-    let removed = super::revoked::removed_since(
+    let removed = crate::revocation::removed_since(
         client,
         &ask.db,
         ask.since,

@@ -1,14 +1,14 @@
 //! One document: `GET|PUT|DELETE /{db}/{doc}` and `POST /{db}`.
 
-use super::auth::{self, Visibility};
-use super::command::{Reply, text_reply};
 use super::error::CouchError;
 use super::params::{Params, flag, flag_or, json};
-use super::read;
 use super::render::{Atts, Show, render, render_delivered};
-use super::revision_access;
-use super::write::{Item, Shape, write};
+use crate::access::auth::{self, Visibility};
+use crate::access::{revisions, scope};
 use crate::body::Incoming;
+use crate::command::{Reply, text_reply};
+use crate::document::command::{Item, Shape, write};
+use crate::read;
 use crate::rev::RevId;
 use crate::tree::RevTree;
 use axum::body::Bytes;
@@ -35,7 +35,7 @@ fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, Cou
         None => Ok(None),
         Some("all") => Ok(Some(
             tree.leaves()
-                .filter(|n| !revision_access::withheld(n))
+                .filter(|n| !revisions::withheld(n))
                 .map(|n| n.rev.to_string())
                 .collect(),
         )),
@@ -125,10 +125,10 @@ pub async fn read_doc(
     let stored = read::document(&client, db, doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    let tree = revision_access::readable_tree(&caller, &stored)?;
+    let tree = revisions::readable_tree(&caller, &stored)?;
     let by_revision = params.contains_key("rev") || params.contains_key("open_revs");
     match caller.sees(&stored.sync) {
-        _ if by_revision && revision_access::any_readable(&tree) => {}
+        _ if by_revision && revisions::any_readable(&tree) => {}
         Visibility::Visible => {}
         Visibility::Removed => {
             return Ok(text_reply(
@@ -140,7 +140,10 @@ pub async fn read_doc(
     }
     let since = atts_since(params)?;
     let atts = if flag(params, "attachments")? || since.is_some() {
-        read::attachment_data(state, &client, &read::digests(std::iter::once(&tree))).await?
+        {
+            let store = scope::attachments()?;
+            read::attachment_data(&store, &client, &read::digests(std::iter::once(&tree))).await?
+        }
     } else {
         Atts::new()
     };

@@ -1,24 +1,20 @@
 //! `_local/` documents: `GET|PUT|DELETE /{db}/_local/{id}`; what replicators keep their
 //! checkpoints in.
 
-use super::auth;
-use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run, text_reply};
 use super::error::CouchError;
 use super::params::Params;
-use super::read;
+use crate::access::auth;
 use crate::body::Incoming;
-use crate::database::DbState;
-use crate::local::{self, LocalCommand, LocalState, local_rev};
+use crate::command::{Reply, text_reply};
+use crate::local::{LocalCommand, command::local_command};
 use crate::projection::local_key;
+use crate::read;
 use crate::stored::local_for_client;
-use crate::streams;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use palimpsest_events::docs::LocalEvent;
 use palimpsest_web::AppState;
 use palimpsest_web::command::CommandRequest;
-use serde_json::json;
 
 /// `GET /{db}/_local/{id}`.
 pub async fn get(
@@ -42,58 +38,6 @@ pub async fn get(
     ))
 }
 
-async fn local_command(
-    state: &AppState,
-    request: &CommandRequest,
-    db: &str,
-    doc_id: &str,
-    command: LocalCommand,
-    status: StatusCode,
-) -> Result<Reply, CouchError> {
-    if doc_id.is_empty() || doc_id.contains('\0') {
-        return Err(CouchError::bad_request("invalid local document id"));
-    }
-    let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
-    let command = LocalWrite {
-        db_stream,
-        doc_id: doc_id.to_owned(),
-        command,
-        status,
-    };
-    run(state, request, &command).await
-}
-
-struct LocalWrite {
-    db_stream: palimpsest_events::StreamName,
-    doc_id: String,
-    command: LocalCommand,
-    status: StatusCode,
-}
-
-impl DocsCommand for LocalWrite {
-    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
-        Box::pin(async move {
-            let db_state: DbState = attempt.load(&self.db_stream).await?;
-            let (incarnation, _) = db_state.live.ok_or_else(CouchError::no_database)?;
-            let stream = streams::local(incarnation, &self.doc_id)
-                .map_err(|e| CouchError::bad_request(e.to_string()))?;
-            let current: LocalState = attempt.load(&stream).await?;
-            let events = local::decide(self.command.clone(), &current)?;
-            let rev = match events.first() {
-                Some(LocalEvent::LocalSaved { number, .. }) => local_rev(*number),
-                _ => "0-0".into(),
-            };
-            let reply = Reply::json(
-                self.status,
-                &json!({"ok": true, "id": format!("_local/{}", self.doc_id), "rev": rev}),
-            );
-            Ok(Decision::new(reply)
-                .check(self.db_stream.clone())
-                .write(stream, encode(&events)?))
-        })
-    }
-}
-
 /// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists).
 pub async fn put(
     State(state): State<AppState>,
@@ -104,7 +48,7 @@ pub async fn put(
 ) -> Result<Reply, CouchError> {
     auth::caller_of(&state, &db, &headers).await?;
     let doc = Incoming::parse(&body)?;
-    if doc.body.len() > super::write::MAX_BODY {
+    if doc.body.len() > crate::document::command::MAX_BODY {
         return Err(CouchError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",

@@ -1,19 +1,14 @@
 //! The CouchDB replication API under `/docs`: what PouchDB and other replicators use, answered
 //! as CouchDB answers (`{"error", "reason"}` errors, `_id`/`_rev` first, no `_sync`).
 
-mod access;
 mod admin;
 mod all_docs;
 mod attachment;
-pub mod auth;
 mod bulk;
 mod bulk_get;
 mod changes;
-mod command;
 mod doc;
 pub mod error;
-pub mod gate;
-pub(crate) mod load;
 mod local;
 mod maintenance;
 mod multipart;
@@ -22,17 +17,12 @@ pub mod openapi;
 mod params;
 mod principals;
 mod range;
-mod read;
-mod render;
-mod revision_access;
-mod revoked;
-pub mod scope;
+pub(crate) mod render;
 mod server;
 mod session;
-mod session_token;
 mod streaming;
-mod write;
 
+use crate::access::{self, gate, scope};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
@@ -90,9 +80,10 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The context's routes, without prefix, configured by `settings`. Every request runs in its
-/// scope ([`scope`]); the database routes identify their caller from the headers before the
-/// handler reads a body ([`gate`]).
+/// scope ([`crate::access::scope`]); the database routes identify their caller from the headers before the
+/// handler reads a body ([`crate::access::gate`]).
 pub fn router_with(state: AppState, settings: crate::settings::Settings) -> Router {
+    let attachments = Arc::new(settings.attachment_store(&state.data_dir));
     let access = Arc::new(access::Access::new(&state, settings));
     Router::new()
         .merge(admin_routes(state.clone()))
@@ -111,7 +102,7 @@ pub fn router_with(state: AppState, settings: crate::settings::Settings) -> Rout
         // short.
         .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn(move |request, next| {
-            scope::enter(access.clone(), request, next)
+            scope::enter(access.clone(), attachments.clone(), request, next)
         }))
         .with_state(state)
 }

@@ -4,9 +4,9 @@
 //! not held an `application/json; error="true"` part `{"missing": rev}`.
 
 use super::bulk_get::nodes;
-use super::command::Reply;
 use super::multipart::{self, Part};
 use super::render::{Atts, Show, render, render_delivered};
+use crate::command::Reply;
 use crate::delivery::{Carry, held_up_to};
 use crate::rev::RevId;
 use crate::tree::RevTree;

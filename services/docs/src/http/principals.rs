@@ -1,49 +1,18 @@
 //! Sync Gateway's user and role admin routes: `/_admin/{db}/_user/{name}` and
 //! `/_admin/{db}/_role/{name}` (PUT, GET, DELETE) and their lists.
 
-use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run, text_reply};
 use super::error::CouchError;
-use super::read;
-use crate::database::DbState;
-use crate::streams;
-use crate::users::{self, PrincipalError, PrincipalState, StoredPassword, UserFields};
+use crate::command::Reply;
+use crate::principal::command::{self, Change, seal};
+use crate::principal::{PrincipalError, UserFields};
+use crate::read;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use palimpsest_events::docs::{RoleEvent, UserEvent};
-use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
 use palimpsest_web::AppState;
-use palimpsest_web::command::{CommandRequest, StreamState};
+use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// A user's stream state.
-#[derive(Debug, Clone, Default)]
-pub struct UserStream(PrincipalState);
-
-impl StreamState for UserStream {
-    fn initial(_: &StreamName) -> Self {
-        UserStream::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        self.0 = users::evolve_user(std::mem::take(&mut self.0), &UserEvent::decode(event)?);
-        Ok(())
-    }
-}
-
-/// A role's stream state.
-#[derive(Debug, Clone, Default)]
-pub struct RoleStream(PrincipalState);
-
-impl StreamState for RoleStream {
-    fn initial(_: &StreamName) -> Self {
-        RoleStream::default()
-    }
-    fn fold(&mut self, event: &RecordedEvent) -> Result<(), DecodeError> {
-        self.0 = users::evolve_role(std::mem::take(&mut self.0), &RoleEvent::decode(event)?);
-        Ok(())
-    }
-}
 
 impl From<PrincipalError> for CouchError {
     fn from(e: PrincipalError) -> Self {
@@ -75,116 +44,6 @@ struct RoleBody {
     admin_channels: Vec<String>,
 }
 
-enum Change {
-    SaveUser(UserFields),
-    EndSession { id: String, expires: i64 },
-    DeleteUser,
-    SaveRole(Vec<String>),
-    DeleteRole,
-}
-
-struct PrincipalCommand {
-    db: String,
-    name: String,
-    change: Change,
-}
-
-impl DocsCommand for PrincipalCommand {
-    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
-        Box::pin(async move {
-            let db_stream =
-                streams::database(&self.db).map_err(|e| CouchError::bad_request(e.to_string()))?;
-            let db: DbState = attempt.load(&db_stream).await?;
-            let (incarnation, _) = db.live.ok_or_else(CouchError::no_database)?;
-            let bad =
-                |e: palimpsest_events::StreamNameError| CouchError::bad_request(e.to_string());
-            let (stream, events) = match &self.change {
-                Change::SaveUser(fields) => {
-                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
-                    let UserStream(state) = attempt.load(&stream).await?;
-                    let fields = resealed(fields, &state)?;
-                    (stream, encode(&users::save_user(fields, &state))?)
-                }
-                Change::EndSession { id, expires } => {
-                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
-                    let UserStream(state) = attempt.load(&stream).await?;
-                    let events = users::end_session(
-                        self.db.clone(),
-                        self.name.clone(),
-                        id.clone(),
-                        *expires,
-                        &state,
-                    );
-                    (stream, encode(&events)?)
-                }
-                Change::DeleteUser => {
-                    let stream = streams::user(incarnation, &self.name).map_err(bad)?;
-                    let UserStream(state) = attempt.load(&stream).await?;
-                    let events = users::delete_user(self.db.clone(), self.name.clone(), &state)?;
-                    (stream, encode(&events)?)
-                }
-                Change::SaveRole(channels) => {
-                    let stream = streams::role(incarnation, &self.name).map_err(bad)?;
-                    let event = RoleEvent::RoleSaved {
-                        db: self.db.clone(),
-                        name: self.name.clone(),
-                        admin_channels: channels.clone(),
-                    };
-                    (stream, encode(&[event])?)
-                }
-                Change::DeleteRole => {
-                    let stream = streams::role(incarnation, &self.name).map_err(bad)?;
-                    let RoleStream(state) = attempt.load(&stream).await?;
-                    let events = users::delete_role(self.db.clone(), self.name.clone(), &state)?;
-                    (stream, encode(&events)?)
-                }
-            };
-            let reply = text_reply(StatusCode::OK, "{\"ok\":true}".into());
-            Ok(Decision::new(reply).check(db_stream).write(stream, events))
-        })
-    }
-}
-
-/// The fields to save: a save that keeps a hash the last event held in the clear seals it,
-/// so that no new event carries it in the clear.
-fn resealed(fields: &UserFields, state: &PrincipalState) -> Result<UserFields, CouchError> {
-    let mut fields = fields.clone();
-    if fields.password_sealed.is_none()
-        && let Some(StoredPassword::Plain(hash)) = &state.password
-    {
-        fields.password_sealed = Some(seal(hash)?);
-    }
-    Ok(fields)
-}
-
-/// A bcrypt hash sealed with the router's password key.
-fn seal(hash: &str) -> Result<String, CouchError> {
-    super::scope::access()?
-        .keys()?
-        .seal(hash.as_bytes(), palimpsest_web::seal::fresh_iv())
-        .map_err(CouchError::internal)
-}
-
-/// Ends a user's session at its logout: a `SessionEnded` event on the user's stream, after
-/// which the session's cookie is refused.
-pub async fn end_session(
-    state: &AppState,
-    request: &CommandRequest,
-    db: &str,
-    claim: &super::auth::SessionClaim,
-) -> Result<Reply, CouchError> {
-    let change = Change::EndSession {
-        id: claim.id.clone(),
-        expires: claim.expires,
-    };
-    let command = PrincipalCommand {
-        db: db.to_owned(),
-        name: claim.name.clone(),
-        change,
-    };
-    run(state, request, &command).await
-}
-
 fn check_principal(name: &str) -> Result<(), CouchError> {
     if name.is_empty() || name.len() > 200 || name.chars().any(|c| c.is_control() || c == ':') {
         return Err(CouchError::bad_request("invalid user or role name"));
@@ -209,7 +68,9 @@ pub async fn put_user(
     check_principal(&name)?;
     let body: UserBody = parse(&body)?;
     let password_sealed = match body.password {
-        Some(password) => Some(seal(&super::auth::hash_password(password).await?)?),
+        Some(password) => Some(seal(
+            &crate::access::password::hash_password(password).await?,
+        )?),
         None => None,
     };
     let change = Change::SaveUser(UserFields {
@@ -221,7 +82,7 @@ pub async fn put_user(
         email: body.email,
         disabled: body.disabled,
     });
-    run(&state, &request, &PrincipalCommand { db, name, change }).await
+    command::change(&state, &request, db, name, change).await
 }
 
 /// `DELETE /_admin/{db}/_user/{name}`.
@@ -231,7 +92,7 @@ pub async fn delete_user(
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let change = Change::DeleteUser;
-    run(&state, &request, &PrincipalCommand { db, name, change }).await
+    command::change(&state, &request, db, name, change).await
 }
 
 /// `PUT /_admin/{db}/_role/{name}` `{admin_channels}`.
@@ -244,7 +105,7 @@ pub async fn put_role(
     check_principal(&name)?;
     let body: RoleBody = parse(&body)?;
     let change = Change::SaveRole(body.admin_channels);
-    run(&state, &request, &PrincipalCommand { db, name, change }).await
+    command::change(&state, &request, db, name, change).await
 }
 
 /// `DELETE /_admin/{db}/_role/{name}`.
@@ -254,7 +115,7 @@ pub async fn delete_role(
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
     let change = Change::DeleteRole;
-    run(&state, &request, &PrincipalCommand { db, name, change }).await
+    command::change(&state, &request, db, name, change).await
 }
 
 async fn get_principal(state: &AppState, db: &str, key: &str) -> Result<Value, CouchError> {
@@ -297,7 +158,8 @@ pub async fn get_user(
     let admin_roles = strings(&value["roles"]);
     let client = read::client(&state).await?;
     let derived =
-        super::auth::channels_of(&client, &db, &name, admin_channels, admin_roles.clone()).await?;
+        crate::access::user::channels_of(&client, &db, &name, admin_channels, admin_roles.clone())
+            .await?;
     if let Some(object) = value.as_object_mut() {
         object.insert("admin_roles".into(), json!(admin_roles));
         object.insert("roles".into(), json!(derived.roles));

@@ -1,10 +1,10 @@
 //! The server and its databases: `GET /`, `GET /_all_dbs`, `PUT|GET|DELETE /{db}`.
 
-use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use super::error::CouchError;
-use super::read;
-use crate::database::{self, DEFAULT_REVS_LIMIT, DbCommand, DbState};
-use crate::streams;
+use crate::command::Reply;
+use crate::database::command::database_command;
+use crate::database::{DEFAULT_REVS_LIMIT, DbCommand};
+use crate::read;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -30,7 +30,7 @@ pub async fn all_dbs(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> Result<Json<Vec<String>>, CouchError> {
-    super::gate::administrator_of(&state, None, &headers).await?;
+    crate::access::gate::administrator_of(&state, None, &headers).await?;
     let client = read::client(&state).await?;
     let rows = client
         .query(
@@ -39,63 +39,6 @@ pub async fn all_dbs(
         )
         .await?;
     Ok(Json(rows.iter().map(|r| r.get(0)).collect()))
-}
-
-/// CouchDB's database names: `^[a-z][a-z0-9_$()+/-]*$`, at most 238 characters.
-pub fn check_name(name: &str) -> Result<(), CouchError> {
-    let ok = name.len() <= 238
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+/-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(CouchError::new(
-            StatusCode::BAD_REQUEST,
-            "illegal_database_name",
-            format!(
-                "Name: '{name}'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
-            ),
-        ))
-    }
-}
-
-/// Runs a database command (create, delete, set the sync function).
-pub async fn database_command(
-    state: &AppState,
-    request: &CommandRequest,
-    name: &str,
-    command: DbCommand,
-    status: StatusCode,
-) -> Result<Reply, CouchError> {
-    check_name(name)?;
-    let stream = streams::database(name).map_err(|e| CouchError::bad_request(e.to_string()))?;
-    let command = DatabaseCommand {
-        stream,
-        command,
-        status,
-    };
-    run(state, request, &command).await
-}
-
-struct DatabaseCommand {
-    stream: palimpsest_events::StreamName,
-    command: DbCommand,
-    status: StatusCode,
-}
-
-impl DocsCommand for DatabaseCommand {
-    fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
-        Box::pin(async move {
-            let current: DbState = attempt.load(&self.stream).await?;
-            let events = database::decide(self.command.clone(), &current)?;
-            Ok(
-                Decision::new(Reply::json(self.status, &json!({"ok": true})))
-                    .write(self.stream.clone(), encode(&events)?),
-            )
-        })
-    }
 }
 
 /// `PUT /{db}`: creates the database (412 if it exists); the administrator's only, as in
@@ -108,7 +51,7 @@ pub async fn create(
     headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
-    super::gate::administrator_of(&state, Some(&name), &headers).await?;
+    crate::access::gate::administrator_of(&state, Some(&name), &headers).await?;
     let revs_limit = super::params::number(&params, "revs_limit")?
         .map(|n| u32::try_from(n.clamp(1, 100_000)).unwrap_or(DEFAULT_REVS_LIMIT))
         .unwrap_or(DEFAULT_REVS_LIMIT);
@@ -130,7 +73,7 @@ pub async fn delete(
     headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
-    super::gate::administrator_of(&state, Some(&name), &headers).await?;
+    crate::access::gate::administrator_of(&state, Some(&name), &headers).await?;
     database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
 }
 
@@ -142,7 +85,7 @@ pub async fn info(
 ) -> Result<Json<Value>, CouchError> {
     let client = read::client(&state).await?;
     let db = read::database(&client, &name).await?;
-    super::auth::caller(&state, &client, &name, &headers).await?;
+    crate::access::auth::caller(&state, &client, &name, &headers).await?;
     let counts = client
         .query_one(
             "SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted), \
@@ -174,7 +117,7 @@ pub async fn ensure_full_commit(
 ) -> Result<Reply, CouchError> {
     let client = read::client(&state).await?;
     read::database(&client, &name).await?;
-    super::auth::caller(&state, &client, &name, &headers).await?;
+    crate::access::auth::caller(&state, &client, &name, &headers).await?;
     Ok(Reply::json(
         StatusCode::CREATED,
         &json!({"ok": true, "instance_start_time": "0"}),

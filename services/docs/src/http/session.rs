@@ -2,10 +2,11 @@
 //! `SyncGatewaySession` cookie after a password login) and `POST /_admin/{db}/_session` to make
 //! one for a user without its password.
 
-use super::auth::{self, Caller, SESSION_COOKIE, SessionClaim};
 use super::error::CouchError;
-use super::principals;
-use super::read;
+use crate::access::auth::{self, Caller, SessionClaim};
+use crate::access::session::{self, SESSION_COOKIE};
+use crate::access::user;
+use crate::read;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -69,7 +70,7 @@ pub async fn post(
     existing(&state, &db).await?;
     let login: Login = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{name, password}}: {e}")))?;
-    let (caller, tag) = auth::login(&state, &db, &login.name, &login.password).await?;
+    let (caller, tag) = user::login(&state, &db, &login.name, &login.password).await?;
     let expires = chrono::Utc::now().timestamp() + SESSION_SECS;
     let id = auth::new_session_id();
     let token = SessionClaim::token(&state.admin_token, &db, &login.name, &id, &tag, expires);
@@ -91,9 +92,9 @@ pub async fn delete(
 ) -> Result<Response, CouchError> {
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
-    if let Some(claim) = auth::current_session(&state, &client, &db, &headers).await? {
+    if let Some(claim) = session::current_session(&state, &client, &db, &headers).await? {
         drop(client);
-        principals::end_session(&state, &request, &db, &claim).await?;
+        crate::principal::command::end_session(&state, &request, &db, &claim).await?;
     }
     Ok((
         StatusCode::OK,
@@ -121,7 +122,7 @@ pub async fn admin_post(
         .map_err(|e| CouchError::bad_request(format!("expected {{name, ttl?}}: {e}")))?;
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
-    let stored = auth::stored_user(&client, &db, &request.name)
+    let stored = user::stored_user(&client, &db, &request.name)
         .await?
         .ok_or_else(|| CouchError::not_found("no such user"))?;
     let ttl = request

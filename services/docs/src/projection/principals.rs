@@ -72,7 +72,14 @@ pub async fn user(tx: &Transaction<'_>, s: &str, event: &UserEvent) -> Result<()
             expires,
         } => {
             let value = json!({"name": name, "expires": expires});
-            put(tx, s, db, &crate::users::ended_session_key(session), &value).await
+            put(
+                tx,
+                s,
+                db,
+                &crate::principal::ended_session_key(session),
+                &value,
+            )
+            .await
         }
         UserEvent::UserDeleted { db, name } => remove(tx, s, db, &format!("user:{name}")).await,
     }

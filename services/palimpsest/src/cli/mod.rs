@@ -118,13 +118,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// The contexts' settings `serve` and `run` take from their flags and environment (records'
-/// schema file, DELTA, zombie retention); a test checks through it that a flag reaches the
-/// context.
-pub fn context_settings(http: &HttpSettings) -> anyhow::Result<contexts::ContextSettings> {
+/// schema file, DELTA, zombie retention, previous keys; docs' admin name and attachment store;
+/// resources' content store, its folder inside `settings`' data folder unless one is named); a
+/// test checks through it that a flag reaches the context.
+pub fn context_settings(
+    settings: &Settings,
+    http: &HttpSettings,
+) -> anyhow::Result<contexts::ContextSettings> {
     let mut configured = contexts::ContextSettings::default();
     configured.records.delta_ms = http.records_delta_ms;
     configured.records.zombie_retention_ms = http.records_zombie_retention_ms;
+    configured.records.old_keys = http
+        .records_old_keys
+        .iter()
+        .flat_map(|keys| keys.split(','))
+        .map(str::trim)
+        .filter(|key| !key.is_empty())
+        .map(str::to_owned)
+        .collect();
     configured.docs.admin_name = http.docs_admin_name.clone();
+    configured.docs.attachments_dir = http.docs_attachments_dir.clone();
+    configured.docs.inline_max = http.docs_inline_max;
+    configured.resources_content = palimpsest_resources::content::ContentConfig::new(
+        http.resources_content_dir
+            .clone()
+            .unwrap_or_else(|| palimpsest_resources::content::default_dir(&settings.data_dir)),
+        http.resources_inline_max,
+    );
     if let Some(path) = &http.records_schema {
         configured.records.schema =
             palimpsest_records::load_schema(path).map_err(anyhow::Error::msg)?;
@@ -133,7 +153,7 @@ pub fn context_settings(http: &HttpSettings) -> anyhow::Result<contexts::Context
 }
 
 async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> anyhow::Result<()> {
-    let configured = context_settings(&http)?;
+    let configured = context_settings(settings, &http)?;
     let selected = contexts::select(&http.contexts, configured).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr).await?;
     let running = processes::start(

@@ -39,7 +39,7 @@ pub fn router(state: AppState) -> Router {
 pub fn router_with(state: AppState, settings: Settings) -> Router {
     let loaded = match settings.site_key.clone() {
         Some(key) => Ok(key),
-        None => SiteKey::load(&state.data_dir),
+        None => SiteKey::load(&state.data_dir, &settings.old_keys),
     };
     let key = match loaded {
         Ok(key) => key,

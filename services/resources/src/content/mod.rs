@@ -27,22 +27,16 @@ pub type ContentConfig = palimpsest_web::content::ContentStore;
 /// Default largest content kept inline (in the event and the table row): 64 KiB.
 pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
 
-/// The store from `PALIMPSEST_RESOURCES_CONTENT_DIR`, else inside the data folder
-/// (`<data_dir>/resources-content`: one folder holds all a process keeps); the inline size from
-/// `PALIMPSEST_RESOURCES_INLINE_MAX` (bytes, at most [`INLINE_CEILING`]), else
-/// [`DEFAULT_INLINE_MAX`].
-pub fn from_env(data_dir: &Path) -> ContentConfig {
-    ContentConfig::from_env(
-        "PALIMPSEST_RESOURCES_CONTENT_DIR",
-        "PALIMPSEST_RESOURCES_INLINE_MAX",
-        default_dir(data_dir),
-        DEFAULT_INLINE_MAX,
-    )
+/// The store inside the data folder (`<data_dir>/resources-content`: one folder holds all a
+/// process keeps) keeping up to [`DEFAULT_INLINE_MAX`] bytes inline: what the binary gives
+/// when no flag names another (`--resources-content-dir`, `--resources-inline-max`).
+pub fn in_data_dir(data_dir: &Path) -> ContentConfig {
+    ContentConfig::new(default_dir(data_dir), DEFAULT_INLINE_MAX)
 }
 
 /// `<data_dir>/resources-content`: inside the data folder, so it is kept, moved and removed
 /// with it.
-fn default_dir(data_dir: &Path) -> PathBuf {
+pub fn default_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("resources-content")
 }
 

@@ -52,9 +52,9 @@ pub struct Resources {
 }
 
 impl Resources {
-    /// The context's state over the platform's, with the content store from the environment.
+    /// The context's state over the platform's, with the content store inside its data folder.
     pub fn new(app: AppState) -> Self {
-        let content = crate::content::from_env(&app.data_dir);
+        let content = crate::content::in_data_dir(&app.data_dir);
         Self::with_content(app, content)
     }
 

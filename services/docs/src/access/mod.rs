@@ -1,8 +1,23 @@
-//! What a docs router knows about its callers beyond the platform's state: the administrator's
-//! Basic user name, the keys that open sealed password hashes, and the failed-login throttles
-//! (per user of a database, per client address).
+//! Who the caller is and what it may read: the credentials of a request ([`auth`]), checked
+//! from its headers before the body ([`gate`]), carried through the request ([`scope`]); a
+//! user's stored entry, password login and channels ([`user`], [`password`]); sessions
+//! ([`session`]) and the cookie's signed token ([`session_token`]); which revisions a caller
+//! may read ([`revisions`]).
+//!
+//! [`Access`] is what a docs router knows about its callers beyond the platform's state: the
+//! administrator's Basic user name, the keys that open sealed password hashes, and the
+//! failed-login throttles (per user of a database, per client address).
 
-use super::error::CouchError;
+pub mod auth;
+pub mod gate;
+pub mod password;
+pub mod revisions;
+pub mod scope;
+pub mod session;
+pub mod session_token;
+pub mod user;
+
+use crate::http::error::CouchError;
 use crate::settings::{PASSWORD_KEY_ENV, PASSWORD_KEY_FILE, Settings};
 use palimpsest_web::AppState;
 use palimpsest_web::login_throttle::{LoginThrottle, ThrottlePolicy};

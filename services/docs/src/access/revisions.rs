@@ -9,9 +9,9 @@
 //! or ancestry of its own. Read routes build their tree with [`readable_tree`] (`GET ?rev=`,
 //! `?open_revs=`, `_bulk_get`, `GET /{db}/{doc}/{attachment}?rev=`) and `_changes` lists a
 //! leaf with [`listed`]; whether the document is visible at all stays the winner's question
-//! ([`super::auth::Caller::sees`]).
+//! ([`crate::access::auth::Caller::sees`]).
 
-use super::auth::Caller;
+use crate::access::auth::Caller;
 use crate::stored::{StoredDoc, StoredError, SyncData};
 use crate::tree::{History, Node, RevTree};
 

@@ -3,7 +3,7 @@
 //! retries, keeps Idempotency-Key replies and waits for the `docs` read model. Platform errors
 //! become CouchDB errors here, in one place.
 
-use super::error::CouchError;
+use crate::http::error::CouchError;
 use crate::projection::NAME;
 use crate::streams::CONTEXT;
 use axum::http::StatusCode;
@@ -44,7 +44,7 @@ pub async fn run(
         metadata: Metadata {
             correlation_id: Some(uuid::Uuid::now_v7()),
             // The caller the request's scope identified: `admin`, `user:<name>` or `guest`.
-            actor: super::scope::actor(),
+            actor: crate::access::scope::actor(),
             ..Metadata::default()
         },
     };

@@ -1,9 +1,10 @@
 //! Queries on the read model that several routes share.
 
-use super::error::CouchError;
+use crate::http::error::CouchError;
 use crate::stored::StoredDoc;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
+use palimpsest_web::content::ContentStore;
 
 /// A live database as the read model knows it.
 pub struct DbRow {
@@ -74,15 +75,14 @@ pub async fn update_seq(client: &Object, db: &str) -> Result<i64, CouchError> {
 /// The bytes of the attachments with these `md5-` digests, whether inline in the read model
 /// or in the attachment folder (each is read whole: for bodies that carry them as base64).
 pub async fn attachment_data(
-    state: &AppState,
+    store: &ContentStore,
     client: &Object,
     digests: &[String],
-) -> Result<super::render::Atts, CouchError> {
-    let mut out = super::render::Atts::new();
+) -> Result<crate::http::render::Atts, CouchError> {
+    let mut out = crate::http::render::Atts::new();
     if digests.is_empty() {
         return Ok(out);
     }
-    let store = crate::attachments::store(&state.data_dir);
     let rows = client
         .query(
             "SELECT DISTINCT ON (md5) md5, data, location FROM docs.attachments WHERE md5 = ANY($1)",
@@ -97,7 +97,7 @@ pub async fn attachment_data(
         ) {
             (Some(bytes), _) => bytes,
             (None, Some(location)) => {
-                let path = stored_file(&store, &location)?;
+                let path = stored_file(store, &location)?;
                 tokio::fs::read(&path).await.map_err(|e| {
                     CouchError::internal(format!("attachment {md5} at {}: {e}", path.display()))
                 })?
@@ -123,7 +123,7 @@ pub enum AttachmentContent {
 
 /// The length and content of the attachment with this `md5-` digest, if stored.
 pub async fn attachment_content(
-    state: &AppState,
+    store: &ContentStore,
     client: &Object,
     md5: &str,
 ) -> Result<Option<(u64, AttachmentContent)>, CouchError> {
@@ -140,10 +140,7 @@ pub async fn attachment_content(
         row.get::<_, Option<String>>(2),
     ) {
         (Some(bytes), _) => AttachmentContent::Inline(bytes),
-        (None, Some(location)) => AttachmentContent::File(stored_file(
-            &crate::attachments::store(&state.data_dir),
-            &location,
-        )?),
+        (None, Some(location)) => AttachmentContent::File(stored_file(store, &location)?),
         (None, None) => {
             return Err(CouchError::internal(format!(
                 "attachment {md5} has neither bytes nor a location"
@@ -155,10 +152,7 @@ pub async fn attachment_content(
 
 /// The file of a stored location (a location leaving the folder is an internal error: only
 /// the store writes them).
-fn stored_file(
-    store: &palimpsest_web::content::ContentStore,
-    location: &str,
-) -> Result<std::path::PathBuf, CouchError> {
+fn stored_file(store: &ContentStore, location: &str) -> Result<std::path::PathBuf, CouchError> {
     store
         .path_of(location)
         .ok_or_else(|| CouchError::internal(format!("attachment location `{location}` is invalid")))

@@ -1,5 +1,8 @@
 //! `_local/` documents: no revision tree, never replicated, `_rev` is `0-N` counting saves.
 
+pub mod command;
+mod state;
+
 use palimpsest_events::docs::LocalEvent;
 
 /// A local document's state: its current save, if any.

@@ -28,7 +28,7 @@ fn hmac(key: &[u8], message: &[u8]) -> Vec<u8> {
 
 /// A session token's parts: `<name, base64url>.<expires>.<id>.<signature>`, the signature an
 /// HMAC-SHA256 under the server's secret of the database, the name, the expiry, the id and
-/// the user's password tag ([`StoredUser::password_tag`]).
+/// the user's password tag ([`super::user::StoredUser::password_tag`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionClaim {
     /// The user.

@@ -1,17 +1,18 @@
 //! What one request to the docs router carries from its headers to its commands: the router's
-//! [`Access`], the client's address, the caller once identified (so a handler asking again does
-//! not query again, and the pre-body check in [`super::gate`] is the identification the
+//! [`Access`] and attachment store, the client's address, the caller once identified (so a handler asking again does
+//! not query again, and the pre-body check in [`crate::access::gate`] is the identification the
 //! handler uses), and the actor every event the request appends names (`Metadata.actor`).
 //!
 //! Kept in a task-local set by the router's outermost layer ([`enter`]), so that the handlers
 //! and the command path reach it without every signature carrying it.
 
-use super::access::Access;
-use super::auth::Caller;
-use super::error::CouchError;
+use crate::access::Access;
+use crate::access::auth::Caller;
+use crate::http::error::CouchError;
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
 use axum::response::Response;
+use palimpsest_web::content::ContentStore;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 pub struct RequestScope {
     access: Arc<Access>,
+    attachments: Arc<ContentStore>,
     peer: Option<IpAddr>,
     caller: Mutex<Option<(String, Caller)>>,
 }
@@ -28,13 +30,19 @@ tokio::task_local! {
 }
 
 /// Middleware: runs the request inside its scope.
-pub async fn enter(access: Arc<Access>, request: Request, next: Next) -> Response {
+pub async fn enter(
+    access: Arc<Access>,
+    attachments: Arc<ContentStore>,
+    request: Request,
+    next: Next,
+) -> Response {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
     let scope = Arc::new(RequestScope {
         access,
+        attachments,
         peer,
         caller: Mutex::new(None),
     });
@@ -50,6 +58,12 @@ fn current() -> Result<Arc<RequestScope>, CouchError> {
 /// The router's access configuration.
 pub fn access() -> Result<Arc<Access>, CouchError> {
     Ok(current()?.access.clone())
+}
+
+/// The router's attachment store (its folder and inline size, from the context's settings).
+/// A task answering after the request's own (a streamed body) takes it before it starts.
+pub fn attachments() -> Result<Arc<ContentStore>, CouchError> {
+    Ok(current()?.attachments.clone())
 }
 
 /// The client's address, when the server gave it.

@@ -7,7 +7,7 @@
 //! Derived on each request from the read model's grant rows, which keep a revoked grant with
 //! its `revoked_seq` (see [`crate::projection::schema`]).
 
-use super::error::CouchError;
+use crate::http::error::CouchError;
 use crate::stored::StoredDoc;
 use deadpool_postgres::Object;
 use std::collections::{BTreeMap, BTreeSet};

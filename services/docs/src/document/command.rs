@@ -2,13 +2,13 @@
 //! each document against its stream in turn (several edits of one document in one batch see
 //! each other) and appending every stream in one request.
 
-use super::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
-use super::error::CouchError;
+use crate::attachments::AttachmentState;
 use crate::attachments::{self, AttachmentError, NewAttachment, Uploaded};
 use crate::body::{Incoming, Outgoing};
+use crate::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
-use crate::http::load::AttachmentState;
+use crate::http::error::CouchError;
 use crate::rev::RevId;
 use crate::streams;
 use crate::sync::{self, SyncError, Writer};
@@ -76,8 +76,8 @@ impl Received {
 
 /// Receives every item's inline attachment data into the store: the bytes leave the body
 /// before the command, which then carries stubs (and its events the digests and locations).
-async fn receive_all(state: &AppState, items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
-    let store = attachments::store(&state.data_dir);
+async fn receive_all(items: Vec<Item>) -> Result<Vec<Received>, CouchError> {
+    let store = crate::access::scope::attachments()?;
     let mut out = Vec::with_capacity(items.len());
     for mut item in items {
         if !item.doc.body.contains("\"_attachments\"") {
@@ -592,8 +592,8 @@ pub async fn write(
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
-    super::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
-    let items = receive_all(state, items).await?;
+    crate::access::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
+    let items = receive_all(items).await?;
     let command = WriteDocs {
         writer,
         db,

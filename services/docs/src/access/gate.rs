@@ -1,12 +1,12 @@
 //! Credentials are checked from the headers, before a handler reads the body: a wrong or
 //! missing credential is refused at once instead of after an upload (the request's slot is
 //! not held for the body's 30 s). The caller identified here is the one the handler uses
-//! ([`super::scope`]).
+//! ([`crate::access::scope`]).
 
-use super::auth;
-use super::error::CouchError;
-use super::read;
-use super::scope;
+use crate::access::auth;
+use crate::access::scope;
+use crate::http::error::CouchError;
+use crate::read;
 use axum::extract::{Path, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};

@@ -4,6 +4,9 @@
 //! since sealing, never a hash in the clear (crypto-shredding: destroying the key shreds every
 //! hash in every copy of the log).
 
+pub mod command;
+pub mod state;
+
 use palimpsest_events::docs::{RoleEvent, UserEvent};
 
 /// A user's password hash as its last event left it.

@@ -1,5 +1,8 @@
 //! A database's stream: created (a fresh incarnation with its configuration) and deleted.
 
+pub mod command;
+mod state;
+
 use palimpsest_events::docs::DatabaseEvent;
 use uuid::Uuid;
 
