@@ -397,6 +397,9 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
         nats_stream: None,
         data_dir: app.data_dir(),
         limits: Default::default(),
+        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
+        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
+        admin_token: None,
     };
     palimpsest::cli::replay::run(&settings, "atlas")
         .await

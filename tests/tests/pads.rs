@@ -494,6 +494,9 @@ async fn the_store_equals_a_replayed_rebuild() {
         nats_stream: None,
         data_dir: app.data_dir(),
         limits: Default::default(),
+        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
+        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
+        admin_token: None,
     };
     palimpsest::cli::replay::run(&settings, "pads")
         .await

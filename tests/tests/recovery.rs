@@ -23,6 +23,9 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
         nats_stream: None,
         data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
         limits: Default::default(),
+        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
+        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
+        admin_token: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -36,24 +36,6 @@ pub struct Limits {
     pub max_append_bytes: usize,
 }
 
-impl Limits {
-    /// The defaults, overridden by `PALIMPSEST_MAX_EVENT_BYTES` and `PALIMPSEST_MAX_APPEND_BYTES`
-    /// when set (a value that is not a number is an error, not ignored).
-    pub fn from_env() -> Result<Limits, String> {
-        let read = |name: &str, default: usize| match std::env::var(name) {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|e| format!("{name}={v}: {e}")),
-            Err(_) => Ok(default),
-        };
-        Ok(Limits {
-            max_event_bytes: read("PALIMPSEST_MAX_EVENT_BYTES", DEFAULT_MAX_EVENT_BYTES)?,
-            max_append_bytes: read("PALIMPSEST_MAX_APPEND_BYTES", DEFAULT_MAX_APPEND_BYTES)?,
-        })
-    }
-}
-
 impl Default for Limits {
     fn default() -> Self {
         Limits {

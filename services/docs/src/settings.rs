@@ -12,10 +12,6 @@ pub const DEFAULT_ADMIN_NAME: &str = "admin";
 /// The secret file (in the data directory) of the key sealing password hashes.
 pub const PASSWORD_KEY_FILE: &str = "docs-password-key";
 
-/// The environment variable that may hold the password key instead of its file (the platform's
-/// secrets are read this way: `palimpsest_web::secret::load_or_create`).
-pub const PASSWORD_KEY_ENV: &str = "PALIMPSEST_DOCS_PASSWORD_KEY";
-
 /// The attachment folder's name inside the data folder, when none is configured.
 pub const ATTACHMENTS_DIR: &str = "docs-attachments";
 
@@ -29,6 +25,10 @@ pub struct Settings {
     /// `<data dir>/docs-password-key` (generated when missing), previous keys in
     /// `<data dir>/docs-password-key.previous`.
     pub password_keys: Option<SealKeys>,
+    /// The current password key the operator gives (64 hex digits,
+    /// `PALIMPSEST_DOCS_PASSWORD_KEY`) instead of its file; previous keys stay in the file
+    /// `<data dir>/docs-password-key.previous`.
+    pub password_key: Option<String>,
     /// The attachment folder (`--docs-attachments-dir`); `None`: `<data dir>/docs-attachments`,
     /// kept, moved and removed with the data folder.
     pub attachments_dir: Option<PathBuf>,
@@ -53,6 +53,7 @@ impl Default for Settings {
         Settings {
             admin_name: DEFAULT_ADMIN_NAME.to_owned(),
             password_keys: None,
+            password_key: None,
             attachments_dir: None,
             inline_max: DEFAULT_INLINE_MAX,
         }

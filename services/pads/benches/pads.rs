@@ -95,7 +95,7 @@ async fn main() {
     let db_url = with_database(&url, &db);
 
     let data_dir = std::env::temp_dir().join(&db);
-    let state = AppState::connect(&db_url, data_dir.clone())
+    let state = AppState::connect(&db_url, data_dir.clone(), Default::default())
         .await
         .expect("state");
     let shutdown = CancellationToken::new();

@@ -36,6 +36,7 @@ pub mod pad;
 pub mod projection;
 pub mod read;
 pub mod session;
+pub mod settings;
 pub mod store;
 pub mod streams;
 
@@ -43,5 +44,6 @@ pub mod streams;
 mod given;
 
 pub use audit::state_at;
-pub use http::router;
+pub use http::{router, router_with};
 pub use projection::projection;
+pub use settings::Settings;

@@ -51,6 +51,36 @@ pub struct Settings {
     /// The HTTP limits every served route is held to.
     #[command(flatten)]
     pub limits: LimitSettings,
+    /// The largest event the log accepts, as the relay publishes it (keep it below NATS'
+    /// `max_payload`).
+    #[arg(long, env = "PALIMPSEST_MAX_EVENT_BYTES", default_value_t = palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES, global = true)]
+    pub max_event_bytes: usize,
+    /// The largest append the log accepts, all its events together.
+    #[arg(long, env = "PALIMPSEST_MAX_APPEND_BYTES", default_value_t = palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES, global = true)]
+    pub max_append_bytes: usize,
+    /// The admin token; generated into `<data-dir>/admin-token` when absent. Environment only
+    /// in practice (a flag would show in the process list).
+    #[arg(
+        long,
+        env = "PALIMPSEST_ADMIN_TOKEN",
+        hide = true,
+        hide_env_values = true,
+        global = true
+    )]
+    pub admin_token: Option<String>,
+}
+
+impl Settings {
+    /// What the platform itself is configured with.
+    pub fn platform(&self) -> palimpsest_web::PlatformSettings {
+        palimpsest_web::PlatformSettings {
+            admin_token: self.admin_token.clone(),
+            limits: palimpsest_log::Limits {
+                max_event_bytes: self.max_event_bytes,
+                max_append_bytes: self.max_append_bytes,
+            },
+        }
+    }
 }
 
 /// HTTP settings of `serve` and `run`.
@@ -102,6 +132,33 @@ pub struct HttpSettings {
     /// they sealed still opens until `rotateKey` has resealed it with the current key.
     #[arg(long, env = "PALIMPSEST_RECORDS_OLD_KEYS", hide_env_values = true)]
     pub records_old_keys: Option<String>,
+    /// The pads API key; generated into `<data-dir>/APIKEY.txt` when absent (environment only
+    /// in practice).
+    #[arg(
+        long,
+        env = "PALIMPSEST_PADS_APIKEY",
+        hide = true,
+        hide_env_values = true
+    )]
+    pub pads_apikey: Option<String>,
+    /// The key sealing docs users' password hashes (64 hex digits); generated into
+    /// `<data-dir>/docs-password-key` when absent (environment only in practice).
+    #[arg(
+        long,
+        env = "PALIMPSEST_DOCS_PASSWORD_KEY",
+        hide = true,
+        hide_env_values = true
+    )]
+    pub docs_password_key: Option<String>,
+    /// The records site key (64 hex digits); generated into `<data-dir>/records-key` when
+    /// absent (environment only in practice).
+    #[arg(
+        long,
+        env = "PALIMPSEST_RECORDS_KEY",
+        hide = true,
+        hide_env_values = true
+    )]
+    pub records_key: Option<String>,
 }
 
 /// The HTTP limits (README, "Configuration"): body sizes per route class, read timeouts, the

@@ -41,6 +41,8 @@ pub struct ContextSettings {
     /// docs: the administrator's Basic user name, the password keys, the attachment folder and
     /// inline size.
     pub docs: palimpsest_docs::Settings,
+    /// pads: the API key the operator gives.
+    pub pads: palimpsest_pads::Settings,
 }
 
 impl Default for ContextSettings {
@@ -53,6 +55,7 @@ impl Default for ContextSettings {
                 DEFAULT_DATA_DIR,
             )),
             docs: Default::default(),
+            pads: Default::default(),
         }
     }
 }
@@ -69,11 +72,12 @@ pub fn configured(settings: ContextSettings) -> Vec<Context> {
         records,
         resources_content,
         docs,
+        pads,
     } = settings;
     vec![
         Context {
             name: "pads",
-            router: Arc::new(palimpsest_pads::router),
+            router: Arc::new(move |state| palimpsest_pads::router_with(state, pads.clone())),
             projection: palimpsest_pads::projection,
             state_at: palimpsest_pads::state_at,
             upload_routes: &[],

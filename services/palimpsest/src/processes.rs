@@ -80,7 +80,12 @@ pub async fn start(
     roles: Roles,
 ) -> anyhow::Result<Running> {
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
-    let mut state = AppState::connect(&settings.database_url, settings.data_dir.clone()).await?;
+    let mut state = AppState::connect(
+        &settings.database_url,
+        settings.data_dir.clone(),
+        settings.platform(),
+    )
+    .await?;
     let shutdown = CancellationToken::new();
     // Before any router is built: the contexts start their background tasks with it.
     state.background = Background::stopped_by(shutdown.clone());

@@ -1,7 +1,8 @@
 //! The flags that configure the contexts' stores and keys reach `ContextSettings` (what each
 //! context is given instead of reading the environment itself): docs' attachment folder and
 //! inline size, resources' content folder (inside the data folder by default) and inline size,
-//! records' previous site keys.
+//! records' previous site keys; the secrets (pads' API key, docs' password key, records' site
+//! key) and, for the platform, the admin token and the log's limits.
 
 use clap::Parser;
 use palimpsest::cli::{Cli, Command, context_settings};
@@ -66,4 +67,36 @@ fn without_flags_the_stores_are_inside_the_data_folder() {
         given.docs.attachment_store(&PathBuf::from("/srv/data")).dir,
         PathBuf::from("/srv/data/docs-attachments")
     );
+}
+
+#[test]
+fn the_secrets_and_the_log_limits_reach_the_contexts_and_the_platform() {
+    let cli = Cli::try_parse_from([
+        "palimpsest",
+        "--admin-token",
+        "t0",
+        "--max-event-bytes",
+        "4096",
+        "--max-append-bytes",
+        "8192",
+        "serve",
+        "--pads-apikey",
+        "k1",
+        "--docs-password-key",
+        "k2",
+        "--records-key",
+        "k3",
+    ])
+    .expect("parse");
+    let platform = cli.settings.platform();
+    assert_eq!(platform.admin_token.as_deref(), Some("t0"));
+    assert_eq!(platform.limits.max_event_bytes, 4096);
+    assert_eq!(platform.limits.max_append_bytes, 8192);
+    let Command::Serve(http) = cli.command else {
+        panic!("serve parsed as {:?}", cli.command);
+    };
+    let given = context_settings(&cli.settings, &http).expect("settings");
+    assert_eq!(given.pads.apikey.as_deref(), Some("k1"));
+    assert_eq!(given.docs.password_key.as_deref(), Some("k2"));
+    assert_eq!(given.records.site_key_hex.as_deref(), Some("k3"));
 }

@@ -287,6 +287,7 @@ async fn main() {
     let state = AppState::connect(
         db.url(),
         std::env::temp_dir().join(format!("palimpsest-records-{}", uuid::Uuid::new_v4())),
+        Default::default(),
     )
     .await
     .expect("state");
@@ -418,7 +419,7 @@ async fn main() {
         return;
     }
 
-    let key = SiteKey::load(&state.data_dir, &[]).expect("key");
+    let key = SiteKey::load(&state.data_dir, None, &[]).expect("key");
     seed(&state, &key).await;
     let client = state.read.get().await.expect("client");
     // Scan and sync alternate, `RECORDS_BENCH_SYNC_ROUNDS` times each (5 by default); the

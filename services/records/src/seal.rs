@@ -16,9 +16,6 @@ use std::path::Path;
 /// Length of the random IV in front of each sealed value.
 pub const IV_LEN: usize = 12;
 
-/// The environment variable that may hold the site key.
-pub const KEY_ENV: &str = "PALIMPSEST_RECORDS_KEY";
-
 /// Why a value could not be sealed or opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
@@ -77,11 +74,16 @@ impl SiteKey {
         }
     }
 
-    /// The key from the environment or `<data_dir>/records-key`, created there when missing,
+    /// The key `given` by the operator or the one in `<data_dir>/records-key`, created there
+    /// when missing,
     /// still opening what the `previous` keys (64 hex digits each: the context's settings,
     /// `--records-old-keys`) sealed.
-    pub fn load(data_dir: &Path, previous: &[String]) -> Result<SiteKey, std::io::Error> {
-        let text = palimpsest_web::secret::load_or_create(KEY_ENV, &data_dir.join("records-key"))?;
+    pub fn load(
+        data_dir: &Path,
+        given: Option<&str>,
+        previous: &[String],
+    ) -> Result<SiteKey, std::io::Error> {
+        let text = palimpsest_web::secret::load_or_create(given, &data_dir.join("records-key"))?;
         let old = previous.iter().map(|k| k.trim()).filter(|k| !k.is_empty());
         SiteKey::from_hex(&text)
             .and_then(|key| key.with_previous(old))

@@ -26,8 +26,11 @@ pub struct Settings {
     pub treatments: crate::treatment::Treatments,
     /// How often an idle task runner looks for due tasks (ms).
     pub task_poll_ms: u64,
-    /// The site key to use instead of loading it (`PALIMPSEST_RECORDS_KEY` / the secret file).
+    /// The site key to use instead of loading it (tests).
     pub site_key: Option<SiteKey>,
+    /// The site key the operator gives (64 hex digits, `PALIMPSEST_RECORDS_KEY`); `None`: the
+    /// one in `<data dir>/records-key`, generated there when missing.
+    pub site_key_hex: Option<String>,
     /// Previous site keys (64 hex digits each, `--records-old-keys`): what they sealed still
     /// opens until `rotateKey` has resealed it with the current key.
     pub old_keys: Vec<String>,
@@ -48,6 +51,7 @@ impl Default for Settings {
             treatments: HashMap::new(),
             task_poll_ms: 1000,
             site_key: None,
+            site_key_hex: None,
             old_keys: Vec::new(),
             zombie_retention_ms: None,
             retention_every_ms: 60_000,

@@ -18,4 +18,4 @@ pub mod state;
 
 pub use error::ApiError;
 pub use platform_error::{PlatformError, PlatformKind};
-pub use state::AppState;
+pub use state::{AppState, PlatformSettings};

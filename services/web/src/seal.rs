@@ -72,13 +72,13 @@ impl SealKeys {
         })
     }
 
-    /// The keys of secret `name` in `data_dir`: the current one from environment variable
-    /// `env` or the file `<data_dir>/<name>` (generated there, mode 0600, when missing, like the
+    /// The keys of secret `name` in `data_dir`: the current one `given` by the operator or the
+    /// file `<data_dir>/<name>` (generated there, mode 0600, when missing, like the
     /// platform's other secrets), and the previous ones from `<data_dir>/<name>.previous` (one
     /// key a line; absent: none). Rotation: append the current key to the `.previous` file,
     /// remove the current file, restart. Destruction: remove both files.
-    pub fn load(data_dir: &Path, name: &str, env: &str) -> std::io::Result<SealKeys> {
-        let current = crate::secret::load_or_create(env, &data_dir.join(name))?;
+    pub fn load(data_dir: &Path, name: &str, given: Option<&str>) -> std::io::Result<SealKeys> {
+        let current = crate::secret::load_or_create(given, &data_dir.join(name))?;
         let previous = match std::fs::read_to_string(data_dir.join(format!("{name}.previous"))) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -171,16 +171,15 @@ mod tests {
     #[test]
     fn keys_load_from_the_data_dir_and_its_previous_file() {
         let dir = std::env::temp_dir().join(format!("palimpsest-seal-{}", uuid::Uuid::new_v4()));
-        let env = "PALIMPSEST_TEST_UNSET_SEAL_KEY";
-        let first = SealKeys::load(&dir, "k", env).expect("create");
+        let first = SealKeys::load(&dir, "k", None).expect("create");
         let sealed = first.seal(b"x", [4; IV_LEN]).expect("seal");
         let current = std::fs::read_to_string(dir.join("k")).expect("key file");
         std::fs::write(dir.join("k.previous"), format!("{current}\n")).expect("previous");
         std::fs::remove_file(dir.join("k")).expect("rotate");
-        let rotated = SealKeys::load(&dir, "k", env).expect("rotated");
+        let rotated = SealKeys::load(&dir, "k", None).expect("rotated");
         assert_eq!(rotated.open(&sealed), Ok(b"x".to_vec()));
         std::fs::remove_file(dir.join("k.previous")).expect("destroy");
-        let destroyed = SealKeys::load(&dir, "k", env).expect("reload");
+        let destroyed = SealKeys::load(&dir, "k", None).expect("reload");
         assert_eq!(destroyed.open(&sealed), Err(SealError::Open));
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -1,4 +1,4 @@
-//! Secrets that are given in the environment or generated once and kept in a file, the way
+//! Secrets that are given by the operator or generated once and kept in a file, the way
 //! Etherpad keeps `APIKEY.txt`; and the private folders and files the platform keeps its data in.
 //!
 //! A secret file is created with mode 0600 from its first byte (`create_new`, never written
@@ -15,13 +15,14 @@ pub const PRIVATE_FILE_MODE: u32 = 0o600;
 /// Mode of the folders the platform creates (the data folder, content stores): the owner only.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 
-/// The secret from environment variable `env`, else the content of `file`, else a new random
-/// one written to a new `file` (mode 0600 from its creation). The secret itself is never logged.
-pub fn load_or_create(env: &str, file: &Path) -> std::io::Result<String> {
-    if let Ok(value) = std::env::var(env)
-        && !value.trim().is_empty()
+/// The secret `given` by the operator (the binary reads it from the environment), else the
+/// content of `file`, else a new random one written to a new `file` (mode 0600 from its
+/// creation). The secret itself is never logged.
+pub fn load_or_create(given: Option<&str>, file: &Path) -> std::io::Result<String> {
+    if let Some(value) = given.map(str::trim)
+        && !value.is_empty()
     {
-        return Ok(value.trim().to_owned());
+        return Ok(value.to_owned());
     }
     if let Some(existing) = read_existing(file)? {
         return Ok(existing);
@@ -161,14 +162,24 @@ mod tests {
     fn generates_once_then_reads_back() {
         let dir = std::env::temp_dir().join(format!("palimpsest-secret-{}", uuid::Uuid::new_v4()));
         let file = dir.join("token");
-        let first = load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("create");
+        let first = load_or_create(None, &file).expect("create");
         assert_eq!(first.len(), 64);
-        assert_eq!(
-            load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("read"),
-            first
-        );
+        assert_eq!(load_or_create(None, &file).expect("read"), first);
         assert!(equal(&first, &first.clone()));
         assert!(!equal(&first, "nope"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_given_secret_wins_over_the_file_and_writes_nothing() {
+        let dir = std::env::temp_dir().join(format!("palimpsest-secret-{}", uuid::Uuid::new_v4()));
+        let file = dir.join("token");
+        assert_eq!(
+            load_or_create(Some(" given \n"), &file).expect("given"),
+            "given"
+        );
+        assert!(!file.exists(), "a given secret is not written");
+        assert_eq!(load_or_create(Some("  "), &file).expect("blank").len(), 64);
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -188,7 +199,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("palimpsest-secret-{}", uuid::Uuid::new_v4()));
         let dir = root.join("data");
         let file = dir.join("token");
-        load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("create");
+        load_or_create(None, &file).expect("create");
         assert_eq!(mode(&file), 0o600);
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&root), 0o700, "missing parents are private too");
@@ -204,7 +215,7 @@ mod tests {
         let file = dir.join("token");
         std::fs::write(&file, "kept").expect("write");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        let read = load_or_create("PALIMPSEST_TEST_UNSET_SECRET", &file).expect("read");
+        let read = load_or_create(None, &file).expect("read");
         assert_eq!(read, "kept");
         assert_eq!(mode(&file), 0o600);
         let _ = std::fs::remove_dir_all(dir);

@@ -43,16 +43,34 @@ pub enum StateError {
     Secret(#[from] std::io::Error),
 }
 
+/// What the operator configures of the platform itself (the binary reads it from its flags and
+/// environment; tests give theirs): no library code reads the environment.
+#[derive(Clone, Debug, Default)]
+pub struct PlatformSettings {
+    /// The admin token; `None`: the one kept in `<data_dir>/admin-token`.
+    pub admin_token: Option<String>,
+    /// What the log accepts (event and append sizes).
+    pub limits: Limits,
+}
+
 impl AppState {
-    /// Opens the log at `database_url` (running its migrations) and loads or creates the admin
-    /// token (`PALIMPSEST_ADMIN_TOKEN`, else `<data_dir>/admin-token`).
-    pub async fn connect(database_url: &str, data_dir: PathBuf) -> Result<AppState, StateError> {
-        let limits = Limits::from_env().map_err(LogError::Config)?;
-        let store = EventStore::connect(database_url).await?.with_limits(limits);
+    /// Opens the log at `database_url` (running its migrations) held to `platform`'s limits, and
+    /// takes the admin token `platform` gives, else the one in `<data_dir>/admin-token`
+    /// (generated there when missing).
+    pub async fn connect(
+        database_url: &str,
+        data_dir: PathBuf,
+        platform: PlatformSettings,
+    ) -> Result<AppState, StateError> {
+        let store = EventStore::connect(database_url)
+            .await?
+            .with_limits(platform.limits);
         let read = palimpsest_log::store::pool(database_url, 16)?;
         let watch = ProjectionWatch::start(database_url, read.clone())?;
-        let admin_token =
-            secret::load_or_create("PALIMPSEST_ADMIN_TOKEN", &data_dir.join("admin-token"))?;
+        let admin_token = secret::load_or_create(
+            platform.admin_token.as_deref(),
+            &data_dir.join("admin-token"),
+        )?;
         let commands = CommandRunner::new(store.clone(), watch.clone());
         Ok(AppState {
             commands,

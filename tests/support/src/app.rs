@@ -125,6 +125,9 @@ impl TestAppBuilder {
             nats_stream: None,
             data_dir: data_dir.path().to_path_buf(),
             limits: self.limits,
+            max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
+            max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
+            admin_token: None,
         };
         let contexts = ContextSettings {
             records: self.records,
@@ -133,6 +136,7 @@ impl TestAppBuilder {
                 data_dir.path().join(RESOURCES_CONTENT),
                 self.inline_max,
             ),
+            pads: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -18,7 +18,7 @@ pub mod session_token;
 pub mod user;
 
 use crate::http::error::CouchError;
-use crate::settings::{PASSWORD_KEY_ENV, PASSWORD_KEY_FILE, Settings};
+use crate::settings::{PASSWORD_KEY_FILE, Settings};
 use palimpsest_web::AppState;
 use palimpsest_web::login_throttle::{LoginThrottle, ThrottlePolicy};
 use palimpsest_web::seal::SealKeys;
@@ -59,9 +59,13 @@ impl Access {
     /// a password hash then fails with a 500 that says nothing more).
     pub fn new(state: &AppState, settings: Settings) -> Access {
         let keys = settings.password_keys.or_else(|| {
-            SealKeys::load(&state.data_dir, PASSWORD_KEY_FILE, PASSWORD_KEY_ENV)
-                .inspect_err(|e| tracing::error!(error = %e, "docs password key unavailable"))
-                .ok()
+            SealKeys::load(
+                &state.data_dir,
+                PASSWORD_KEY_FILE,
+                settings.password_key.as_deref(),
+            )
+            .inspect_err(|e| tracing::error!(error = %e, "docs password key unavailable"))
+            .ok()
         });
         Access {
             admin_name: settings.admin_name,

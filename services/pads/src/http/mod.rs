@@ -28,6 +28,7 @@ pub mod versions;
 use crate::command::Pads;
 use crate::ids;
 use crate::read::StoreReader;
+use crate::settings::Settings;
 use crate::store::keys;
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -39,14 +40,11 @@ use params::Params;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Environment variable holding the API key; without it the key is generated once and kept in
-/// `<data dir>/APIKEY.txt`, as Etherpad keeps its `APIKEY.txt`.
-pub const APIKEY_ENV: &str = "PALIMPSEST_PADS_APIKEY";
-
-/// The API key: from the environment, the key file, or a new one written to the key file.
-fn load_apikey(state: &AppState) -> String {
+/// The API key: the one the settings give, else the key file `<data dir>/APIKEY.txt` (as
+/// Etherpad keeps its `APIKEY.txt`), else a new one written to the key file.
+fn load_apikey(state: &AppState, settings: &Settings) -> String {
     let file = state.data_dir.join("APIKEY.txt");
-    match palimpsest_web::secret::load_or_create(APIKEY_ENV, &file) {
+    match palimpsest_web::secret::load_or_create(settings.apikey.as_deref(), &file) {
         Ok(key) => key,
         Err(e) => {
             tracing::error!(error = %e, file = %file.display(), "cannot keep the pads API key; using one for this process only");
@@ -56,9 +54,14 @@ fn load_apikey(state: &AppState) -> String {
     }
 }
 
-/// The pads routes (without the `/pads` prefix).
+/// The pads routes (without the `/pads` prefix), configured by default.
 pub fn router(state: AppState) -> Router {
-    let apikey = load_apikey(&state);
+    router_with(state, Settings::default())
+}
+
+/// The pads routes (without the `/pads` prefix), configured by `settings`.
+pub fn router_with(state: AppState, settings: Settings) -> Router {
+    let apikey = load_apikey(&state, &settings);
     let pads = Pads {
         state,
         apikey: Arc::new(apikey),

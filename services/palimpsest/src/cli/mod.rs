@@ -137,6 +137,9 @@ pub fn context_settings(
         .map(str::to_owned)
         .collect();
     configured.docs.admin_name = http.docs_admin_name.clone();
+    configured.docs.password_key = http.docs_password_key.clone();
+    configured.records.site_key_hex = http.records_key.clone();
+    configured.pads.apikey = http.pads_apikey.clone();
     configured.docs.attachments_dir = http.docs_attachments_dir.clone();
     configured.docs.inline_max = http.docs_inline_max;
     configured.resources_content = palimpsest_resources::content::ContentConfig::new(

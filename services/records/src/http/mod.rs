@@ -39,7 +39,11 @@ pub fn router(state: AppState) -> Router {
 pub fn router_with(state: AppState, settings: Settings) -> Router {
     let loaded = match settings.site_key.clone() {
         Some(key) => Ok(key),
-        None => SiteKey::load(&state.data_dir, &settings.old_keys),
+        None => SiteKey::load(
+            &state.data_dir,
+            settings.site_key_hex.as_deref(),
+            &settings.old_keys,
+        ),
     };
     let key = match loaded {
         Ok(key) => key,
