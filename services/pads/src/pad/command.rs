@@ -1,15 +1,21 @@
-//! What a client can ask of a pad, and how a command loads the pad it reads. The commands are
-//! Etherpad's API functions on pads (`createPad`, `setText`, `copyPad`, …) and the changesets
-//! editing clients submit; their inputs beyond the pad itself are the types below (the handler
-//! reads the clock and draws new ids, the deciders in [`super::decide`] never do).
+//! What a client can ask of a pad, how a command loads the pad it reads, and each command run
+//! as load → decide. The commands are Etherpad's API functions on pads (`createPad`, `setText`,
+//! `copyPad`, …) and the changesets editing clients submit; their inputs beyond the pad itself
+//! are the types below (the handler reads the clock and draws new ids, the deciders in
+//! [`super::decide`] never do). Each function here is one try of its command: the runner
+//! ([`crate::command::Pads::run`]) calls it again from fresh state when a stream moved.
 
 use super::Pad;
+use super::decide::{creation, text};
 use super::seed::pad_from_store;
 use crate::author::Authors;
 use crate::changes::AttributePool;
 use crate::command::Load;
+use crate::error::DomainError;
 use crate::group::Groups;
 use crate::http::envelope::EnvelopeError;
+use crate::outcome::Outcome;
+use crate::read::StoreReader;
 use crate::streams::stream;
 use palimpsest_events::pads::{self, Attribute, ChatTime};
 
@@ -97,4 +103,64 @@ pub struct Transfer {
     pub authors: Authors,
     /// Whether an existing destination is replaced.
     pub force: bool,
+}
+
+/// `createPad(padID, text, authorId)`: pad `id` with `text` (or the default text).
+pub async fn create_pad(
+    load: &Load,
+    id: &str,
+    text: Option<&str>,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(creation::create_pad(&pad, text, author, now, authors)?)
+}
+
+/// How a text edit decides: the pad, the text, the author, now (ms), the author records.
+pub type TextEdit = fn(&Pad, &str, &str, i64, Authors) -> Result<Outcome, DomainError>;
+
+/// The edit both `setText` and `appendText` make (`decide` tells which): load the pad and its
+/// author, decide.
+pub async fn edit_text(
+    load: &Load,
+    decide: TextEdit,
+    id: &str,
+    text: &str,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(decide(&pad, text, author, now, authors)?)
+}
+
+/// `restoreRevision(padID, rev, authorId)`: the pad must exist and `rev` be at or below its
+/// head; the text of revision `rev` is read from the store (`reader`).
+pub async fn restore_revision(
+    load: &Load,
+    reader: &StoreReader,
+    id: &str,
+    rev: i64,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    if !pad.exists {
+        return Err(DomainError::PadMissing.into());
+    }
+    if rev > pad.head {
+        return Err(DomainError::RevAboveHead.into());
+    }
+    // Revision `rev` is history (at or below the head the command read): immutable, so the
+    // store's copy of it is the log's.
+    let old = reader
+        .atext_at(id, rev, &pad.pool)
+        .await
+        .map_err(EnvelopeError::internal)?;
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(text::restore_revision(
+        &pad, rev, &old, author, now, authors,
+    )?)
 }
