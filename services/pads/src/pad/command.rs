@@ -6,9 +6,9 @@
 //! ([`crate::command::Pads::run`]) calls it again from fresh state when a stream moved.
 
 use super::Pad;
-use super::decide::{creation, text};
+use super::decide::{creation, marks, text, transfer};
 use super::seed::pad_from_store;
-use crate::author::Authors;
+use crate::author::{Authors, NewAuthor};
 use crate::changes::AttributePool;
 use crate::command::Load;
 use crate::error::DomainError;
@@ -162,5 +162,111 @@ pub async fn restore_revision(
     let authors = load.authors([author.to_owned()]).await?;
     Ok(text::restore_revision(
         &pad, rev, &old, author, now, authors,
+    )?)
+}
+
+/// `deletePad(padID)`: the pad, its group's entry and its authors' entries.
+pub async fn delete_pad(load: &Load, id: &str) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    let groups = load.groups_of_pads(&[id]).await?;
+    let authors = load.authors(pad.authors()).await?;
+    Ok(transfer::delete_pad(&pad, groups, authors)?)
+}
+
+/// Which copy a transfer makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransferKind {
+    /// `copyPad`: the pad with its history.
+    Copy,
+    /// `movePad`: copied with its history, then the source deleted.
+    Move,
+    /// `copyPadWithoutHistory`: the source's text as the destination's first revision.
+    WithoutHistory,
+}
+
+/// `copyPad`, `movePad`, `copyPadWithoutHistory` (`kind`): loads both pads, their groups and
+/// authors (and `author`'s), and decides the copy or move.
+pub async fn transfer_pad(
+    load: &Load,
+    kind: TransferKind,
+    (source, dest): (&str, &str),
+    force: bool,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let from = load.pad(source).await?;
+    let to = load.pad(dest).await?;
+    let groups = load.groups_of_pads(&[source, dest]).await?;
+    let mut ids = from.authors();
+    ids.extend(to.authors());
+    ids.push(author.to_owned());
+    let authors = load.authors(ids).await?;
+    let t = Transfer {
+        source: from,
+        destination: to,
+        groups,
+        authors,
+        force,
+    };
+    Ok(match kind {
+        TransferKind::Copy => transfer::copy_pad(t)?,
+        TransferKind::Move => transfer::move_pad(t)?,
+        TransferKind::WithoutHistory => transfer::copy_pad_without_history(t, author, now)?,
+    })
+}
+
+/// `getReadOnlyID(padID)`: the pad's read-only id, `candidate` if it has none yet.
+pub async fn read_only_id(
+    load: &Load,
+    id: &str,
+    candidate: &str,
+) -> Result<(Outcome, String), EnvelopeError> {
+    let pad = load.pad(id).await?;
+    if !pad.exists {
+        return Err(DomainError::PadMissing.into());
+    }
+    Ok(marks::read_only_id(&pad, candidate.to_owned())?)
+}
+
+/// `setPublicStatus(padID, publicStatus)` of an existing pad.
+pub async fn set_public_status(
+    load: &Load,
+    id: &str,
+    status: bool,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    if !pad.exists {
+        return Err(DomainError::PadMissing.into());
+    }
+    Ok(marks::set_public_status(&pad, status)?)
+}
+
+/// `saveRevision(padID, rev)`: revision `rev` (the head when absent) saved as `saved_id` by
+/// the new author `author` (Etherpad's `API` author).
+pub async fn save_revision(
+    load: &Load,
+    id: &str,
+    rev: Option<i64>,
+    author: &NewAuthor,
+    saved_id: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    if !pad.exists {
+        return Err(DomainError::PadMissing.into());
+    }
+    if rev.is_some_and(|r| r > pad.head) {
+        return Err(DomainError::RevAboveHead.into());
+    }
+    let api = ApiAuthor {
+        author_id: author.author_id.clone(),
+        color_id: author.color_id,
+    };
+    Ok(marks::save_revision(
+        &pad,
+        rev,
+        api,
+        saved_id.to_owned(),
+        now,
     )?)
 }
