@@ -11,7 +11,7 @@ use crate::group::decide::{
 };
 use crate::ids::{IdKind, new_id};
 use crate::js_object::JsObject;
-use crate::pad::decide::creation::create_group_pad as decide_create_pad;
+use crate::pad;
 use crate::store::keys;
 use crate::store::records::GroupRecord;
 use palimpsest_events::pads::GROUP_MAPPER;
@@ -119,28 +119,19 @@ pub async fn create_group_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> 
     let text = initial_text(&call.params)?;
     let now = now_ms();
     let answer = &Data::of(&json!({ "padID": pad_id }))?;
+    let id_check = &valid_pad_id_for_creation(&pad_id);
     let (group_id, pad_id, author, text) = (&group_id, &pad_id, &author, &text);
     call.pads
         .run(&call.request, |load| async move {
-            let group = load.group(group_id).await?;
-            if !group.exists {
-                return Err(DomainError::GroupMissing.into());
-            }
-            let pad = load.pad(pad_id).await?;
-            if pad.exists {
-                return Err(DomainError::PadNameExists.into());
-            }
-            valid_pad_id_for_creation(pad_id)?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = decide_create_pad(
-                group_id,
-                &group,
-                &pad,
+            let outcome = pad::command::create_group_pad(
+                &load,
+                (group_id, pad_id),
+                id_check,
                 text.as_deref(),
                 author,
                 now,
-                authors,
-            )?;
+            )
+            .await?;
             Ok((outcome, answer.clone()))
         })
         .await

@@ -6,17 +6,22 @@
 //! ([`crate::command::Pads::run`]) calls it again from fresh state when a stream moved.
 
 use super::Pad;
-use super::decide::{creation, marks, text, transfer};
+use super::decide::{chat, creation, marks, submission, text, transfer};
 use super::seed::pad_from_store;
 use crate::author::{Authors, NewAuthor};
 use crate::changes::AttributePool;
-use crate::command::Load;
+use crate::command::{Load, Pads};
 use crate::error::DomainError;
 use crate::group::Groups;
 use crate::http::envelope::EnvelopeError;
+use crate::import;
 use crate::outcome::Outcome;
+use crate::projection::NAME as PROJECTION;
 use crate::read::StoreReader;
+use crate::store::keys;
+use crate::store::records::RevisionRecord;
 use crate::streams::stream;
+use axum::http::StatusCode;
 use palimpsest_events::pads::{self, Attribute, ChatTime};
 
 impl Load {
@@ -269,4 +274,138 @@ pub async fn save_revision(
         saved_id.to_owned(),
         now,
     )?)
+}
+
+/// `appendChatMessage(padID, text, authorID, time)`: `message` on pad `id`, which a message
+/// creates if it does not exist (as in Etherpad).
+pub async fn append_chat_message(
+    load: &Load,
+    id: &str,
+    message: &ChatMessage,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    let authors = load.authors(message.author_id.clone()).await?;
+    Ok(chat::append_chat_message(
+        &pad,
+        message.clone(),
+        now,
+        authors,
+    )?)
+}
+
+/// `setHTML(padID, html, authorId)`: the pad's text becomes what Etherpad imports from `html`.
+pub async fn set_html(
+    load: &Load,
+    id: &str,
+    html: &str,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let pad = load.pad(id).await?;
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(import::set_html(&pad, html, author, now, authors)?)
+}
+
+/// `createGroupPad(groupID, padName, text, authorId)`: the pad `pad_id` in group `group_id`.
+/// `id_check` is the caller's check of the pad id as Etherpad's `getPad` makes it; Etherpad
+/// makes it after finding the group and no pad of that name, so its refusal comes then.
+pub async fn create_group_pad(
+    load: &Load,
+    (group_id, pad_id): (&str, &str),
+    id_check: &Result<(), EnvelopeError>,
+    text: Option<&str>,
+    author: &str,
+    now: i64,
+) -> Result<Outcome, EnvelopeError> {
+    let group = load.group(group_id).await?;
+    if !group.exists {
+        return Err(DomainError::GroupMissing.into());
+    }
+    let pad = load.pad(pad_id).await?;
+    if pad.exists {
+        return Err(DomainError::PadNameExists.into());
+    }
+    id_check.clone()?;
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(creation::create_group_pad(
+        group_id, &group, &pad, text, author, now, authors,
+    )?)
+}
+
+/// A client's changeset (`/ext/submitChangeset`) on the existing pad `pad_id`: transformed
+/// over the revisions since its base (read from the store, `reader`) and decided. Returns the
+/// outcome and the revision the change became.
+pub async fn submit_changeset(
+    load: &Load,
+    (pads, reader): (&Pads, &StoreReader),
+    pad_id: &str,
+    author: &str,
+    submission: &Submission,
+) -> Result<(Outcome, i64), EnvelopeError> {
+    let pad = load.pad(pad_id).await?;
+    if !pad.exists {
+        return Err(DomainError::PadMissing.into());
+    }
+    let base = submission.base_rev;
+    let since = if base < pad.head && base >= 0 {
+        recorded(pads, reader, pad_id, base + 1, pad.head).await?
+    } else {
+        Vec::new()
+    };
+    let authors = load.authors([author.to_owned()]).await?;
+    Ok(submission::submit_changeset(
+        &pad,
+        submission.clone(),
+        &since,
+        authors,
+    )?)
+}
+
+/// The revisions `from ..= to` of a pad as the store has them; the store is waited for if it
+/// has not caught up with the log yet.
+async fn recorded(
+    pads: &Pads,
+    reader: &StoreReader,
+    pad_id: &str,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Recorded>, EnvelopeError> {
+    let wanted: Vec<String> = (from..=to).map(|r| keys::revision(pad_id, r)).collect();
+    let mut found = reader
+        .values(&wanted)
+        .await
+        .map_err(EnvelopeError::internal)?;
+    if found.len() < wanted.len() {
+        let head = pads
+            .state
+            .store
+            .head_position()
+            .await
+            .map_err(EnvelopeError::internal)?;
+        pads.state
+            .wait_for(PROJECTION, head)
+            .await
+            .map_err(palimpsest_web::ApiError::from)?;
+        found = reader
+            .values(&wanted)
+            .await
+            .map_err(EnvelopeError::internal)?;
+    }
+    wanted
+        .iter()
+        .map(|k| {
+            let text = found.get(k).ok_or_else(|| {
+                EnvelopeError::new_status(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the pad's revisions are not readable yet; retry",
+                )
+            })?;
+            let r: RevisionRecord = serde_json::from_str(text).map_err(EnvelopeError::internal)?;
+            Ok(Recorded {
+                changeset: r.changeset,
+                author: r.meta.author,
+            })
+        })
+        .collect()
 }
