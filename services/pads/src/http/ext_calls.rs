@@ -14,7 +14,7 @@ use super::author_calls::new_author;
 use super::envelope::{EnvelopeError, respond};
 use super::params::{Params, check_valid_rev};
 use super::{authorized_fields, now_ms};
-use crate::author::decide::author_for_token as decide_token;
+use crate::author;
 use crate::changes::AttributePool;
 use crate::command::Pads;
 use crate::ids::is_valid_pad_id;
@@ -24,7 +24,6 @@ use crate::store::keys;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use palimpsest_events::pads::TOKEN;
 use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
@@ -168,11 +167,7 @@ async fn token_author(
     let now = now_ms();
     let token = &token;
     pads.run(&command, |load| async move {
-        let mapping = load.mapping(TOKEN, token).await?;
-        if let Some(existing) = &mapping.target {
-            load.author(existing).await?;
-        }
-        let (outcome, id) = decide_token(token, &mapping, new, now);
+        let (outcome, id) = author::command::author_for_token(&load, token, new, now).await?;
         Ok((
             outcome,
             super::envelope::Data::of(&json!({ "authorID": id }))?,
