@@ -1,15 +1,15 @@
 //! The pads context on the platform's command runner: loading the context's streams for a
 //! command ([`Load`]; each aggregate's `command.rs` adds the loading of its own stream), and
-//! [`Pads::run`], which hands a handler's pure outcome to the runner (expected versions,
+//! [`Pads::run`], which hands a command's pure outcome to the runner (expected versions,
 //! retries, the Idempotency-Key and read-your-writes live there) and answers in Etherpad's
 //! envelope.
 //!
-//! A command handler is load → decide → answer:
+//! A command is load → decide, in the `command.rs` of the aggregate it writes; its handler in
+//! [`crate::http`] reads the parameters, runs it here and gives the answer's `data`:
 //!
 //! ```ignore
 //! c.pads.run(&c.request, |load| async move {
-//!     let pad = load.pad(pad_id).await?;
-//!     let outcome = decide(&pad, ...)?;
+//!     let outcome = pad::command::delete_pad(&load, id).await?;
 //!     Ok((outcome, Data::null()))
 //! }).await
 //! ```

@@ -5,13 +5,13 @@ use super::envelope::{Data, EnvelopeError};
 use super::group_calls::fresh;
 use super::params::{js_string, truthy};
 use super::{ApiCall, now_ms};
-use crate::author::NewAuthor;
-use crate::author::decide::{create_author as decide_create, create_author_for_mapper};
+use crate::author::decide::create_author as decide_create;
+use crate::author::{self, NewAuthor};
 use crate::error::DomainError;
 use crate::ids::IdKind;
 use crate::store::keys;
 use crate::store::records::AuthorRecord;
-use palimpsest_events::pads::{AUTHOR_MAPPER, AuthorName};
+use palimpsest_events::pads::AuthorName;
 use rand::Rng;
 use serde_json::{Value, json};
 
@@ -59,12 +59,9 @@ pub async fn create_author_if_not_exists_for(call: ApiCall<'_>) -> Result<Data, 
     let (mapper, name, new) = (&mapper, &name, &new);
     call.pads
         .run(&call.request, |load| async move {
-            let mapping = load.mapping(AUTHOR_MAPPER, mapper).await?;
-            if let Some(existing) = &mapping.target {
-                load.author(existing).await?;
-            }
             let (outcome, id) =
-                create_author_for_mapper(mapper, &mapping, name.as_deref(), new, now);
+                author::command::author_for_mapper(&load, mapper, name.as_deref(), new, now)
+                    .await?;
             Ok((outcome, Data::of(&json!({ "authorID": id }))?))
         })
         .await

@@ -5,8 +5,7 @@ use super::pad_calls::{existing_pad, valid_pad_id_for_creation};
 use super::params::{js_string, truthy};
 use super::{ApiCall, now_ms};
 use crate::js_number;
-use crate::pad::ChatMessage;
-use crate::pad::decide::chat::append_chat_message as decide;
+use crate::pad::{self, ChatMessage};
 use crate::store::keys;
 use crate::store::records::{AuthorRecord, ChatRecord};
 use palimpsest_events::pads::ChatTime;
@@ -46,9 +45,7 @@ pub async fn append_chat_message(call: ApiCall<'_>) -> Result<Data, EnvelopeErro
     let (id, message) = (&id, &message);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            let authors = load.authors(message.author_id.clone()).await?;
-            let outcome = decide(&pad, message.clone(), now, authors)?;
+            let outcome = pad::command::append_chat_message(&load, id, message, now).await?;
             Ok((outcome, Data::null()))
         })
         .await

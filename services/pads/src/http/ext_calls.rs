@@ -14,21 +14,16 @@ use super::author_calls::new_author;
 use super::envelope::{EnvelopeError, respond};
 use super::params::{Params, check_valid_rev};
 use super::{authorized_fields, now_ms};
-use crate::author::decide::author_for_token as decide_token;
+use crate::author;
 use crate::changes::AttributePool;
 use crate::command::Pads;
-use crate::error::DomainError;
 use crate::ids::is_valid_pad_id;
-use crate::pad::decide::submission::submit_changeset as decide_submit;
-use crate::pad::{Recorded, Submission};
-use crate::projection::NAME as PROJECTION;
+use crate::pad::{self, Submission};
 use crate::read::StoreReader;
 use crate::store::keys;
-use crate::store::records::RevisionRecord;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use palimpsest_events::pads::TOKEN;
 use palimpsest_web::command::CommandRequest;
 use serde_json::{Value, json};
 
@@ -47,54 +42,6 @@ fn refused(f: EnvelopeError) -> EnvelopeError {
         StatusCode::BAD_REQUEST
     };
     EnvelopeError { status, ..f }
-}
-
-/// The revisions `from ..= to` of a pad as the store has them; the store is waited for if it
-/// has not caught up with the log yet.
-async fn revisions(
-    pads: &Pads,
-    reader: &StoreReader,
-    pad_id: &str,
-    from: i64,
-    to: i64,
-) -> Result<Vec<Recorded>, EnvelopeError> {
-    let wanted: Vec<String> = (from..=to).map(|r| keys::revision(pad_id, r)).collect();
-    let mut found = reader
-        .values(&wanted)
-        .await
-        .map_err(EnvelopeError::internal)?;
-    if found.len() < wanted.len() {
-        let head = pads
-            .state
-            .store
-            .head_position()
-            .await
-            .map_err(EnvelopeError::internal)?;
-        pads.state
-            .wait_for(PROJECTION, head)
-            .await
-            .map_err(palimpsest_web::ApiError::from)?;
-        found = reader
-            .values(&wanted)
-            .await
-            .map_err(EnvelopeError::internal)?;
-    }
-    wanted
-        .iter()
-        .map(|k| {
-            let text = found.get(k).ok_or_else(|| {
-                EnvelopeError::new_status(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "the pad's revisions are not readable yet; retry",
-                )
-            })?;
-            let r: RevisionRecord = serde_json::from_str(text).map_err(EnvelopeError::internal)?;
-            Ok(Recorded {
-                changeset: r.changeset,
-                author: r.meta.author,
-            })
-        })
-        .collect()
 }
 
 /// The client's pool: a JSON object or its text; none means an empty pool.
@@ -126,9 +73,8 @@ fn submission_of(
     }
 }
 
-/// Loads the pad, transforms the submission over the revisions since its base and decides;
-/// the runner appends it (deciding again if another writer got there first). Answers the
-/// revision it became.
+/// The submission through the runner ([`pad::command::submit_changeset`], decided again if
+/// another writer got there first). Answers the revision it became.
 async fn submit_attempts(
     pads: &Pads,
     command: &CommandRequest,
@@ -139,18 +85,9 @@ async fn submit_attempts(
 ) -> Result<super::envelope::Data, EnvelopeError> {
     let submission = &submission;
     pads.run(command, |load| async move {
-        let pad = load.pad(pad_id).await?;
-        if !pad.exists {
-            return Err(DomainError::PadMissing.into());
-        }
-        let base = submission.base_rev;
-        let since = if base < pad.head && base >= 0 {
-            revisions(pads, reader, pad_id, base + 1, pad.head).await?
-        } else {
-            Vec::new()
-        };
-        let authors = load.authors([author.to_owned()]).await?;
-        let (outcome, rev) = decide_submit(&pad, submission.clone(), &since, authors)?;
+        let (outcome, rev) =
+            pad::command::submit_changeset(&load, (pads, reader), pad_id, author, submission)
+                .await?;
         Ok((
             outcome,
             super::envelope::Data::of(&json!({ "newRev": rev }))?,
@@ -230,11 +167,7 @@ async fn token_author(
     let now = now_ms();
     let token = &token;
     pads.run(&command, |load| async move {
-        let mapping = load.mapping(TOKEN, token).await?;
-        if let Some(existing) = &mapping.target {
-            load.author(existing).await?;
-        }
-        let (outcome, id) = decide_token(token, &mapping, new, now);
+        let (outcome, id) = author::command::author_for_token(&load, token, new, now).await?;
         Ok((
             outcome,
             super::envelope::Data::of(&json!({ "authorID": id }))?,

@@ -5,18 +5,13 @@ use super::envelope::{Data, EnvelopeError};
 use super::pad_calls::{initial_text, valid_pad_id_for_creation};
 use super::{ApiCall, now_ms};
 use crate::error::DomainError;
-use crate::group::GroupContents;
-use crate::group::decide::{
-    self as group_commands, create_group_for_mapper, delete_group as decide_delete,
-};
+use crate::group::{self, decide as group_commands};
 use crate::ids::{IdKind, new_id};
 use crate::js_object::JsObject;
-use crate::pad::decide::creation::create_group_pad as decide_create_pad;
+use crate::pad;
 use crate::store::keys;
 use crate::store::records::GroupRecord;
-use palimpsest_events::pads::GROUP_MAPPER;
 use serde_json::json;
-use std::collections::HashMap;
 
 /// A fresh id of `kind`.
 pub(crate) fn fresh(kind: IdKind) -> String {
@@ -48,13 +43,7 @@ pub async fn create_group_if_not_exists_for(call: ApiCall<'_>) -> Result<Data, E
     let mapper = &mapper;
     call.pads
         .run(&call.request, |load| async move {
-            let mapping = load.mapping(GROUP_MAPPER, mapper).await?;
-            let group = match &mapping.target {
-                Some(g) => Some(load.group(g).await?),
-                None => None,
-            };
-            let (outcome, id) =
-                create_group_for_mapper(mapper, &mapping, group.as_ref(), candidate);
+            let (outcome, id) = group::command::group_for_mapper(&load, mapper, candidate).await?;
             Ok((outcome, Data::of(&json!({ "groupID": id }))?))
         })
         .await
@@ -66,33 +55,7 @@ pub async fn delete_group(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let group_id = &call.params.as_text("groupID");
     call.pads
         .run(&call.request, |load| async move {
-            let group = load.group(group_id).await?;
-            if !group.exists {
-                return Err(DomainError::GroupMissing.into());
-            }
-            let mut pad_states = HashMap::new();
-            let mut author_ids = Vec::new();
-            for pad_id in &group.pads {
-                let pad = load.pad(pad_id).await?;
-                author_ids.extend(pad.authors());
-                pad_states.insert(pad_id.clone(), pad);
-            }
-            let mut sessions = HashMap::new();
-            for session_id in &group.sessions {
-                let session = load.session(session_id).await?;
-                author_ids.push(session.author_id.clone());
-                sessions.insert(session_id.clone(), session);
-            }
-            for mapper in &group.mappers {
-                load.mapping(GROUP_MAPPER, mapper).await?;
-            }
-            let authors = load.authors(author_ids).await?;
-            let contents = GroupContents {
-                pads: pad_states,
-                sessions,
-                authors,
-            };
-            let outcome = decide_delete(group_id, &group, contents)?;
+            let outcome = group::command::delete_group(&load, group_id).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -119,28 +82,19 @@ pub async fn create_group_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> 
     let text = initial_text(&call.params)?;
     let now = now_ms();
     let answer = &Data::of(&json!({ "padID": pad_id }))?;
+    let id_check = &valid_pad_id_for_creation(&pad_id);
     let (group_id, pad_id, author, text) = (&group_id, &pad_id, &author, &text);
     call.pads
         .run(&call.request, |load| async move {
-            let group = load.group(group_id).await?;
-            if !group.exists {
-                return Err(DomainError::GroupMissing.into());
-            }
-            let pad = load.pad(pad_id).await?;
-            if pad.exists {
-                return Err(DomainError::PadNameExists.into());
-            }
-            valid_pad_id_for_creation(pad_id)?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = decide_create_pad(
-                group_id,
-                &group,
-                &pad,
+            let outcome = pad::command::create_group_pad(
+                &load,
+                (group_id, pad_id),
+                id_check,
                 text.as_deref(),
                 author,
                 now,
-                authors,
-            )?;
+            )
+            .await?;
             Ok((outcome, answer.clone()))
         })
         .await

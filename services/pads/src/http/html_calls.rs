@@ -7,8 +7,7 @@ use super::params::check_valid_rev;
 use super::{ApiCall, now_ms};
 use crate::changes::AttributePool;
 use crate::export::diff_html;
-use crate::import;
-use crate::pad::pool_of;
+use crate::pad::{self, pool_of};
 use crate::read::StoreReader;
 use crate::store::keys;
 use crate::store::records::{AuthorRecord, ColorId, PALETTE, RevisionRecord};
@@ -28,9 +27,7 @@ pub async fn set_html(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let (html, id, author) = (&html, &id, &author);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = import::set_html(&pad, html, author, now, authors)?;
+            let outcome = pad::command::set_html(&load, id, html, author, now).await?;
             Ok((outcome, Data::null()))
         })
         .await

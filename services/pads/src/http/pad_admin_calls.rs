@@ -7,29 +7,12 @@ use super::envelope::{Data, EnvelopeError};
 use super::pad_calls::{existing_pad, pad_param};
 use super::params::{Params, truthy};
 use super::{ApiCall, now_ms};
-use crate::command::Load;
 use crate::error::DomainError;
-use crate::group::Groups;
-use crate::ids::{IdKind, group_of_pad, is_valid_pad_id, new_saved_revision_id};
-use crate::pad::decide::{marks as pad_marks, transfer as pad_transfer};
-use crate::pad::{ApiAuthor, Transfer, pool_of};
+use crate::ids::{IdKind, is_valid_pad_id, new_saved_revision_id};
+use crate::pad::command::TransferKind;
+use crate::pad::{self, pool_of};
 use crate::store::keys;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-
-/// The groups of the given pad ids, loaded.
-async fn groups_of(load: &Load, pad_ids: &[&str]) -> Result<Groups, EnvelopeError> {
-    let mut map = HashMap::new();
-    for id in pad_ids {
-        if let Some(g) = group_of_pad(id)
-            && !map.contains_key(g)
-        {
-            let group = load.group(g).await?;
-            map.insert(g.to_owned(), group);
-        }
-    }
-    Ok(Groups::new(map))
-}
 
 /// `deletePad(padID)`.
 #[tracing::instrument(skip_all, fields(pad = ?call.params.string("padID")))]
@@ -37,10 +20,7 @@ pub async fn delete_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let id = &pad_param(&call.params, "padID")?;
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            let groups = groups_of(&load, &[id]).await?;
-            let authors = load.authors(pad.authors()).await?;
-            let outcome = pad_transfer::delete_pad(&pad, groups, authors)?;
+            let outcome = pad::command::delete_pad(&load, id).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -60,16 +40,8 @@ fn endpoints(params: &Params) -> Result<(String, String), EnvelopeError> {
     Ok((source, dest))
 }
 
-/// Which copy to make.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Copy,
-    Move,
-    WithoutHistory,
-}
-
-/// Loads both pads, their groups and authors, and decides the copy or move.
-async fn transfer(call: ApiCall<'_>, kind: Kind) -> Result<Data, EnvelopeError> {
+/// A copy or move: the endpoints, `force` and the author, then [`pad::command::transfer_pad`].
+async fn transfer(call: ApiCall<'_>, kind: TransferKind) -> Result<Data, EnvelopeError> {
     let (source, dest) = endpoints(&call.params)?;
     let force = call.params.flag("force");
     let author = call.params.author_id("authorId");
@@ -77,25 +49,8 @@ async fn transfer(call: ApiCall<'_>, kind: Kind) -> Result<Data, EnvelopeError> 
     let (source, dest, author) = (&source, &dest, &author);
     call.pads
         .run(&call.request, |load| async move {
-            let from = load.pad(source).await?;
-            let to = load.pad(dest).await?;
-            let groups = groups_of(&load, &[source, dest]).await?;
-            let mut ids = from.authors();
-            ids.extend(to.authors());
-            ids.push(author.clone());
-            let authors = load.authors(ids).await?;
-            let t = Transfer {
-                source: from,
-                destination: to,
-                groups,
-                authors,
-                force,
-            };
-            let outcome = match kind {
-                Kind::Copy => pad_transfer::copy_pad(t)?,
-                Kind::Move => pad_transfer::move_pad(t)?,
-                Kind::WithoutHistory => pad_transfer::copy_pad_without_history(t, author, now)?,
-            };
+            let outcome =
+                pad::command::transfer_pad(&load, kind, (source, dest), force, author, now).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -104,19 +59,19 @@ async fn transfer(call: ApiCall<'_>, kind: Kind) -> Result<Data, EnvelopeError> 
 /// `copyPad(sourceID, destinationID, force)`.
 #[tracing::instrument(skip_all, fields(source = ?call.params.string("sourceID"), destination = ?call.params.string("destinationID")))]
 pub async fn copy_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
-    transfer(call, Kind::Copy).await
+    transfer(call, TransferKind::Copy).await
 }
 
 /// `movePad(sourceID, destinationID, force)`.
 #[tracing::instrument(skip_all, fields(source = ?call.params.string("sourceID"), destination = ?call.params.string("destinationID")))]
 pub async fn move_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
-    transfer(call, Kind::Move).await
+    transfer(call, TransferKind::Move).await
 }
 
 /// `copyPadWithoutHistory(sourceID, destinationID, force, authorId)`.
 #[tracing::instrument(skip_all, fields(source = ?call.params.string("sourceID"), destination = ?call.params.string("destinationID")))]
 pub async fn copy_pad_without_history(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
-    transfer(call, Kind::WithoutHistory).await
+    transfer(call, TransferKind::WithoutHistory).await
 }
 
 /// `getReadOnlyID(padID)` → `{readOnlyID}`, given on first request.
@@ -126,11 +81,7 @@ pub async fn get_read_only_id(call: ApiCall<'_>) -> Result<Data, EnvelopeError> 
     let candidate = &super::group_calls::fresh(IdKind::ReadOnly);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            if !pad.exists {
-                return Err(DomainError::PadMissing.into());
-            }
-            let (outcome, read_only) = pad_marks::read_only_id(&pad, candidate.clone())?;
+            let (outcome, read_only) = pad::command::read_only_id(&load, id, candidate).await?;
             Ok((outcome, Data::of(&json!({ "readOnlyID": read_only }))?))
         })
         .await
@@ -173,11 +124,7 @@ pub async fn set_public_status(call: ApiCall<'_>) -> Result<Data, EnvelopeError>
     };
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            if !pad.exists {
-                return Err(DomainError::PadMissing.into());
-            }
-            let outcome = pad_marks::set_public_status(&pad, status)?;
+            let outcome = pad::command::set_public_status(&load, id, status).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -217,18 +164,8 @@ pub async fn save_revision(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let now = now_ms();
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            if !pad.exists {
-                return Err(DomainError::PadMissing.into());
-            }
-            if rev.is_some_and(|r| r > pad.head) {
-                return Err(DomainError::RevAboveHead.into());
-            }
-            let api = ApiAuthor {
-                author_id: author.author_id.clone(),
-                color_id: author.color_id,
-            };
-            let outcome = pad_marks::save_revision(&pad, rev, api, saved_id.clone(), now)?;
+            let outcome =
+                pad::command::save_revision(&load, id, rev, author, saved_id, now).await?;
             Ok((outcome, Data::null()))
         })
         .await

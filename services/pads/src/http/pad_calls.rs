@@ -5,13 +5,12 @@
 use super::envelope::{Data, EnvelopeError};
 use super::params::Params;
 use super::{ApiCall, now_ms};
-use crate::author::Authors;
 use crate::error::DomainError;
 use crate::export::{html, text};
 use crate::ids::is_valid_pad_id;
-use crate::outcome::Outcome;
-use crate::pad::decide::{creation as pad_creation, text as pad_text};
-use crate::pad::{Pad, pool_of};
+use crate::pad::command::TextEdit;
+use crate::pad::decide::text as pad_text;
+use crate::pad::{self, pool_of};
 use crate::read::StoreReader;
 use crate::store::records::{FullPoolRecord, PadRecord};
 use palimpsest_events::pads::AText;
@@ -80,9 +79,8 @@ pub async fn create_pad(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let (pad_id, author, text) = (&pad_id, &author, &text);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(pad_id).await?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = pad_creation::create_pad(&pad, text.as_deref(), author, now, authors)?;
+            let outcome =
+                pad::command::create_pad(&load, pad_id, text.as_deref(), author, now).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -148,11 +146,8 @@ pub async fn append_text(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     edit_text_with(call, pad_text::append_text).await
 }
 
-/// How a text edit decides: the pad, the text, the author, now (ms), the author records.
-type TextEdit = fn(&Pad, &str, &str, i64, Authors) -> Result<Outcome, DomainError>;
-
-/// The edit both `setText` and `appendText` make: load the pad and its author, decide, append,
-/// and decide again from fresh state if another writer got there first.
+/// The edit both `setText` and `appendText` make: parse, then load the pad and its author,
+/// decide, append, and decide again from fresh state if another writer got there first.
 async fn edit_text_with(call: ApiCall<'_>, decide: TextEdit) -> Result<Data, EnvelopeError> {
     let text = edit_text(&call.params)?;
     let id = pad_param(&call.params, "padID")?;
@@ -161,9 +156,7 @@ async fn edit_text_with(call: ApiCall<'_>, decide: TextEdit) -> Result<Data, Env
     let (text, id, author) = (&text, &id, &author);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = decide(&pad, text, author, now, authors)?;
+            let outcome = pad::command::edit_text(&load, decide, id, text, author, now).await?;
             Ok((outcome, Data::null()))
         })
         .await
@@ -247,19 +240,8 @@ pub async fn restore_revision(call: ApiCall<'_>) -> Result<Data, EnvelopeError> 
     let (id, author, reader) = (&id, &author, &call.reader);
     call.pads
         .run(&call.request, |load| async move {
-            let pad = load.pad(id).await?;
-            if !pad.exists {
-                return Err(DomainError::PadMissing.into());
-            }
-            within_head(Some(rev), pad.head)?;
-            // Revision `rev` is history (at or below the head the command read): immutable,
-            // so the store's copy of it is the log's.
-            let old = reader
-                .atext_at(id, rev, &pad.pool)
-                .await
-                .map_err(EnvelopeError::internal)?;
-            let authors = load.authors([author.clone()]).await?;
-            let outcome = pad_text::restore_revision(&pad, rev, &old, author, now, authors)?;
+            let outcome =
+                pad::command::restore_revision(&load, reader, id, rev, author, now).await?;
             Ok((outcome, Data::null()))
         })
         .await

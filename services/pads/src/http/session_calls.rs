@@ -10,7 +10,7 @@ use crate::ids::IdKind;
 use crate::js_number;
 use crate::js_object::JsObject;
 use crate::read::StoreReader;
-use crate::session::decide::{create_session as decide_create, delete_session as decide_delete};
+use crate::session;
 use crate::store::keys;
 use crate::store::records::{SessionListRecord, SessionRecord};
 use serde_json::{Value, json};
@@ -53,15 +53,14 @@ pub async fn create_session(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let (group_id, author_id, session_id, until) = (&group_id, &author_id, &session_id, &until);
     call.pads
         .run(&call.request, |load| async move {
-            let group = load.group(group_id).await?;
-            let author = load.author(author_id).await?;
-            let outcome = decide_create(
+            let outcome = session::command::create_session(
+                &load,
                 session_id,
-                (group_id, &group),
-                (author_id, &author),
-                until.clone(),
+                (group_id, author_id),
+                until,
                 now_seconds,
-            )?;
+            )
+            .await?;
             Ok((outcome, answer.clone()))
         })
         .await
@@ -73,13 +72,7 @@ pub async fn delete_session(call: ApiCall<'_>) -> Result<Data, EnvelopeError> {
     let session_id = &call.params.as_text("sessionID");
     call.pads
         .run(&call.request, |load| async move {
-            let session = load.session(session_id).await?;
-            if !session.exists {
-                return Err(DomainError::SessionMissing.into());
-            }
-            let group = load.group(&session.group_id).await?;
-            load.author(&session.author_id).await?;
-            let outcome = decide_delete(session_id, &session, &group)?;
+            let outcome = session::command::delete_session(&load, session_id).await?;
             Ok((outcome, Data::null()))
         })
         .await
