@@ -2,9 +2,9 @@
 //! section workflow, through the command runner.
 //!
 //! An issue answers the new token once: the reply kept for its Idempotency-Key (stored in the
-//! log's database) holds no token, and the token is added to the live answer only when the
-//! read model shows it is the user's current one. A retry with the same key therefore answers
-//! the user without a token (reissue to get a new one).
+//! log's database) holds no token, and the token is added only to the answer of the call that
+//! decided the issue. A retry with the same key therefore answers the user without a token
+//! (reissue to get a new one).
 
 use crate::http::body::Body;
 use crate::read::users as read;
@@ -14,7 +14,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use palimpsest_web::command::{CommandRequest, Reply};
+use palimpsest_web::command::{Answer, CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use serde_json::{Value, json};
 
@@ -57,7 +57,7 @@ pub async fn issue(
     let roles = roles_of(&Body::parse(&body)?)?;
     let token = new_token();
     let hash = token_sha256(&token);
-    let reply = run(
+    let answer = run(
         &state,
         &request,
         &user_id,
@@ -77,23 +77,16 @@ pub async fn issue(
         },
     )
     .await?;
-    with_token_once(&state, &user_id, &hash, &token, reply).await
+    match answer {
+        Answer::Decided { value: reply, .. } => with_token(reply, &token),
+        Answer::Repeated(kept) => Ok(kept),
+    }
 }
 
-/// Adds `token` to the issue's answer when it is the user's current token: not on a replay of
-/// the Idempotency-Key, whose stored answer was another request's.
-async fn with_token_once(
-    state: &AppState,
-    user_id: &str,
-    hash: &str,
-    token: &str,
-    reply: Reply,
-) -> Result<Reply, ApiError> {
+/// The issue's answer with its new `token`: only the call that decided the issue has it (the
+/// reply kept under the Idempotency-Key never holds it).
+fn with_token(reply: Reply, token: &str) -> Result<Reply, ApiError> {
     if !reply.status.is_success() {
-        return Ok(reply);
-    }
-    let current = read::current_token_sha256(state, user_id).await?;
-    if current.as_deref() != Some(hash) {
         return Ok(reply);
     }
     let mut body: Value = reply.json_body().map_err(ApiError::internal)?;
@@ -120,6 +113,9 @@ pub async fn revoke(
         |_, after| Ok(Reply::json(StatusCode::OK, &user_row(after))),
     )
     .await
+    .map(|answer| match answer {
+        Answer::Decided { value: reply, .. } | Answer::Repeated(reply) => reply,
+    })
 }
 
 /// `GET /admin/users` (administrator): every user with its roles and whether it is active.

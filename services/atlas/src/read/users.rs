@@ -46,22 +46,6 @@ pub async fn caller(state: &AppState, token: &str) -> Result<Option<Caller>, Api
     }))
 }
 
-/// The SHA-256 of `user_id`'s current token, if the user is issued and not revoked.
-pub async fn current_token_sha256(
-    state: &AppState,
-    user_id: &str,
-) -> Result<Option<String>, ApiError> {
-    let client = state.read.get().await?;
-    Ok(client
-        .query_opt(
-            &format!("SELECT token_sha256 FROM {NAME}.users WHERE user_id = $1"),
-            &[&user_id],
-        )
-        .await
-        .map_err(ApiError::internal)?
-        .and_then(|row| row.get(0)))
-}
-
 /// Every user with its roles and whether it is active, by id (never a token hash).
 pub async fn list(state: &AppState) -> Result<Vec<Value>, ApiError> {
     let client = state.read.get().await?;

@@ -5,7 +5,7 @@ use crate::command::{command, encode, now, rejected, stream_of};
 use crate::streams;
 use crate::user::{Caller, UserState, decide, evolve};
 use palimpsest_events::atlas::Timestamp;
-use palimpsest_web::command::{CommandError, CommandRequest, Decision, Reply};
+use palimpsest_web::command::{Answer, CommandError, CommandRequest, Decision, Reply};
 use palimpsest_web::{ApiError, AppState};
 
 /// An administrator's command on one user.
@@ -31,7 +31,8 @@ pub enum UserCommand {
 
 /// Decides `command_at(now)` against user `user_id`'s stream, appends its events (naming
 /// `caller`, the administrator, as their actor) and answers what `answer` makes of the user
-/// before and after them.
+/// before and after them: [`Answer::Decided`] with that reply when this call decided,
+/// [`Answer::Repeated`] with the kept one when it repeats an earlier call's Idempotency-Key.
 pub async fn run(
     state: &AppState,
     request: &CommandRequest,
@@ -39,21 +40,24 @@ pub async fn run(
     caller: &Caller,
     command_at: impl Fn(Timestamp) -> UserCommand,
     answer: impl Fn(&UserState, &UserState) -> Result<Reply, ApiError>,
-) -> Result<Reply, ApiError> {
+) -> Result<Answer<Reply>, ApiError> {
     let stream = &stream_of(streams::user, user_id)?;
     let (command_at, answer) = (&command_at, &answer);
-    let reply = state
+    let answer = state
         .commands
-        .run(
+        .run_for(
             command(request, Some(caller.actor())),
             |attempt| async move {
                 let user: UserState = attempt.load(stream).await?;
                 let events = decide(command_at(now()), &user).map_err(rejected)?;
                 let after = events.iter().fold(user.clone(), evolve);
                 let reply = answer(&user, &after).map_err(CommandError::Rejected)?;
-                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+                let events = encode(&events).map_err(rejected)?;
+                Ok(Decision::new(reply.clone())
+                    .write(stream.clone(), events)
+                    .with_value(reply))
             },
         )
         .await?;
-    Ok(reply)
+    Ok(answer)
 }
