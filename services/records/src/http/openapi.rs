@@ -39,7 +39,7 @@ fn org() -> Value {
     json!({"type": "string", "pattern": ORG_CODE, "description": "The organisation; an org token's own when absent (the administrator must name it)."})
 }
 fn limit() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": crate::http::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
+    json!({"type": "integer", "minimum": 1, "maximum": crate::read::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
 }
 fn after() -> Value {
     obj(
