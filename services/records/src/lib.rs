@@ -7,8 +7,8 @@
 //!   without a `Value` tree ([`transcode`]), the document decider with REGVER,
 //!   zombies, `del` rows and unique locks ([`document`]), the session rules of incremental sync
 //!   ([`sync`]), the per-class treatments of export / import ([`treatment`]).
-//! - Edges: the projector building the row tables in schema `records` ([`projection()`]) and the
-//!   generic API `POST /records/api/<function>` ([`router`]).
+//! - Edges: the projector building the row tables in schema `records` ([`projection()`]), the
+//!   queries on them ([`read`]) and the generic API `POST /records/api/<function>` ([`router`]).
 
 pub mod audit;
 pub mod bulk;
@@ -24,6 +24,7 @@ pub mod hash;
 pub mod http;
 pub mod projection;
 pub mod purge;
+pub mod read;
 pub mod retention;
 pub mod rotation;
 pub mod row;

@@ -15,6 +15,7 @@ use crate::command::encode;
 use crate::context::Records;
 use crate::document::{DocumentState, Purge, UniqueState, decide_purge};
 use crate::projection::schema::table;
+use crate::read::index::{IndexFilter, matching_pks};
 use palimpsest_events::records::ClassDeclaration;
 use palimpsest_events::records::UniqueEvent;
 use palimpsest_web::command::Steps;
@@ -164,24 +165,14 @@ pub async fn dlv_docs(
     a: &DlvDocs,
 ) -> Result<Value, CodedError> {
     let class = find(records, &a.cl).await?.class;
-    let found = crate::http::reads::by_index(
-        records,
-        &class,
-        Some(org.clone()),
-        &a.ix,
-        &a.comp,
-        &a.val,
-        None,
-    )
-    .await?;
-    let targets: Vec<(String, String)> = found["rows"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .filter_map(|r| r["pk"].as_str().map(str::to_owned))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
+    let filter = IndexFilter {
+        ix: &a.ix,
+        comp: &a.comp,
+        val: &a.val,
+        v: None,
+    };
+    let targets: Vec<(String, String)> = matching_pks(records, &class, Some(org.clone()), filter)
+        .await?
         .into_iter()
         .filter(|pk| a.lsp.as_ref().is_none_or(|keep| keep.contains(pk)))
         .map(|pk| (org.clone(), pk))

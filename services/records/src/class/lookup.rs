@@ -8,6 +8,7 @@ use crate::context::Records;
 use crate::streams;
 use palimpsest_events::DomainEvent;
 use palimpsest_events::records::{ClassDeclaration, ClassEvent};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// A class as an operation finds it.
@@ -112,4 +113,14 @@ pub async fn all_classes(records: &Records) -> Result<Vec<Arc<ClassDeclaration>>
         }
     }
     Ok(out)
+}
+
+/// The class a document's `data` names (`data.clazz`, required): what a write or an import
+/// looks up first.
+pub fn clazz_of(data: &Map<String, Value>) -> Result<String, CodedError> {
+    match data.get("clazz") {
+        Some(Value::String(c)) => Ok(c.clone()),
+        Some(_) => Err(CodedError::bad("data.clazz must be a string")),
+        None => Err(CodedError::bad("data.clazz is required")),
+    }
 }

@@ -2,7 +2,7 @@
 
 use crate::coded_error::CodedError;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The body as `T`; an empty body reads as `{}`.
 pub fn args<T: DeserializeOwned>(body: &[u8]) -> Result<T, CodedError> {
@@ -37,14 +37,5 @@ fn integral(value: Value) -> Value {
             Value::Object(map.into_iter().map(|(k, v)| (k, integral(v))).collect())
         }
         other => other,
-    }
-}
-
-/// `data.clazz`, required.
-pub fn clazz(data: &Map<String, Value>) -> Result<String, CodedError> {
-    match data.get("clazz") {
-        Some(Value::String(c)) => Ok(c.clone()),
-        Some(_) => Err(CodedError::bad("data.clazz must be a string")),
-        None => Err(CodedError::bad("data.clazz is required")),
     }
 }

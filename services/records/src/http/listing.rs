@@ -5,32 +5,14 @@
 
 use crate::coded_error::CodedError;
 use crate::context::Records;
-use crate::http::page::Page;
 use crate::http::stream::Reader;
+use crate::read::column;
+use crate::read::page::Page;
+use crate::read::rows::{Found, StartedQuery};
 use crate::seal::SiteKey;
 use axum::body::{Body, Bytes};
 use serde_json::{Value, json};
 use std::convert::Infallible;
-
-/// The columns every list selects, in this order: rows are read by position ([`column`]),
-/// since finding a column by name costs a search per value, 600,000 of them in a large sync.
-pub const COLUMNS: &str = "org, pk, v, x, del, data";
-
-/// The positions of [`COLUMNS`].
-pub mod column {
-    /// `org`.
-    pub const ORG: usize = 0;
-    /// `pk`.
-    pub const PK: usize = 1;
-    /// `v`.
-    pub const V: usize = 2;
-    /// `x`.
-    pub const X: usize = 3;
-    /// `del`.
-    pub const DEL: usize = 4;
-    /// `data`.
-    pub const DATA: usize = 5;
-}
 
 /// A list's answer: its rows (a page: already written as JSON, on the threads that opened
 /// them; a list without `limit`: still being read), the version to store next, and where the
@@ -120,9 +102,23 @@ pub enum Pick {
     AllWithOrg,
 }
 
+/// A list's answer from what its query found ([`crate::read`]): a page's rows, read whole, are
+/// opened now; a list without `limit` is read and opened as its body is sent ([`Reader`]).
+pub async fn answer(
+    records: &Records,
+    page: &Page,
+    found: Found,
+    pick: Pick,
+) -> Result<Listing, CodedError> {
+    match found {
+        Found::Rows(rows) => list(records, page, rows, pick).await,
+        Found::Started(query) => Ok(streamed(records, page, *query, pick)),
+    }
+}
+
 /// A page's answer from the rows its query found. Rows are opened off the async threads; the
 /// rows themselves are freed after the answer is built, on a blocking thread of their own.
-pub async fn list(
+async fn list(
     records: &Records,
     page: &Page,
     found: Vec<tokio_postgres::Row>,
@@ -145,16 +141,10 @@ pub async fn list(
     })
 }
 
-/// The answer of a list without `limit` whose query has started on `client`: its rows are
-/// read, opened and sent as the body goes out ([`Reader`]); there is no next page.
-pub fn streamed(
-    records: &Records,
-    page: &Page,
-    client: deadpool_postgres::Object,
-    rows: tokio_postgres::RowStream,
-    pick: Pick,
-) -> Listing {
-    let reader = Reader::new(client, rows, records.key.clone(), pick == Pick::AllWithOrg);
+/// The answer of a list without `limit` whose query has started: its rows are read, opened
+/// and sent as the body goes out ([`Reader`]); there is no next page.
+fn streamed(records: &Records, page: &Page, query: StartedQuery, pick: Pick) -> Listing {
+    let reader = Reader::new(query, records.key.clone(), pick == Pick::AllWithOrg);
     Listing {
         rows: Rows::Reading(Box::new(reader)),
         v: page.started.saturating_sub(records.settings.delta_ms),
@@ -165,7 +155,7 @@ pub fn streamed(
 /// Rows opening (decrypt, decode) per thread at least: below it one thread does them all.
 pub const ROWS_PER_THREAD: usize = 2_000;
 
-/// A row as lists answer it.
+/// A row as lists answer it (and, its `data` alone, getDoc).
 pub fn row_json(
     key: &SiteKey,
     row: &tokio_postgres::Row,

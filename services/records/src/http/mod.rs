@@ -1,8 +1,8 @@
 //! The records HTTP API, served under `/records`: the generic API `POST /api/<function>`, the
 //! change feed, the OpenAPI document. Routes, argument extraction and answers only: the
 //! commands live in their aggregates (`class/`, `document/`, `ftp/`, `task/`, `token/`), the
-//! bulk work in `purge`, `rotation`, `transfer/`, the background jobs in `tasks` and
-//! `retention`.
+//! queries on the row tables in `read/`, the bulk work in `purge`, `rotation`, `transfer/`, the
+//! background jobs in `tasks` and `retention`.
 
 pub mod admin;
 pub mod api;
@@ -11,7 +11,6 @@ pub mod feed;
 pub mod ftp;
 pub mod listing;
 pub mod openapi;
-pub mod page;
 pub mod purges;
 pub mod reads;
 pub mod stream;

@@ -39,7 +39,7 @@ fn org() -> Value {
     json!({"type": "string", "pattern": ORG_CODE, "description": "The organisation; an org token's own when absent (the administrator must name it)."})
 }
 fn limit() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": crate::http::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
+    json!({"type": "integer", "minimum": 1, "maximum": crate::read::page::MAX_LIMIT, "description": "Answer at most this many rows, in key order (a page); every row when absent."})
 }
 fn after() -> Value {
     obj(
@@ -51,21 +51,47 @@ fn since() -> Value {
     json!({"type": "integer", "format": "int64", "description": "Answer only what is newer than this version (incremental sync)."})
 }
 
-/// Each function: name, summary, arguments schema, result schema, whether it writes.
-fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
-    let data = r("Data");
-    let doc = r("Document");
-    let nullable_doc = json!({"oneOf": [r("Document"), {"type": "null"}]});
-    let list = r("List");
-    let purged = obj(json!({"purged": i()}), &["purged"]);
-    let idx = |extra: Value| {
-        let mut props = json!({"ix": {"oneOf": [s(), {"type": "integer", "minimum": 0}], "description": "index name or number"},
-            "comp": {"enum": ["=", "<", "<=", ">", ">=", "in"]}, "val": {"description": "value in clear (a list for `in` on a single-valued index)"}, "v": since()});
-        if let (Value::Object(p), Value::Object(e)) = (&mut props, extra) {
-            p.extend(e);
-        }
-        props
-    };
+/// One function as the document describes it: name, summary, arguments schema, result schema,
+/// whether it writes.
+type Function = (&'static str, &'static str, Value, Value, bool);
+
+/// Every function, by family (the document's paths are keyed by name: their order is the
+/// map's, not this list's).
+fn functions() -> Vec<Function> {
+    [
+        reads(),
+        writes(),
+        administration(),
+        purges(),
+        ftp(),
+        tasks(),
+        transfer(),
+    ]
+    .concat()
+}
+
+/// A document, or `null` when there is none.
+fn nullable_doc() -> Value {
+    json!({"oneOf": [r("Document"), {"type": "null"}]})
+}
+
+/// A purge's answer: how many it purged.
+fn purged() -> Value {
+    obj(json!({"purged": i()}), &["purged"])
+}
+
+/// The arguments of an index filter (`ix`, `comp`, `val`, `v`), with `extra` ones.
+fn index_args(extra: Value) -> Value {
+    let mut props = json!({"ix": {"oneOf": [s(), {"type": "integer", "minimum": 0}], "description": "index name or number"},
+        "comp": {"enum": ["=", "<", "<=", ">", ">=", "in"]}, "val": {"description": "value in clear (a list for `in` on a single-valued index)"}, "v": since()});
+    if let (Value::Object(p), Value::Object(e)) = (&mut props, extra) {
+        p.extend(e);
+    }
+    props
+}
+
+/// The read functions: documents, Hdr and organisations, by key, class, sub-collection or index.
+fn reads() -> Vec<Function> {
     vec![
         (
             "getDoc",
@@ -74,35 +100,8 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"org": org(), "cl": class(), "pk": s(), "v": since()}),
                 &["cl", "pk"],
             ),
-            nullable_doc.clone(),
+            nullable_doc(),
             false,
-        ),
-        (
-            "insertDoc",
-            "Creates a document (it must not exist, zombies included).",
-            obj(json!({"org": org(), "data": data.clone()}), &["data"]),
-            doc.clone(),
-            true,
-        ),
-        (
-            "updateDoc",
-            "Replaces a document's data; v is the version read.",
-            obj(
-                json!({"org": org(), "data": data.clone(), "v": i()}),
-                &["data", "v"],
-            ),
-            doc.clone(),
-            true,
-        ),
-        (
-            "deleteDoc",
-            "Deletes a document: a zombie for a SYNC class (answered), a purge for NOSYNC (null).",
-            obj(
-                json!({"org": org(), "cl": class(), "pk": s()}),
-                &["cl", "pk"],
-            ),
-            nullable_doc.clone(),
-            true,
         ),
         (
             "listDocs",
@@ -111,7 +110,7 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"org": org(), "cl": class(), "v": since(), "limit": limit(), "after": after()}),
                 &["cl"],
             ),
-            list.clone(),
+            r("List"),
             false,
         ),
         (
@@ -121,31 +120,93 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"org": org(), "cl": class(), "ik": {"type": "integer", "minimum": 0}, "val": {"oneOf": [s(), {"type": "array", "items": s()}]}, "v": since(), "limit": limit(), "after": after()}),
                 &["cl", "ik", "val"],
             ),
-            list.clone(),
+            r("List"),
             false,
         ),
         (
             "listDocsIdx",
             "Documents whose index compares with val (G-scope indexes: administrator).",
             obj(
-                idx(json!({"org": org(), "cl": class(), "limit": limit(), "after": after()})),
+                index_args(
+                    json!({"org": org(), "cl": class(), "limit": limit(), "after": after()}),
+                ),
                 &["cl", "ix", "comp", "val"],
             ),
-            list.clone(),
+            r("List"),
             false,
         ),
         (
             "getHdr",
             "The service's singleton Hdr.",
             obj(json!({"v": since()}), &[]),
-            nullable_doc.clone(),
+            nullable_doc(),
             false,
+        ),
+        (
+            "getOrg",
+            "An organisation's document.",
+            obj(json!({"org": org(), "v": since()}), &[]),
+            nullable_doc(),
+            false,
+        ),
+        (
+            "listOrgs",
+            "Every organisation's document newer than v (administrator).",
+            obj(
+                json!({"v": since(), "limit": limit(), "after": after()}),
+                &[],
+            ),
+            r("List"),
+            false,
+        ),
+        (
+            "listOrgsIdx",
+            "Organisations by an index of Org (administrator).",
+            obj(
+                index_args(json!({"limit": limit(), "after": after()})),
+                &["ix", "comp", "val"],
+            ),
+            r("List"),
+            false,
+        ),
+    ]
+}
+
+/// The write functions: documents, Hdr and organisations, one at a time or in one operation.
+fn writes() -> Vec<Function> {
+    vec![
+        (
+            "insertDoc",
+            "Creates a document (it must not exist, zombies included).",
+            obj(json!({"org": org(), "data": r("Data")}), &["data"]),
+            r("Document"),
+            true,
+        ),
+        (
+            "updateDoc",
+            "Replaces a document's data; v is the version read.",
+            obj(
+                json!({"org": org(), "data": r("Data"), "v": i()}),
+                &["data", "v"],
+            ),
+            r("Document"),
+            true,
+        ),
+        (
+            "deleteDoc",
+            "Deletes a document: a zombie for a SYNC class (answered), a purge for NOSYNC (null).",
+            obj(
+                json!({"org": org(), "cl": class(), "pk": s()}),
+                &["cl", "pk"],
+            ),
+            nullable_doc(),
+            true,
         ),
         (
             "insertHdr",
             "Creates Hdr (administrator).",
             obj(json!({"data": special_data("Hdr")}), &["data"]),
-            doc.clone(),
+            r("Document"),
             true,
         ),
         (
@@ -155,21 +216,14 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"data": special_data("Hdr"), "v": i()}),
                 &["data", "v"],
             ),
-            doc.clone(),
+            r("Document"),
             true,
-        ),
-        (
-            "getOrg",
-            "An organisation's document.",
-            obj(json!({"org": org(), "v": since()}), &[]),
-            nullable_doc.clone(),
-            false,
         ),
         (
             "insertOrg",
             "Creates an organisation's document, pk data.org (administrator).",
             obj(json!({"data": special_data("Org")}), &["data"]),
-            doc.clone(),
+            r("Document"),
             true,
         ),
         (
@@ -179,28 +233,8 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"data": special_data("Org"), "v": i()}),
                 &["data", "v"],
             ),
-            doc.clone(),
+            r("Document"),
             true,
-        ),
-        (
-            "listOrgs",
-            "Every organisation's document newer than v (administrator).",
-            obj(
-                json!({"v": since(), "limit": limit(), "after": after()}),
-                &[],
-            ),
-            list.clone(),
-            false,
-        ),
-        (
-            "listOrgsIdx",
-            "Organisations by an index of Org (administrator).",
-            obj(
-                idx(json!({"limit": limit(), "after": after()})),
-                &["ix", "comp", "val"],
-            ),
-            list.clone(),
-            false,
         ),
         (
             "operation",
@@ -209,9 +243,15 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
                 json!({"org": org(), "writes": {"type": "array", "minItems": 1, "maxItems": 1000, "items": r("Write")}}),
                 &["writes"],
             ),
-            json!({"type": "array", "items": nullable_doc.clone()}),
+            json!({"type": "array", "items": nullable_doc()}),
             true,
         ),
+    ]
+}
+
+/// The administrator's functions on the store itself: classes, tokens, the site key.
+fn administration() -> Vec<Function> {
+    vec![
         (
             "declareClass",
             "Declares a class (administrator); the same again is answered as is.",
@@ -227,36 +267,57 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             true,
         ),
         (
+            "rotateKey",
+            "Reseals every document and task sealed with a previous site key with the current one (administrator).",
+            obj(json!({}), &[]),
+            obj(json!({"resealed": i()}), &["resealed"]),
+            true,
+        ),
+    ]
+}
+
+/// The purges of documents, zombies and `del` rows (administrator).
+fn purges() -> Vec<Function> {
+    vec![
+        (
             "purgeAllDocs",
             "Purges every document of a class in an org (administrator).",
             obj(json!({"org": org(), "cl": class()}), &["org", "cl"]),
-            purged.clone(),
+            purged(),
             true,
         ),
         (
             "purgeOrg",
             "Purges an org's zombies and del rows older than z, or all its documents without z (administrator).",
             obj(json!({"org": org(), "z": i()}), &["org"]),
-            purged.clone(),
+            purged(),
             true,
         ),
         (
             "purgeOrgs",
             "Purges zombies and del rows older than z in every org (administrator).",
             obj(json!({"z": i()}), &["z"]),
-            purged.clone(),
+            purged(),
             true,
         ),
         (
             "purgeDlvDocs",
             "Purges an org's documents selected by an index (administrator); lsp restricts to these pks.",
             obj(
-                idx(json!({"org": org(), "cl": class(), "lsp": {"type": "array", "items": s()}})),
+                index_args(
+                    json!({"org": org(), "cl": class(), "lsp": {"type": "array", "items": s()}}),
+                ),
                 &["org", "cl", "ix", "comp", "val"],
             ),
-            purged.clone(),
+            purged(),
             true,
         ),
+    ]
+}
+
+/// The storage paths listed for purge (FTP).
+fn ftp() -> Vec<Function> {
+    vec![
         (
             "setFTP",
             "Lists a storage path for purge after day dp.",
@@ -288,9 +349,15 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             "purgeAllFTP",
             "Unlists every path due at day dp (administrator).",
             obj(json!({"dp": i()}), &["dp"]),
-            purged,
+            purged(),
             true,
         ),
+    ]
+}
+
+/// The scheduled tasks.
+fn tasks() -> Vec<Function> {
+    vec![
         (
             "setTask",
             "Creates or replaces the task [org, sha16(process/pk…)], due at data.startTime.",
@@ -301,6 +368,22 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             obj(json!({"k0": s()}), &["k0"]),
             true,
         ),
+        (
+            "nextTask",
+            "The first task due at or before time (administrator); null when none.",
+            obj(
+                json!({"time": {"type": "string", "pattern": "^[0-9]{17}$"}}),
+                &["time"],
+            ),
+            json!({"oneOf": [obj(json!({"org": s(), "k0": s(), "i0": s(), "data": {"type": "object"}}), &["org", "k0", "i0", "data"]), {"type": "null"}]}),
+            false,
+        ),
+    ]
+}
+
+/// Moving an organisation's documents out and in (administrator).
+fn transfer() -> Vec<Function> {
+    vec![
         (
             "exportOrg",
             "An org's live documents as clear data, of one class when cl is given (administrator). With clear, the audit dump: each document as its row (the row form the host holds) with data in clear, never stored by the server. With treat, each document's data goes through its class's registered treatment (BADREQUEST when cl names a class without one).",
@@ -319,23 +402,6 @@ fn functions() -> Vec<(&'static str, &'static str, Value, Value, bool)> {
             import_args(),
             obj(json!({"imported": i()}), &["imported"]),
             true,
-        ),
-        (
-            "rotateKey",
-            "Reseals every document and task sealed with a previous site key with the current one (administrator).",
-            obj(json!({}), &[]),
-            obj(json!({"resealed": i()}), &["resealed"]),
-            true,
-        ),
-        (
-            "nextTask",
-            "The first task due at or before time (administrator); null when none.",
-            obj(
-                json!({"time": {"type": "string", "pattern": "^[0-9]{17}$"}}),
-                &["time"],
-            ),
-            json!({"oneOf": [obj(json!({"org": s(), "k0": s(), "i0": s(), "data": {"type": "object"}}), &["org", "k0", "i0", "data"]), {"type": "null"}]}),
-            false,
         ),
     ]
 }

@@ -12,6 +12,7 @@
 
 use crate::coded_error::CodedError;
 use crate::http::listing::{HEAD, ROWS_PER_THREAD, open_rows};
+use crate::read::rows::StartedQuery;
 use crate::seal::SiteKey;
 use axum::body::{Body, Bytes};
 use futures::{Stream, StreamExt};
@@ -57,14 +58,9 @@ impl From<tokio_postgres::Error> for Stop {
 }
 
 impl Reader {
-    /// The rows of a query started on `client`, written with `key` (and each row's `org` when
-    /// `with_org`).
-    pub fn new(
-        client: deadpool_postgres::Object,
-        rows: RowStream,
-        key: SiteKey,
-        with_org: bool,
-    ) -> Reader {
+    /// The rows of a started query, written with `key` (and each row's `org` when `with_org`).
+    pub fn new(query: StartedQuery, key: SiteKey, with_org: bool) -> Reader {
+        let StartedQuery { client, rows } = query;
         Reader {
             client,
             rows,

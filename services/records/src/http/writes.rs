@@ -3,13 +3,13 @@
 //! and hands them to [`crate::document::command::run`].
 
 use crate::caller::Caller;
-use crate::class::lookup::{self as classes, Found};
+use crate::class::lookup::{self as classes, Found, clazz_of};
 use crate::class::{FTP, HDR, ORG, TASK};
 use crate::coded_error::CodedError;
 use crate::context::Records;
 use crate::document::command::{Operation, run};
 use crate::document::{Action, Write};
-use crate::http::body::{args, clazz};
+use crate::http::body::args;
 use palimpsest_web::command::CommandRequest;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -96,7 +96,7 @@ async fn insert_write(
     org: &str,
     data: Map<String, Value>,
 ) -> Result<(Found, Write), CodedError> {
-    let found = document_class(records, &clazz(&data)?).await?;
+    let found = document_class(records, &clazz_of(&data)?).await?;
     let write = Write {
         class: found.class.clone(),
         org: org.to_owned(),
@@ -111,7 +111,7 @@ async fn update_write(
     data: Map<String, Value>,
     v: i64,
 ) -> Result<(Found, Write), CodedError> {
-    let found = document_class(records, &clazz(&data)?).await?;
+    let found = document_class(records, &clazz_of(&data)?).await?;
     let write = Write {
         class: found.class.clone(),
         org: org.to_owned(),

@@ -3,13 +3,12 @@
 //! are sealed, hashed and indexed like any write.
 
 use crate::caller::Caller;
-use crate::class::lookup::{Found, find};
+use crate::class::lookup::{Found, clazz_of, find};
 use crate::class::{FTP, HDR, ORG, TASK};
 use crate::coded_error::CodedError;
 use crate::context::Records;
 use crate::document::command::{Operation, run};
 use crate::document::{Action, Write};
-use crate::http::body::clazz;
 use crate::treatment::{self, Asked};
 use palimpsest_web::command::Steps;
 use serde_json::{Map, Value, json};
@@ -78,7 +77,7 @@ async fn prepare(
     asked: Asked<'_>,
     data: Map<String, Value>,
 ) -> Result<(Found, Map<String, Value>), CodedError> {
-    let cl = clazz(&data)?;
+    let cl = clazz_of(&data)?;
     if [HDR, ORG, TASK, FTP].contains(&cl.as_str()) {
         return Err(CodedError::bad(format!("class {cl} is not imported")));
     }

@@ -18,18 +18,15 @@ mod xml_body;
 
 use crate::content::ContentConfig;
 use crate::ids::IdSource;
-use crate::operation::{Actor, Changeset, OperationFailure};
-use crate::projection::NAME;
+use crate::operation::{self, Actor, Changeset, OperationFailure};
 use crate::read::Reader;
-use crate::streams::CONTEXT;
 use auth::{Caller, Keys};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use palimpsest_events::Metadata;
-use palimpsest_web::command::{Command, CommandRequest, Reply};
+use palimpsest_web::command::{CommandRequest, Reply};
 use palimpsest_web::{ApiError, AppState};
 use std::sync::Arc;
 
@@ -69,14 +66,14 @@ impl Resources {
         }
     }
 
-    /// Runs an operation as one command for `caller` through the platform's runner: one
-    /// append, the answer after the read model shows it. `operation` gets a fresh
-    /// [`Changeset`] on each try and gives it back with the answer.
+    /// Runs an operation as one command for `caller` through the platform's runner
+    /// ([`operation::run`]): one append, the answer after the read model shows it.
+    /// `operation` gets a fresh [`Changeset`] on each try and gives it back with the answer.
     pub async fn execute<F, Fut>(
         &self,
         request: &CommandRequest,
         caller: Caller,
-        mut operation: F,
+        operation: F,
     ) -> Result<Response, ApiError>
     where
         F: FnMut(Changeset) -> Fut,
@@ -87,26 +84,7 @@ impl Resources {
             admin: caller.admin,
             now: params::now(),
         };
-        let command = Command {
-            request,
-            context: CONTEXT,
-            projections: &[NAME],
-            metadata: Metadata {
-                actor: Some(actor.name()),
-                correlation_id: Some(uuid::Uuid::now_v7()),
-                ..Metadata::default()
-            },
-        };
-        let reply = self
-            .app
-            .commands
-            .run(command, |attempt| {
-                let done = operation(Changeset::new(attempt, actor, self.ids.clone()));
-                async move {
-                    let (changeset, reply) = done.await?;
-                    changeset.finish(reply)
-                }
-            })
+        let reply = operation::run(&self.app.commands, &self.ids, request, actor, operation)
             .await
             .map_err(error::answer)?;
         Ok(reply.into_response())

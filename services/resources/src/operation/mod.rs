@@ -6,7 +6,8 @@
 //! into its own copy of each state (so a second change to the same resource in the same
 //! operation starts from the first), and at the end turns everything into one [`Decision`]:
 //! every revision of the operation shares one changeset id and is appended atomically with the
-//! names it claimed or released and the contents it stored first.
+//! names it claimed or released and the contents it stored first. [`run()`] runs an operation
+//! as that one command through the platform's runner.
 //!
 //! Before it creates, changes, deletes, hides, restores or wipes a resource, and before it takes
 //! an id for it, the changeset asks [`access`] whether its actor may, from the streams it loaded
@@ -15,10 +16,12 @@
 mod error;
 mod files;
 mod properties;
+mod run;
 
 pub use error::OperationError;
 pub use files::{FileWrite, Replace, Restore};
 pub use properties::{Abort, DESCRIPTION_KEY, PropertyWrite, expectation};
+pub use run::run;
 
 use crate::content::ContentState;
 use crate::content::Upload;
