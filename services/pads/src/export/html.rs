@@ -200,30 +200,14 @@ pub(crate) fn render(
                 .iter()
                 .any(|(l, t)| *l == line.list_level && *t == kind)
         {
-            let mut prev_level = prev.map_or(0, |p| p.list_level);
-            if prev.is_some_and(|p| p.list_type != line.list_type) {
-                prev_level = 0;
-            }
-            for diff in prev_level..line.list_level {
-                open_lists.push((diff, kind.clone()));
-                let last = pieces.last().map(String::as_str).unwrap_or("");
-                if (last.starts_with("<ul") || last.starts_with("<ol") || last.starts_with("</li>"))
-                    && !next_is_empty_number
-                {
-                    pieces.push("<li>".into());
-                }
-                if kind == "number" {
-                    match &line.start {
-                        Some(start) => pieces.push(format!(
-                            "<ol start=\"{}\" class=\"{kind}\">",
-                            js_number_text(js_number::number(start))
-                        )),
-                        None => pieces.push(format!("<ol class=\"{kind}\">")),
-                    }
-                } else {
-                    pieces.push(format!("<ul class=\"{kind}\">"));
-                }
-            }
+            open_list_levels(
+                line,
+                prev,
+                &kind,
+                next_is_empty_number,
+                &mut pieces,
+                &mut open_lists,
+            );
         }
         if !content.is_empty() {
             pieces.push("<li>".into());
@@ -240,25 +224,73 @@ pub(crate) fn render(
             || next.list_level < line.list_level
             || next.list_type != line.list_type
         {
-            let mut next_level = next.list_level;
-            if next.list_type != line.list_type {
-                next_level = 0;
-            }
-            for diff in next_level..line.list_level {
-                open_lists.retain(|(l, t)| *l != diff && *t != kind);
-                let last = pieces.last().map(String::as_str).unwrap_or("");
-                if last.starts_with("</ul") || last.starts_with("</ol") {
-                    pieces.push("</li>".into());
-                }
-                pieces.push(if kind == "number" {
-                    "</ol>".into()
-                } else {
-                    "</ul>".into()
-                });
-            }
+            close_list_levels(line, next, &kind, &mut pieces, &mut open_lists);
         }
     }
     Ok(pieces.concat())
+}
+
+/// Opens the lists `line` starts, one `<ul>`/`<ol>` per level above the previous line's (from
+/// level 0 when the previous line's list is of another type), as Etherpad's `getHTML` does.
+fn open_list_levels(
+    line: &Line,
+    prev: Option<&Line>,
+    kind: &str,
+    next_is_empty_number: bool,
+    pieces: &mut Vec<String>,
+    open_lists: &mut Vec<OpenList>,
+) {
+    let mut prev_level = prev.map_or(0, |p| p.list_level);
+    if prev.is_some_and(|p| p.list_type != line.list_type) {
+        prev_level = 0;
+    }
+    for diff in prev_level..line.list_level {
+        open_lists.push((diff, kind.to_owned()));
+        let last = pieces.last().map(String::as_str).unwrap_or("");
+        if (last.starts_with("<ul") || last.starts_with("<ol") || last.starts_with("</li>"))
+            && !next_is_empty_number
+        {
+            pieces.push("<li>".into());
+        }
+        if kind == "number" {
+            match &line.start {
+                Some(start) => pieces.push(format!(
+                    "<ol start=\"{}\" class=\"{kind}\">",
+                    js_number_text(js_number::number(start))
+                )),
+                None => pieces.push(format!("<ol class=\"{kind}\">")),
+            }
+        } else {
+            pieces.push(format!("<ul class=\"{kind}\">"));
+        }
+    }
+}
+
+/// Closes the lists `line` ends before `next`, one per level down to the next line's (to 0 when
+/// the next line's list is of another type), as Etherpad's `getHTML` does.
+fn close_list_levels(
+    line: &Line,
+    next: &Line,
+    kind: &str,
+    pieces: &mut Vec<String>,
+    open_lists: &mut Vec<OpenList>,
+) {
+    let mut next_level = next.list_level;
+    if next.list_type != line.list_type {
+        next_level = 0;
+    }
+    for diff in next_level..line.list_level {
+        open_lists.retain(|(l, t)| *l != diff && t != kind);
+        let last = pieces.last().map(String::as_str).unwrap_or("");
+        if last.starts_with("</ul") || last.starts_with("</ol") {
+            pieces.push("</li>".into());
+        }
+        pieces.push(if kind == "number" {
+            "</ol>".into()
+        } else {
+            "</ul>".into()
+        });
+    }
 }
 
 /// JavaScript's text of a number as `Number(x)` gives it in a template literal.
