@@ -4,7 +4,6 @@ use crate::error::RecordsError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use palimpsest_log::{AppendError, LogError};
 use palimpsest_web::{PlatformError, PlatformKind};
 use serde_json::json;
 
@@ -112,29 +111,7 @@ impl From<PlatformError> for CodedError {
     }
 }
 
-impl From<LogError> for CodedError {
-    fn from(e: LogError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<AppendError> for CodedError {
-    fn from(e: AppendError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<deadpool_postgres::PoolError> for CodedError {
-    fn from(e: deadpool_postgres::PoolError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<tokio_postgres::Error> for CodedError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        PlatformError::from(e).into()
-    }
-}
+palimpsest_web::renders_platform_failures!(CodedError);
 
 impl IntoResponse for CodedError {
     fn into_response(self) -> Response {

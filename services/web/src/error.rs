@@ -4,7 +4,6 @@ use crate::platform_error::PlatformError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use palimpsest_log::{AppendError, LogError};
 use serde_json::json;
 
 /// An HTTP error: its status and a message for the client, sent as `{"error": message}`.
@@ -67,29 +66,7 @@ impl From<PlatformError> for ApiError {
     }
 }
 
-impl From<AppendError> for ApiError {
-    fn from(e: AppendError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<LogError> for ApiError {
-    fn from(e: LogError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<deadpool_postgres::PoolError> for ApiError {
-    fn from(e: deadpool_postgres::PoolError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<tokio_postgres::Error> for ApiError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        PlatformError::from(e).into()
-    }
-}
+crate::renders_platform_failures!(ApiError);
 
 /// An error and its causes, one after another, for the server log. A Postgres error in the
 /// chain adds its SQLSTATE, message, detail and constraint (tokio-postgres itself only says

@@ -149,6 +149,44 @@ impl From<tokio_postgres::Error> for PlatformError {
     }
 }
 
+/// What [`renders_platform_failures!`](crate::renders_platform_failures) names, reachable from
+/// a context's crate through this one.
+#[doc(hidden)]
+pub mod sources {
+    pub use deadpool_postgres::PoolError;
+    pub use palimpsest_log::{AppendError, LogError};
+    pub use tokio_postgres::Error as PostgresError;
+}
+
+/// Implements `From` the log's and Postgres' failures for a context's error type `$error` that
+/// renders a [`PlatformError`] (`impl From<PlatformError> for $error`): each goes through the
+/// one mapping, so a context writes only how it renders a failure, never which status it has.
+#[macro_export]
+macro_rules! renders_platform_failures {
+    ($error:ty) => {
+        impl From<$crate::platform_error::sources::LogError> for $error {
+            fn from(e: $crate::platform_error::sources::LogError) -> Self {
+                $crate::PlatformError::from(e).into()
+            }
+        }
+        impl From<$crate::platform_error::sources::AppendError> for $error {
+            fn from(e: $crate::platform_error::sources::AppendError) -> Self {
+                $crate::PlatformError::from(e).into()
+            }
+        }
+        impl From<$crate::platform_error::sources::PoolError> for $error {
+            fn from(e: $crate::platform_error::sources::PoolError) -> Self {
+                $crate::PlatformError::from(e).into()
+            }
+        }
+        impl From<$crate::platform_error::sources::PostgresError> for $error {
+            fn from(e: $crate::platform_error::sources::PostgresError) -> Self {
+                $crate::PlatformError::from(e).into()
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,6 @@ use crate::stored::StoredError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use palimpsest_log::{AppendError, LogError};
 use palimpsest_web::{PlatformError, PlatformKind};
 use serde_json::json;
 
@@ -167,29 +166,7 @@ impl From<PlatformError> for CouchError {
     }
 }
 
-impl From<AppendError> for CouchError {
-    fn from(e: AppendError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<LogError> for CouchError {
-    fn from(e: LogError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<deadpool_postgres::PoolError> for CouchError {
-    fn from(e: deadpool_postgres::PoolError) -> Self {
-        PlatformError::from(e).into()
-    }
-}
-
-impl From<tokio_postgres::Error> for CouchError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        PlatformError::from(e).into()
-    }
-}
+palimpsest_web::renders_platform_failures!(CouchError);
 
 impl From<palimpsest_events::DecodeError> for CouchError {
     fn from(e: palimpsest_events::DecodeError) -> Self {
