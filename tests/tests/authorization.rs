@@ -1,17 +1,33 @@
 //! Every route of every context, tried with each kind of principal (none, a wrong credential,
 //! another user, the user, the administrator) against the table of who may call it (design
-//! invariant 11, issue #25). One test per context, each on its own app; the table and the
-//! fixtures are in `src/authorization/`, the model in `docs/authorization/README.md`.
+//! invariant 11, issue #25); then every event the walk appended names its caller (invariant 12,
+//! issue #27: the log read back whole, an event without an actor is a failure). One test per
+//! context, each on its own app; the table and the fixtures are in `src/authorization/`, the
+//! model in `docs/authorization/README.md`.
 
 use palimpsest_e2e::authorization::contexts::{atlas, docs, pads, records, resources, v1};
 use palimpsest_e2e::authorization::walk::assert_held;
-use palimpsest_e2e::authorization::{Context, walk};
+use palimpsest_e2e::authorization::{Context, attribution, walk};
 use palimpsest_testkit::TestApp;
 
-/// Walks the context `make` builds on `app`, stops the app, and fails with every failure.
-async fn held(app: TestApp, make: impl AsyncFnOnce(&TestApp) -> Context) {
+/// Walks the context `make` builds on `app`, then reads back the whole log: every event the
+/// fixtures and the walk appended must name the principal that caused it, and the walk must
+/// have written as at least `writers` principals. Stops the app, and fails with every failure.
+async fn held(app: TestApp, writers: usize, make: impl AsyncFnOnce(&TestApp) -> Context) {
     let context = make(&app).await;
-    let failures = walk(&app, &context).await;
+    let mut failures = walk(&app, &context).await;
+    match attribution::log(&app).await {
+        Ok(events) => {
+            failures.extend(attribution::unattributed(&events));
+            let actors = attribution::actors(&events);
+            if actors.len() < writers {
+                failures.push(format!(
+                    "the log names {actors:?}: fewer than the {writers} principals that wrote"
+                ));
+            }
+        }
+        Err(e) => failures.push(e),
+    }
     let name = context.name;
     app.stop().await;
     assert_held(name, &failures);
@@ -19,27 +35,27 @@ async fn held(app: TestApp, make: impl AsyncFnOnce(&TestApp) -> Context) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_pads() {
-    held(TestApp::start().await, pads::context).await;
+    held(TestApp::start().await, 1, pads::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_records() {
-    held(TestApp::start().await, records::context).await;
+    held(TestApp::start().await, 2, records::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_v1() {
-    held(TestApp::start().await, v1::context).await;
+    held(TestApp::start().await, 0, v1::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_docs() {
-    held(TestApp::start().await, docs::context).await;
+    held(TestApp::start().await, 2, docs::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_atlas() {
-    held(TestApp::start().await, atlas::context).await;
+    held(TestApp::start().await, 2, atlas::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -48,5 +64,5 @@ async fn authorization_resources() {
         .data_file(resources::KEYS_FILE, resources::keys())
         .start()
         .await;
-    held(app, resources::context).await;
+    held(app, 2, resources::context).await;
 }

@@ -15,17 +15,18 @@ pub fn now() -> Timestamp {
     Timestamp::new(chrono::Utc::now())
 }
 
-/// The metadata stored with a command's events.
-pub fn metadata(actor: Option<&str>) -> Metadata {
+/// The metadata stored with a command's events: every one names the caller that caused it.
+pub fn metadata(actor: &str) -> Metadata {
     Metadata {
-        actor: actor.map(str::to_owned),
+        actor: Some(actor.to_owned()),
         correlation_id: Some(uuid::Uuid::now_v7()),
         ..Metadata::default()
     }
 }
 
-/// The runner's facts of an atlas command: read your writes through the atlas projection.
-pub fn command<'a>(request: &'a CommandRequest, actor: Option<&str>) -> Command<'a> {
+/// The runner's facts of an atlas command by `actor` (the caller's [`crate::user::Caller::actor`]):
+/// read your writes through the atlas projection.
+pub fn command<'a>(request: &'a CommandRequest, actor: &str) -> Command<'a> {
     Command {
         request,
         context: CONTEXT,

@@ -29,6 +29,11 @@ use palimpsest_web::command::{
 use std::future::Future;
 use std::sync::Arc;
 
+/// `Metadata.actor` of every pads event: Etherpad's API has one principal, the holder of its
+/// API key (the ext routes are authorized by that key too); the author a call acts for is a
+/// claim of the request, kept in the payload as Etherpad keeps it, not an authenticated name.
+pub const API_KEY_HOLDER: &str = "apikey";
+
 /// The context's shared state: the platform's, and the API key.
 #[derive(Clone)]
 pub struct Pads {
@@ -85,7 +90,7 @@ impl Pads {
             context: CONTEXT,
             projections: &[PROJECTION],
             metadata: Metadata {
-                actor: Some("pads-api".into()),
+                actor: Some(API_KEY_HOLDER.into()),
                 correlation_id: Some(uuid::Uuid::now_v7()),
                 ..Metadata::default()
             },

@@ -866,6 +866,45 @@ async fn key_revisions_every_100_make_any_revision_readable() {
 }
 
 #[tokio::test]
+async fn every_event_names_the_api_key_holder_and_the_author_stays_in_the_payload() {
+    let s = Server::start().await;
+    s.ok("createPad", &[("padID", "signed"), ("text", "hi")])
+        .await;
+    let author = s.ok("createAuthor", &[("name", "Ann")]).await["authorID"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let pool = json!({"numToAttrib": {"0": ["author", author]}, "nextNum": 1});
+    let (status, body) = s
+        .submit(json!({"padID": "signed", "baseRev": 0, "changeset": "Z:3>1*0+1$A", "apool": pool, "authorId": author}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let events = s.state.store.read_all(0, 1000).await.expect("log");
+    assert!(!events.is_empty());
+    let unnamed: Vec<_> = events
+        .iter()
+        .filter(|e| e.metadata.actor.as_deref() != Some(palimpsest_pads::command::API_KEY_HOLDER))
+        .map(|e| (e.event_type.clone(), e.metadata.actor.clone()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "events not naming the key's holder: {unnamed:?}"
+    );
+    assert_eq!(palimpsest_pads::command::API_KEY_HOLDER, "apikey");
+    let submitted = events
+        .iter()
+        .rev()
+        .find(|e| e.stream.category == "pad" && e.stream.key == "signed")
+        .expect("the submitted revision");
+    assert!(
+        submitted.payload.to_string().contains(&author),
+        "the author stays in the payload: {}",
+        submitted.payload
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn concurrent_writers_both_land_and_converge() {
     let s = Server::start().await;
     s.ok("createPad", &[("padID", "shared"), ("text", "hello")])

@@ -5,7 +5,7 @@
 //! purge as the admin's `purgeOrgs {z}`, so it is idempotent and two servers doing it at once
 //! only repeat each other's work.
 
-use crate::caller::Caller;
+use crate::caller::RETENTION;
 use crate::command::call;
 use crate::context::Records;
 use crate::purge;
@@ -37,8 +37,8 @@ pub async fn purge_expired(records: &Records, retention: i64) {
     let z = records.now().saturating_sub(retention);
     // A purge of the server's own, under no Idempotency-Key: each period's is a new one.
     let request = CommandRequest::none();
-    let purged = call(records, &Caller::Admin, &request, |steps| async move {
-        purge::every_org_before(records, &Caller::Admin, &steps, z).await
+    let purged = call(records, &RETENTION, &request, |steps| async move {
+        purge::every_org_before(records, &RETENTION, &steps, z).await
     })
     .await;
     match purged {

@@ -6,7 +6,7 @@
 //! it), then counts `nb` down — a finished task is deleted — or records the exception `exc`.
 //! Handlers are registered in code by `process` name ([`Settings::tasks`]).
 
-use crate::caller::Caller;
+use crate::caller::TASKS;
 use crate::coded_error::CodedError;
 use crate::context::Records;
 use crate::settings::Settings;
@@ -123,7 +123,7 @@ pub async fn run_one(records: &Records) -> Result<bool, CodedError> {
     data["startTime"] = json!(later);
     write(
         records,
-        &Caller::Admin,
+        &TASKS,
         &none,
         &org,
         &k0,
@@ -145,7 +145,7 @@ pub async fn run_one(records: &Records) -> Result<bool, CodedError> {
         Ok(()) => {
             let left = data["nb"].as_i64().unwrap_or(1) - 1;
             if left <= 0 {
-                write(records, &Caller::Admin, &none, &org, &k0, None).await?;
+                write(records, &TASKS, &none, &org, &k0, None).await?;
             } else {
                 let next = task::time_text(records.now());
                 data["nb"] = json!(left);
@@ -153,29 +153,13 @@ pub async fn run_one(records: &Records) -> Result<bool, CodedError> {
                 if let Some(d) = data.as_object_mut() {
                     d.remove("exc");
                 }
-                write(
-                    records,
-                    &Caller::Admin,
-                    &none,
-                    &org,
-                    &k0,
-                    Some((next, data)),
-                )
-                .await?;
+                write(records, &TASKS, &none, &org, &k0, Some((next, data))).await?;
             }
         }
         Err(exc) => {
             tracing::warn!(org, process, exc, "records: task failed; rescheduled");
             data["exc"] = json!(exc);
-            write(
-                records,
-                &Caller::Admin,
-                &none,
-                &org,
-                &k0,
-                Some((later, data)),
-            )
-            .await?;
+            write(records, &TASKS, &none, &org, &k0, Some((later, data))).await?;
         }
     }
     Ok(true)

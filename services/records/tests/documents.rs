@@ -134,6 +134,8 @@ async fn bad_input_is_a_badrequest_naming_the_field_and_appends_nothing() {
 async fn an_org_token_is_scoped_to_its_org_and_admin_calls_are_forbidden_to_it() {
     let r = Records::start().await;
     let token = r.token("demo").await;
+    let id = palimpsest_records::hash::sha32(&token);
+    let head = r.head().await;
     let (status, body) = r
         .call_as(
             &token,
@@ -143,6 +145,11 @@ async fn an_org_token_is_scoped_to_its_org_and_admin_calls_are_forbidden_to_it()
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["result"]["org"], "demo");
+    let actors = r.actors_after(head).await;
+    assert!(
+        !actors.is_empty() && actors.iter().all(|a| *a == format!("org:demo/token:{id}")),
+        "the org's events name its token: {actors:?}"
+    );
     let (status, body) = r
         .call_as(&token, "listDocs", json!({"org": "other", "cl": "Article"}))
         .await;

@@ -65,6 +65,17 @@ async fn zombies_older_than_the_retention_are_purged_by_the_server() {
         )
         .await;
     assert_eq!(live["p1"], "kept", "a live document stays");
+    let actors = r.actors_after(0).await;
+    assert!(
+        actors.iter().any(|a| a == "system:retention"),
+        "the purge names the retention: {actors:?}"
+    );
+    assert!(
+        actors
+            .iter()
+            .all(|a| a == "admin" || a == "system:retention"),
+        "every event names who caused it: {actors:?}"
+    );
     r.stop().await;
 }
 

@@ -61,6 +61,15 @@ async fn a_task_runs_nb_times_then_is_deleted_and_a_failure_is_recorded() {
         failed["i0"].as_str().unwrap_or_default() > due.as_str(),
         "rescheduled later"
     );
+    let actors = r.actors_after(0).await;
+    assert!(
+        actors.iter().any(|a| a == "system:tasks"),
+        "the runner's writes name it: {actors:?}"
+    );
+    assert!(
+        actors.iter().all(|a| a == "admin" || a == "system:tasks"),
+        "every event names who caused it: {actors:?}"
+    );
     r.stop().await;
 }
 

@@ -9,9 +9,12 @@
 //! a removed one cannot linger), sends every request, and checks the answers; refused requests
 //! must append nothing to the log.
 //!
+//! Every event the walk appended must name its caller ([`attribution`], issue #27).
+//!
 //! The fixtures of each context (its users and their objects, made through its own API) are in
 //! [`contexts`]; `docs/authorization/README.md` says what each principal is per context.
 
+pub mod attribution;
 pub mod contexts;
 pub mod openapi;
 pub mod policy;

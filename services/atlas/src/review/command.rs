@@ -71,46 +71,38 @@ pub async fn run(
     let answer = &answer;
     let reply = state
         .commands
-        .run(
-            command(request, Some(caller.actor())),
-            |attempt| async move {
-                let section: SectionState = attempt.load(section_stream).await?;
-                if section.info.is_none() {
-                    return Err(rejected(ApiError::not_found("Submission not found")));
-                }
-                pending(&section, &review.submission_id).map_err(rejected)?;
-                own_submission(&section, &review.submission_id, caller).map_err(rejected)?;
-                let snapshot = section
-                    .submission(&review.submission_id)
-                    .and_then(|s| parse_snapshot(&s.snapshot).ok())
-                    .unwrap_or_default();
-                let publication: PublicationHead = attempt.load(publication_stream).await?;
-                let found = published_candidates(
-                    state,
-                    &attempt,
-                    publication_stream,
-                    &publication,
-                    &snapshot,
-                )
-                .await?;
-                let view = load_view(&attempt, &snapshot, found).await?;
-                let approve = ApproveCommand {
-                    submission_id: review.submission_id.clone(),
-                    reviewer: review.reviewer.clone(),
-                    note: review.note.clone(),
-                    now: now(),
-                };
-                let decision = decide_approve(&approve, &section, &view).map_err(rejected)?;
-                approval_decision(
-                    decision,
-                    section,
-                    section_stream,
-                    publication_stream,
-                    &view,
-                    answer,
-                )
-            },
-        )
+        .run(command(request, caller.actor()), |attempt| async move {
+            let section: SectionState = attempt.load(section_stream).await?;
+            if section.info.is_none() {
+                return Err(rejected(ApiError::not_found("Submission not found")));
+            }
+            pending(&section, &review.submission_id).map_err(rejected)?;
+            own_submission(&section, &review.submission_id, caller).map_err(rejected)?;
+            let snapshot = section
+                .submission(&review.submission_id)
+                .and_then(|s| parse_snapshot(&s.snapshot).ok())
+                .unwrap_or_default();
+            let publication: PublicationHead = attempt.load(publication_stream).await?;
+            let found =
+                published_candidates(state, &attempt, publication_stream, &publication, &snapshot)
+                    .await?;
+            let view = load_view(&attempt, &snapshot, found).await?;
+            let approve = ApproveCommand {
+                submission_id: review.submission_id.clone(),
+                reviewer: review.reviewer.clone(),
+                note: review.note.clone(),
+                now: now(),
+            };
+            let decision = decide_approve(&approve, &section, &view).map_err(rejected)?;
+            approval_decision(
+                decision,
+                section,
+                section_stream,
+                publication_stream,
+                &view,
+                answer,
+            )
+        })
         .await?;
     Ok(reply)
 }

@@ -133,16 +133,13 @@ pub async fn execute(
     let (command_at, answer) = (&command_at, &answer);
     let reply = state
         .commands
-        .run(
-            command(request, Some(caller.actor())),
-            |attempt| async move {
-                let section: SectionState = attempt.load(stream).await?;
-                let events = decide(command_at(now()), &section).map_err(rejected)?;
-                let after = events.iter().fold(section, evolve);
-                let reply = answer(&after).map_err(CommandError::Rejected)?;
-                Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
-            },
-        )
+        .run(command(request, caller.actor()), |attempt| async move {
+            let section: SectionState = attempt.load(stream).await?;
+            let events = decide(command_at(now()), &section).map_err(rejected)?;
+            let after = events.iter().fold(section, evolve);
+            let reply = answer(&after).map_err(CommandError::Rejected)?;
+            Ok(Decision::new(reply).write(stream.clone(), encode(&events).map_err(rejected)?))
+        })
         .await?;
     Ok(reply)
 }

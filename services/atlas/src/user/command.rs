@@ -45,19 +45,16 @@ pub async fn run(
     let (command_at, answer) = (&command_at, &answer);
     let answer = state
         .commands
-        .run_for(
-            command(request, Some(caller.actor())),
-            |attempt| async move {
-                let user: UserState = attempt.load(stream).await?;
-                let events = decide(command_at(now()), &user).map_err(rejected)?;
-                let after = events.iter().fold(user.clone(), evolve);
-                let reply = answer(&user, &after).map_err(CommandError::Rejected)?;
-                let events = encode(&events).map_err(rejected)?;
-                Ok(Decision::new(reply.clone())
-                    .write(stream.clone(), events)
-                    .with_value(reply))
-            },
-        )
+        .run_for(command(request, caller.actor()), |attempt| async move {
+            let user: UserState = attempt.load(stream).await?;
+            let events = decide(command_at(now()), &user).map_err(rejected)?;
+            let after = events.iter().fold(user.clone(), evolve);
+            let reply = answer(&user, &after).map_err(CommandError::Rejected)?;
+            let events = encode(&events).map_err(rejected)?;
+            Ok(Decision::new(reply.clone())
+                .write(stream.clone(), events)
+                .with_value(reply))
+        })
         .await?;
     Ok(answer)
 }

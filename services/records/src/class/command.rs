@@ -1,7 +1,7 @@
 //! Declaring a class through the platform's runner: load its stream, decide, append; the
 //! schema file's classes are declared so on start.
 
-use crate::caller::Caller;
+use crate::caller::{Caller, SCHEMA};
 use crate::class::{ClassState, decide_declaration};
 use crate::coded_error::CodedError;
 use crate::command::{command, encode, failure, opened, rejected, sealed_for};
@@ -48,7 +48,7 @@ pub fn declare_schema(records: &Records) {
         for class in records.settings.schema.clone() {
             let clazz = class.clazz.clone();
             let request = CommandRequest::none();
-            if let Err(e) = declare(&records, &request, &Caller::Admin, class).await {
+            if let Err(e) = declare(&records, &request, &SCHEMA, class).await {
                 tracing::error!(
                     clazz,
                     code = e.code,

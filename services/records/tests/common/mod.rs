@@ -93,6 +93,20 @@ impl Records {
         result["token"].as_str().expect("token").to_owned()
     }
 
+    /// The actor of every event after position `after`, in log order (`""` for none).
+    pub async fn actors_after(&self, after: i64) -> Vec<String> {
+        let events = self.state.store.read_all(after, 10_000).await.expect("log");
+        events
+            .iter()
+            .map(|e| e.metadata.actor.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// The log's head position.
+    pub async fn head(&self) -> i64 {
+        self.state.store.head_position().await.expect("head")
+    }
+
     /// Runs SQL and returns the rows as JSON objects.
     pub async fn rows(&self, sql: &str) -> Vec<Value> {
         let client = self.state.read.get().await.expect("client");
