@@ -1,10 +1,9 @@
 //! An event's hash recomputed from what is published, as an outside verifier would: from the
-//! JSON of `/v1/events` alone and from the relay's NATS messages alone, for events appended by
-//! real routes of every context and for an event whose `recorded_at` ends in `000` µs (the
-//! form that once lost its trailing zeros). `events/README.md`, "The bytes an event's hash
-//! covers", is the contract checked here; `tests/verify_published_hashes.py` checks it again
-//! with nothing but Python's standard library.
-
+//! JSON of `/v1/events` and `/v1/streams/…` alone and from the relay's NATS messages alone, for
+//! events appended by real routes of every context and for an event whose `recorded_at` ends in
+//! `000` µs (the form that once lost its trailing zeros). `events/README.md`, "The bytes an
+//! event's hash covers", is the contract checked here; `tests/verify_published_hashes.py`
+//! checks it again with nothing but Python's standard library.
 use palimpsest_events::canonical;
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::AppendRequest;
@@ -185,6 +184,29 @@ async fn published_by_v1_events(app: &TestApp) -> Vec<Value> {
     }
 }
 
+/// Every event of one stream as `/v1/streams/{path}` publishes it, page after page.
+async fn published_by_v1_streams(app: &TestApp, path: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut after = 0;
+    loop {
+        let page: Value = reqwest::Client::new()
+            .get(app.url(&format!("/v1/streams/{path}?after={after}&limit=1000")))
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        let batch = page["events"].as_array().expect("events").clone();
+        if batch.is_empty() {
+            return events;
+        }
+        after = page["next_after"].as_i64().expect("next_after");
+        events.extend(batch);
+    }
+}
+
 /// Every event of the JetStream stream once the relay has published up to `head`, each the
 /// message's payload parsed as it arrived.
 async fn published_on_nats(nats_url: &str, head: i64) -> Vec<Value> {
@@ -312,6 +334,15 @@ async fn every_hash_is_recomputed_from_what_v1_events_and_nats_publish() {
     );
     assert!(check_published("/v1/events", &from_http) >= 1, "a 000 case");
     check_with_python("/v1/events", &from_http);
+
+    let clock = published_by_v1_streams(&app, "test/clock/ms").await;
+    assert_eq!(clock.len(), appends, "the clock stream, whole");
+    assert!(check_published("/v1/streams", &clock) >= 1, "a 000 case");
+    let clock_in_log: Vec<&Value> = from_http
+        .iter()
+        .filter(|e| e["stream"]["category"] == "clock")
+        .collect();
+    assert_eq!(clock.iter().collect::<Vec<_>>(), clock_in_log);
 
     let from_nats = published_on_nats(&nats.url(), head).await;
     assert_eq!(
