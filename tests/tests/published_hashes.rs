@@ -4,6 +4,7 @@
 //! `000` µs (the form that once lost its trailing zeros). `events/README.md`, "The bytes an
 //! event's hash covers", is the contract checked here; `tests/verify_published_hashes.py`
 //! checks it again with nothing but Python's standard library.
+
 use palimpsest_events::canonical;
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::AppendRequest;
