@@ -1,7 +1,7 @@
 //! The event envelope: what an event is before it is written, and what it is once recorded.
 
-use crate::{StreamName, canonical};
-use chrono::{DateTime, SecondsFormat, Utc};
+use crate::{StreamName, canonical, recorded_at};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -91,7 +91,9 @@ pub struct RecordedEvent {
     pub payload: Value,
     /// Who and what caused it.
     pub metadata: Metadata,
-    /// When the log recorded it (microsecond precision, UTC).
+    /// When the log recorded it (microsecond precision, UTC), written as the hash covers it:
+    /// always six fractional digits ([`recorded_at::text`]); read from any RFC 3339 form.
+    #[serde(serialize_with = "recorded_at::serialize")]
     pub recorded_at: DateTime<Utc>,
     /// The previous event's hash in this stream (hex); `None` for the first event.
     pub prev_hash: Option<String>,
@@ -180,7 +182,7 @@ impl HashedFields<'_> {
         out.push_str(",\"payload\":");
         out.push_str(self.payload);
         out.push_str(",\"recorded_at\":\"");
-        out.push_str(&recorded_at.to_rfc3339_opts(SecondsFormat::Micros, true));
+        out.push_str(&recorded_at::text(recorded_at));
         out.push_str("\",\"schema_version\":");
         out.push_str(&self.schema_version.to_string());
         out.push_str(",\"stream\":{\"category\":");
@@ -224,5 +226,103 @@ mod tests {
             "recorded_at": "2026-11-23T09:00:00.123456Z",
         }));
         assert_eq!(direct, via_value);
+    }
+
+    /// An event of `stream` recorded at `at`, chained from `prev`, hashed as the log hashes it.
+    fn recorded(prev: Option<[u8; 32]>, version: i64, at: &str) -> RecordedEvent {
+        let stream = StreamName::new("atlas", "section", "s-1").expect("stream");
+        let metadata = Metadata {
+            actor: Some("admin".into()),
+            correlation_id: Some(Uuid::now_v7()),
+            ..Default::default()
+        };
+        let recorded_at = DateTime::parse_from_rfc3339(at)
+            .expect("time")
+            .with_timezone(&Utc);
+        let payload = json!({"title": "Hà Nội \"1010\"", "area": 3.0, "ratio": 1e-7, "n": 1e21});
+        let event_id = Uuid::now_v7();
+        let content = content_for_hash(
+            event_id,
+            &stream,
+            version,
+            "SectionCreated",
+            1,
+            &payload,
+            &metadata,
+            recorded_at,
+        );
+        RecordedEvent {
+            event_id,
+            stream,
+            version,
+            position: version,
+            event_type: "SectionCreated".into(),
+            schema_version: 1,
+            payload,
+            metadata,
+            recorded_at,
+            prev_hash: prev.map(hex::encode),
+            hash: hex::encode(canonical::chain_hash(prev.as_ref(), &content)),
+        }
+    }
+
+    /// The hash of a published event recomputed from its JSON alone, as an outside verifier
+    /// does: every field but `position`, `prev_hash` and `hash`, in canonical form, chained from
+    /// the bytes of `prev_hash` (32 zero bytes when it is null).
+    fn hash_from_published(published: &str) -> String {
+        let mut event: Value = serde_json::from_str(published).expect("published json");
+        let fields = event.as_object_mut().expect("an object");
+        let hash = fields.remove("hash");
+        fields.remove("position");
+        let prev: Option<[u8; 32]> = match fields.remove("prev_hash") {
+            Some(Value::String(h)) => {
+                Some(hex::decode(h).expect("hex").try_into().expect("32 bytes"))
+            }
+            _ => None,
+        };
+        assert!(hash.is_some(), "the published event carries its hash");
+        hex::encode(canonical::chain_hash(
+            prev.as_ref(),
+            &canonical::to_canonical_string(&event),
+        ))
+    }
+
+    #[test]
+    fn a_published_event_gives_back_its_hash_whatever_its_microseconds() {
+        let mut prev = None;
+        let times = [
+            "2026-11-27T15:00:00.123456Z",
+            "2026-11-27T15:00:00.250000Z",
+            "2026-11-27T15:00:01.000000Z",
+            "2026-11-27T15:00:01.000100Z",
+        ];
+        for (i, at) in times.into_iter().enumerate() {
+            let event = recorded(prev, i as i64 + 1, at);
+            let published = serde_json::to_string(&event).expect("json");
+            let value: Value = serde_json::from_str(&published).expect("json");
+            assert_eq!(value["recorded_at"], json!(at), "six digits, as hashed");
+            assert_eq!(hash_from_published(&published), event.hash, "{published}");
+            let back: RecordedEvent = serde_json::from_str(&published).expect("decodes");
+            assert_eq!(back, event);
+            prev = Some(
+                hex::decode(&event.hash)
+                    .expect("hex")
+                    .try_into()
+                    .expect("32 bytes"),
+            );
+        }
+    }
+
+    #[test]
+    fn an_envelope_published_with_fewer_digits_still_decodes_and_verifies() {
+        let event = recorded(None, 1, "2026-11-27T15:00:00.250000Z");
+        let published = serde_json::to_string(&event).expect("json");
+        for older in ["2026-11-27T15:00:00.250Z", "2026-11-27T16:00:00.25+01:00"] {
+            let old = published.replace("2026-11-27T15:00:00.250000Z", older);
+            let back: RecordedEvent = serde_json::from_str(&old).expect("any RFC 3339 decodes");
+            assert_eq!(back.recorded_at, event.recorded_at, "{older}");
+            let recomputed = canonical::chain_hash(None, &back.canonical_content());
+            assert_eq!(hex::encode(recomputed), event.hash, "{older}");
+        }
     }
 }

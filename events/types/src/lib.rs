@@ -2,12 +2,13 @@
 //!
 //! Everything an event consumer needs to read what the log and NATS carry, and nothing that does
 //! I/O: stream names, the event envelope, NATS subjects, the canonical JSON form that hashes are
-//! computed over, and the payload types of every bounded context. A consumer depends on this
+//! computed over (and the one written form of an event's time, [`recorded_at`]), and the payload types of every bounded context. A consumer depends on this
 //! crate alone.
 
 pub mod canonical;
 pub mod domain;
 pub mod envelope;
+pub mod recorded_at;
 pub mod stream;
 pub mod subject;
 
