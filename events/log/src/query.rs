@@ -214,8 +214,12 @@ pub fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
         return Ok(time.with_timezone(&Utc));
     }
     let with_t = text.replacen(' ', "T", 1);
-    if let Ok(time) = DateTime::parse_from_str(&format!("{with_t}:00"), "%Y-%m-%dT%H:%M:%S%:z")
-        .or_else(|_| DateTime::parse_from_rfc3339(&with_t))
+    let with_offset = match with_t.strip_suffix(['Z', 'z']) {
+        Some(bare) => format!("{bare}+00:00"),
+        None => with_t.clone(),
+    };
+    if let Ok(time) = DateTime::parse_from_rfc3339(&with_t)
+        .or_else(|_| DateTime::parse_from_str(&with_offset, "%Y-%m-%dT%H:%M%:z"))
     {
         return Ok(time.with_timezone(&Utc));
     }
@@ -245,6 +249,7 @@ mod tests {
             "2026-11-27T10:03",
             "2026-11-27 10:03",
             "2026-11-27T11:03+01:00",
+            "2026-11-27T10:03Z",
             "2026-11-27T10:03:00",
         ] {
             assert_eq!(
