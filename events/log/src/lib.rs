@@ -10,7 +10,7 @@
 //!   (`writer/`).
 //! - [`relay`] publishes the log to JetStream in position order, once in effect.
 //! - [`limits`]: the log accepts only events the relay and every read model can carry.
-//! - [`audit`] walks the hash chains.
+//! - [`audit`] walks the hash chains; [`query`] answers an auditor's reads (filters, streams).
 
 pub mod append;
 pub mod audit;
@@ -22,6 +22,7 @@ pub mod limits;
 pub mod migrations;
 pub mod notify;
 mod plan;
+pub mod query;
 pub mod recent;
 pub mod relay;
 pub mod rows;

@@ -1,10 +1,14 @@
-//! `palimpsest audit verify [--stream ID]` and `palimpsest audit stream ID [--at TIME]`.
+//! `palimpsest audit verify [--stream ID]`, `palimpsest audit stream ID [--at TIME]` and
+//! `palimpsest audit events [filters]`. Times are RFC 3339 or without seconds
+//! (`2026-11-27T10:03`, read as UTC); events print as text or `--format jsonl`.
 
+use crate::cli::format::{self, Format};
 use crate::config::Settings;
 use crate::contexts;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use palimpsest_events::StreamName;
+use palimpsest_log::query::EventFilter;
 use palimpsest_log::{EventStore, audit};
 
 /// The audit subcommands.
@@ -20,9 +24,39 @@ pub enum AuditCommand {
     Stream {
         /// The stream, as `context/category/key`.
         id: String,
-        /// Show the stream as it was at this time (RFC 3339); now when absent.
-        #[arg(long)]
+        /// Show the stream as it was at this time; now when absent.
+        #[arg(long, value_parser = format::time)]
         at: Option<DateTime<Utc>>,
+        /// Print only the events recorded at or after this time (the state still folds all).
+        #[arg(long, value_parser = format::time)]
+        since: Option<DateTime<Utc>>,
+        /// `text` (the events, then the state) or `jsonl` (the events only, one a line).
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Print the log's events that match every filter given, in position order.
+    Events {
+        /// Only this context's events.
+        #[arg(long)]
+        context: Option<String>,
+        /// Only this stream's events, as `context/category/key`.
+        #[arg(long)]
+        stream: Option<String>,
+        /// Only events of this type.
+        #[arg(long = "type")]
+        event_type: Option<String>,
+        /// Only events with this correlation id.
+        #[arg(long)]
+        correlation_id: Option<uuid::Uuid>,
+        /// Only events recorded at or after this time.
+        #[arg(long, value_parser = format::time)]
+        since: Option<DateTime<Utc>>,
+        /// Only events recorded at or before this time.
+        #[arg(long, value_parser = format::time)]
+        until: Option<DateTime<Utc>>,
+        /// `text` or `jsonl` (one envelope a line).
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
     },
 }
 
@@ -52,30 +86,64 @@ pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
             println!("every chain is intact");
             Ok(())
         }
-        AuditCommand::Stream { id, at } => {
+        AuditCommand::Events {
+            context,
+            stream,
+            event_type,
+            correlation_id,
+            since,
+            until,
+            format: form,
+        } => {
+            let filter = EventFilter {
+                context,
+                stream: stream.as_deref().map(StreamName::parse).transpose()?,
+                event_type,
+                correlation_id,
+                since,
+                until,
+            };
+            let mut after = 0;
+            loop {
+                let page = store.read_matching(&filter, after, 1000).await?;
+                let Some(last) = page.last() else { break };
+                after = last.position;
+                for event in &page {
+                    println!("{}", format::line(event, form)?);
+                }
+            }
+            Ok(())
+        }
+        AuditCommand::Stream {
+            id,
+            at,
+            since,
+            format: form,
+        } => {
             let stream = StreamName::parse(&id)?;
             let at = at.unwrap_or_else(Utc::now);
             let mut events = Vec::new();
-            let mut after = 0;
             loop {
-                let page = store.read_stream(&stream, after, 1000).await?;
-                let Some(last) = page.last() else { break };
-                after = last.version;
-                events.extend(page.into_iter().filter(|e| e.recorded_at <= at));
+                let after = events
+                    .last()
+                    .map_or(0, |e: &palimpsest_events::RecordedEvent| e.version);
+                let page = store.read_stream_at(&stream, after, Some(at), 1000).await?;
+                if page.is_empty() {
+                    break;
+                }
+                events.extend(page);
             }
             if events.is_empty() {
                 anyhow::bail!("stream {stream} has no event at or before {at}");
             }
-            for e in &events {
-                println!(
-                    "v{:<5} #{:<8} {} {:<28} {} actor={}",
-                    e.version,
-                    e.position,
-                    e.recorded_at.to_rfc3339(),
-                    e.event_type,
-                    serde_json::to_string(&e.payload)?,
-                    e.metadata.actor.as_deref().unwrap_or("-")
-                );
+            let shown = events
+                .iter()
+                .filter(|e| since.is_none_or(|since| e.recorded_at >= since));
+            for event in shown {
+                println!("{}", format::line(event, form)?);
+            }
+            if form == Format::Jsonl {
+                return Ok(());
             }
             println!("version at {}: {}", at.to_rfc3339(), events.len());
             match contexts::state_at(&stream, &events) {

@@ -2,6 +2,7 @@
 
 pub mod atlas;
 pub mod audit;
+pub mod format;
 pub mod replay;
 pub mod tail;
 
@@ -62,6 +63,9 @@ pub enum Command {
     Tail {
         /// Subject filter (default: every event, `palimpsest.>`).
         subject: Option<String>,
+        /// How events are printed (`jsonl`: one envelope a line).
+        #[arg(long, value_enum, default_value_t)]
+        format: format::Format,
     },
     /// Atlas context tools: `import` a History Map SQLite database.
     #[command(subcommand)]
@@ -112,7 +116,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Replay { projection } => replay::run(&settings, &projection).await,
         Command::Audit(cmd) => audit::run(&settings, cmd).await,
-        Command::Tail { subject } => tail::run(&settings, subject.as_deref()).await,
+        Command::Tail { subject, format } => tail::run(&settings, subject.as_deref(), format).await,
         Command::Atlas(cmd) => atlas::run(&settings, cmd).await,
     }
 }

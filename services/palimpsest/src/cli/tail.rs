@@ -1,11 +1,13 @@
-//! `palimpsest tail [SUBJECT]`: print live events from NATS.
+//! `palimpsest tail [SUBJECT] [--format text|jsonl]`: print live events from NATS. It follows
+//! what is published from now on; for past events by time use `palimpsest audit events --since`.
 
+use crate::cli::format::{self, Format};
 use crate::config::Settings;
 use futures::StreamExt;
 use palimpsest_events::RecordedEvent;
 
 /// Subscribes to `subject` (default `palimpsest.>`) and prints one line per event until ^C.
-pub async fn run(settings: &Settings, subject: Option<&str>) -> anyhow::Result<()> {
+pub async fn run(settings: &Settings, subject: Option<&str>, form: Format) -> anyhow::Result<()> {
     let client =
         async_nats::connect(palimpsest_log::relay::server_list(&settings.nats_url)).await?;
     let subject = subject.unwrap_or("palimpsest.>").to_owned();
@@ -16,10 +18,7 @@ pub async fn run(settings: &Settings, subject: Option<&str>) -> anyhow::Result<(
             msg = sub.next() => {
                 let Some(msg) = msg else { break };
                 match serde_json::from_slice::<RecordedEvent>(&msg.payload) {
-                    Ok(e) => println!(
-                        "#{} {} v{} {} {}",
-                        e.position, e.stream, e.version, e.event_type, serde_json::to_string(&e.payload)?
-                    ),
+                    Ok(e) => println!("{}", format::line(&e, form)?),
                     Err(_) => println!("{} {}", msg.subject, String::from_utf8_lossy(&msg.payload)),
                 }
             }

@@ -15,6 +15,7 @@ pub fn table() -> Vec<Row> {
     vec![
         Row::new("GET", "/v1/events", Policy::Admin).query("after=0&limit=5"),
         Row::new("GET", "/v1/head", Policy::Admin),
+        Row::new("GET", "/v1/streams", Policy::Admin).query("prefix=records/&limit=5"),
         Row::new(
             "GET",
             "/v1/streams/{context}/{category}/{key}",
