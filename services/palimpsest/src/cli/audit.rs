@@ -10,15 +10,25 @@ use clap::Subcommand;
 use palimpsest_events::StreamName;
 use palimpsest_log::query::EventFilter;
 use palimpsest_log::{EventStore, audit};
+use std::path::PathBuf;
 
 /// The audit subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
-    /// Walk the hash chains (one stream, or every stream and the global positions).
+    /// Walk the hash chains (one stream, or every stream and the global positions); without
+    /// `--stream`, also check every file of the content folders against its digest.
     Verify {
         /// The stream, as `context/category/key`.
         #[arg(long)]
         stream: Option<String>,
+        /// docs' attachment folder (`--docs-attachments-dir` of `serve`); by default
+        /// `<data-dir>/docs-attachments`.
+        #[arg(long, env = "PALIMPSEST_DOCS_ATTACHMENTS_DIR")]
+        docs_attachments_dir: Option<PathBuf>,
+        /// resources' content folder (`--resources-content-dir` of `serve`); by default
+        /// `<data-dir>/resources-content`.
+        #[arg(long, env = "PALIMPSEST_RESOURCES_CONTENT_DIR")]
+        resources_content_dir: Option<PathBuf>,
     },
     /// Print a stream's history and its state at a time.
     Stream {
@@ -64,8 +74,23 @@ pub enum AuditCommand {
 pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
     let store = EventStore::connect(&settings.database_url).await?;
     match cmd {
-        AuditCommand::Verify { stream } => {
+        AuditCommand::Verify {
+            stream,
+            docs_attachments_dir,
+            resources_content_dir,
+        } => {
             let stream = stream.as_deref().map(StreamName::parse).transpose()?;
+            if stream.is_none() {
+                let docs = docs_attachments_dir.unwrap_or_else(|| {
+                    settings
+                        .data_dir
+                        .join(palimpsest_docs::settings::ATTACHMENTS_DIR)
+                });
+                let resources = resources_content_dir.unwrap_or_else(|| {
+                    palimpsest_resources::content::default_dir(&settings.data_dir)
+                });
+                verify_content(&[docs, resources])?;
+            }
             let report = audit::verify(store.pool(), stream.as_ref()).await?;
             println!(
                 "checked {} events in {} streams",
@@ -152,5 +177,32 @@ pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// Checks every file of the content `folders` against the digest it is named by; an altered
+/// file is an error naming it (after every folder was checked and every altered file printed).
+fn verify_content(folders: &[PathBuf]) -> anyhow::Result<()> {
+    let mut altered = Vec::new();
+    for folder in folders {
+        let report = crate::cli::content_audit::verify_folder(folder)?;
+        println!(
+            "checked {} content files in {} ({} others passed over)",
+            report.checked,
+            folder.display(),
+            report.other
+        );
+        for file in &report.altered {
+            println!("altered: {} does not match its digest", file.display());
+        }
+        altered.extend(report.altered);
+    }
+    match altered.first() {
+        Some(first) => anyhow::bail!(
+            "{} content file(s) altered, the first {}",
+            altered.len(),
+            first.display()
+        ),
+        None => Ok(()),
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod atlas;
 pub mod audit;
+pub mod content_audit;
 pub mod format;
 pub mod replay;
 pub mod tail;
