@@ -391,15 +391,8 @@ async fn the_section_workflow_end_to_end_with_nats_and_a_replayed_rebuild() {
     // a replayed rebuild equals the live read model
     let live = dump(&app).await;
     let settings = Settings {
-        database_url: app.database_url(),
         nats_url: nats.url(),
-        nats_replicas: 1,
-        nats_stream: None,
-        data_dir: app.data_dir(),
-        limits: Default::default(),
-        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
-        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
-        admin_token: None,
+        ..Settings::for_database(app.database_url(), app.data_dir())
     };
     palimpsest::cli::replay::run(&settings, "atlas")
         .await

@@ -7,17 +7,7 @@ use palimpsest::config::Settings;
 use palimpsest_testkit::TestApp;
 
 async fn verify(app: &TestApp) -> anyhow::Result<()> {
-    let settings = Settings {
-        database_url: app.database_url(),
-        nats_url: String::new(),
-        nats_replicas: 1,
-        nats_stream: None,
-        data_dir: app.data_dir(),
-        limits: Default::default(),
-        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
-        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
-        admin_token: None,
-    };
+    let settings = Settings::for_database(app.database_url(), app.data_dir());
     run(
         &settings,
         AuditCommand::Verify {

@@ -487,17 +487,7 @@ async fn the_store_equals_a_replayed_rebuild() {
         .await;
     let live = store(&app).await;
     assert!(live.contains_key(&format!("pad:{pad}:revs:100")));
-    let settings = Settings {
-        database_url: app.database_url(),
-        nats_url: String::new(),
-        nats_replicas: 1,
-        nats_stream: None,
-        data_dir: app.data_dir(),
-        limits: Default::default(),
-        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
-        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
-        admin_token: None,
-    };
+    let settings = Settings::for_database(app.database_url(), app.data_dir());
     palimpsest::cli::replay::run(&settings, "pads")
         .await
         .expect("replay");

@@ -16,17 +16,10 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test]
 async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_again() {
     let mut pg = PgCluster::start().await;
-    let settings = Settings {
-        database_url: pg.url("palimpsest"),
-        nats_url: String::new(),
-        nats_replicas: 1,
-        nats_stream: None,
-        data_dir: std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
-        limits: Default::default(),
-        max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
-        max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
-        admin_token: None,
-    };
+    let settings = Settings::for_database(
+        pg.url("palimpsest"),
+        std::env::temp_dir().join(format!("palimpsest-app-{}", uuid::Uuid::new_v4())),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

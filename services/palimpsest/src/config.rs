@@ -71,6 +71,23 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The settings of a process on the log at `database_url` with its secrets in `data_dir`,
+    /// every other setting at its default and no NATS (what a test or a tool run in-process
+    /// starts from; change a field with `..`).
+    pub fn for_database(database_url: String, data_dir: PathBuf) -> Self {
+        Settings {
+            database_url,
+            nats_url: String::new(),
+            nats_replicas: 1,
+            nats_stream: None,
+            data_dir,
+            limits: LimitSettings::default(),
+            max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
+            max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
+            admin_token: None,
+        }
+    }
+
     /// What the platform itself is configured with.
     pub fn platform(&self) -> palimpsest_web::PlatformSettings {
         palimpsest_web::PlatformSettings {

@@ -53,20 +53,29 @@ pub fn encode<E: DomainEvent>(event: &E) -> Result<NewEvent, CommandError<CodedE
         .map_err(|e| rejected(CodedError::internal(e)))
 }
 
+/// What a kept reply seals: the result and the caller it is for (msgpack of this is the same
+/// map as of `{"caller", "result"}`, what [`opened`] reads back).
+#[derive(serde::Serialize)]
+struct KeptReply<'a> {
+    caller: String,
+    result: &'a Value,
+}
+
 /// `{"result": result}` sealed for the reply store, with the caller it was for (the platform
 /// keys replies by context, so a key reused by another caller must not get this answer) and an
 /// IV drawn at the edge.
 pub fn sealed_reply(
     key: &SiteKey,
     caller: &Caller,
-    result: Value,
+    result: &Value,
     iv: [u8; 12],
 ) -> Result<Reply, CommandError<CodedError>> {
+    let kept = KeptReply {
+        caller: caller.actor(),
+        result,
+    };
     let body = key
-        .seal_bytes(
-            &serde_json::json!({ "caller": caller.actor(), "result": result }),
-            iv,
-        )
+        .seal_bytes(&kept, iv)
         .map_err(|e| rejected(CodedError::internal(e)))?;
     Ok(Reply::new(StatusCode::OK, SEALED_REPLY, body))
 }
@@ -80,7 +89,7 @@ pub fn sealed_for(
     let iv = Nonces::fresh(1)
         .take()
         .map_err(|e| rejected(CodedError::internal(e)))?;
-    sealed_reply(&records.key, caller, result, iv)
+    sealed_reply(&records.key, caller, &result, iv)
 }
 
 /// The reply as the client gets it: a sealed one opened back into JSON; a reply stored for

@@ -91,7 +91,11 @@ impl SiteKey {
     }
 
     /// msgpack of `data`, sealed with `iv`: `IV ‖ ciphertext ‖ tag`.
-    pub fn seal_bytes(&self, data: &Value, iv: [u8; IV_LEN]) -> Result<Vec<u8>, SealError> {
+    pub fn seal_bytes<T: serde::Serialize + ?Sized>(
+        &self,
+        data: &T,
+        iv: [u8; IV_LEN],
+    ) -> Result<Vec<u8>, SealError> {
         let plain = rmp_serde::to_vec_named(data).map_err(|e| SealError::Encode(e.to_string()))?;
         let sealed = self
             .0

@@ -84,15 +84,21 @@ impl PlatformError {
     }
 }
 
+/// Whether a log failure is the log out of reach (a retry may work) rather than a fault.
+pub(crate) fn log_unreachable(e: &LogError) -> bool {
+    matches!(e, LogError::Pool(_) | LogError::WriterStopped)
+}
+
+/// What a client reads when the log is out of reach.
+pub(crate) const LOG_UNAVAILABLE: &str = "the event log is unavailable";
+
 impl From<LogError> for PlatformError {
     fn from(e: LogError) -> Self {
-        match e {
-            LogError::Pool(_) | LogError::WriterStopped => {
-                tracing::warn!(error = %e, "the event log is unavailable");
-                Self::new(PlatformKind::Unavailable, "the event log is unavailable")
-            }
-            other => Self::internal(crate::error::report(&other)),
+        if log_unreachable(&e) {
+            tracing::warn!(error = %e, "the event log is unavailable");
+            return Self::new(PlatformKind::Unavailable, LOG_UNAVAILABLE);
         }
+        Self::internal(crate::error::report(&e))
     }
 }
 

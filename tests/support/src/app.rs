@@ -119,15 +119,9 @@ impl TestAppBuilder {
                 .unwrap_or_else(|e| panic!("data file {name}: {e}"));
         }
         let settings = Settings {
-            database_url,
             nats_url: self.nats_url.clone().unwrap_or_default(),
-            nats_replicas: 1,
-            nats_stream: None,
-            data_dir: data_dir.path().to_path_buf(),
             limits: self.limits,
-            max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
-            max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
-            admin_token: None,
+            ..Settings::for_database(database_url, data_dir.path().to_path_buf())
         };
         let contexts = ContextSettings {
             records: self.records,

@@ -80,8 +80,7 @@ pub async fn run(records: &Records, op: Operation<'_>) -> Result<Value, CodedErr
                 let iv = nonces
                     .take()
                     .map_err(|e| rejected(CodedError::internal(e)))?;
-                Decision::new(sealed_reply(&records.key, caller, result.clone(), iv)?)
-                    .with_value(result)
+                Decision::new(sealed_reply(&records.key, caller, &result, iv)?).with_value(result)
             } else {
                 Decision::unstored(result)
             };

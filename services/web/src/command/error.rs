@@ -4,7 +4,7 @@
 
 use super::attempt::LoadError;
 use crate::ApiError;
-use crate::platform_error::{PlatformError, PlatformKind};
+use crate::platform_error::{LOG_UNAVAILABLE, PlatformError, PlatformKind, log_unreachable};
 use palimpsest_events::StreamName;
 use palimpsest_log::limits::Refusal;
 use palimpsest_log::{AppendError, LogError};
@@ -122,14 +122,13 @@ impl<E> From<AppendError> for CommandError<E> {
     }
 }
 
-/// A log failure as a command error, decided by [`PlatformError`]'s mapping: unreachable is
-/// 503, anything else 500 (its detail logged there).
+/// A log failure as a command error, told apart as [`PlatformError`] tells it: unreachable is
+/// 503, anything else 500 with its causes as detail (logged once, when it becomes HTTP).
 pub(crate) fn log_error<E>(e: LogError) -> CommandError<E> {
-    let failure = PlatformError::from(e);
-    match failure.kind {
-        PlatformKind::Unavailable => CommandError::Unavailable(failure.message),
-        _ => CommandError::Internal(failure.message),
+    if log_unreachable(&e) {
+        return CommandError::Unavailable(LOG_UNAVAILABLE.into());
     }
+    CommandError::Internal(crate::error::report(&e))
 }
 
 /// Contexts whose refusals are [`ApiError`]s (or convert to one) answer platform errors with
