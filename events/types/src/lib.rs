@@ -8,9 +8,11 @@
 pub mod canonical;
 pub mod domain;
 pub mod envelope;
+pub mod merkle;
 pub mod recorded_at;
 pub mod stream;
 pub mod subject;
+pub mod tree_head;
 
 pub mod atlas;
 pub mod docs;
