@@ -19,6 +19,9 @@ pub enum LogError {
     /// with the same idempotency key).
     #[error("append not confirmed durable: {0}")]
     NotDurable(String),
+    /// The stored tree is not whole (a node the right edge needs is missing).
+    #[error("the log's tree: {0}")]
+    Tree(String),
     /// The appender task is gone (the process is shutting down).
     #[error("the log writer has stopped")]
     WriterStopped,

@@ -10,6 +10,7 @@
 //!   (`writer/`).
 //! - [`relay`] publishes the log to JetStream in position order, once in effect.
 //! - [`limits`]: the log accepts only events the relay and every read model can carry.
+//! - [`tree`]: the signed Merkle tree over every position, its proofs and heads.
 //! - [`audit`] walks the hash chains; [`query`] answers an auditor's reads (filters, streams).
 
 pub mod append;
@@ -27,6 +28,7 @@ pub mod recent;
 pub mod relay;
 pub mod rows;
 pub mod store;
+pub mod tree;
 mod writer;
 
 pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};

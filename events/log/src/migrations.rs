@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "appender guard",
         include_str!("migrations/0004_appender_guard.sql"),
     ),
+    (5, "tree", include_str!("migrations/0005_tree.sql")),
 ];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each

@@ -228,6 +228,8 @@ pub(crate) struct Rows {
     pub(crate) recorded_at: Vec<DateTime<Utc>>,
     pub(crate) prev_hash: Vec<Option<Vec<u8>>>,
     pub(crate) hash: Vec<Vec<u8>>,
+    /// The log key's signature over the batch's leaves (decision 0024), when the store signs.
+    pub(crate) signature: Option<Vec<u8>>,
     /// Idempotency rows of the accepted commands that carry a key.
     pub(crate) keys: RememberedKeys,
 }

@@ -5,6 +5,7 @@ use crate::durable::DurableWatch;
 use crate::recent::RecentEvents;
 use crate::rows::{COLUMNS, to_events};
 use crate::writer::{self, WriterHandle};
+use crate::tree::LogSigner;
 use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -13,7 +14,7 @@ use tokio_postgres::NoTls;
 use uuid::Uuid;
 
 /// How the appender runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct AppendOptions {
     /// Most batches sent on the append line before the oldest has committed (1: one at a time).
     pub pipeline_depth: usize,
@@ -21,6 +22,9 @@ pub struct AppendOptions {
     /// its `COMMIT` returns (one round trip), instead of committing asynchronously and waiting
     /// for a separate durability commit (two). Either way an answered append is durable.
     pub flush_when_alone: bool,
+    /// The log's key, which signs every batch the appender commits (decision 0024); `None`
+    /// only for a store that appends what no tree maker will check (tests of the log alone).
+    pub signer: Option<LogSigner>,
 }
 
 impl Default for AppendOptions {
@@ -31,6 +35,7 @@ impl Default for AppendOptions {
         AppendOptions {
             pipeline_depth: 1,
             flush_when_alone: true,
+            signer: None,
         }
     }
 }
@@ -114,6 +119,17 @@ impl EventStore {
     pub async fn connect(database_url: &str) -> Result<EventStore, LogError> {
         let pool = pool(database_url, 16)?;
         Self::with_pool(database_url, pool).await
+    }
+
+    /// Like [`EventStore::connect`], signing every batch with `signer`: what every process of
+    /// the server uses, so the tree maker accepts what it appends.
+    pub async fn connect_signed(database_url: &str, signer: LogSigner) -> Result<EventStore, LogError> {
+        let pool = pool(database_url, 16)?;
+        let options = AppendOptions {
+            signer: Some(signer),
+            ..AppendOptions::default()
+        };
+        Self::with_options(database_url, pool, options).await
     }
 
     /// Like [`EventStore::connect`] with a pool the caller built (its size, its settings).

@@ -68,6 +68,22 @@ pub struct Settings {
         global = true
     )]
     pub admin_token: Option<String>,
+    /// The log's Ed25519 signing key (64 hex digits); generated into
+    /// `<data-dir>/log-signing-key` when absent. Environment only in practice.
+    #[arg(
+        long,
+        env = "PALIMPSEST_LOG_SIGNING_KEY",
+        hide = true,
+        hide_env_values = true,
+        global = true
+    )]
+    pub log_signing_key: Option<String>,
+    /// The tree maker signs a head once this many events were added since the last one...
+    #[arg(long, env = "PALIMPSEST_TREE_HEAD_EVENTS", default_value_t = 1000, global = true)]
+    pub tree_head_events: u64,
+    /// ...or once this many milliseconds passed, whichever comes first.
+    #[arg(long, env = "PALIMPSEST_TREE_HEAD_MS", default_value_t = 250, global = true)]
+    pub tree_head_ms: u64,
 }
 
 impl Settings {
@@ -85,6 +101,32 @@ impl Settings {
             max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
             max_append_bytes: palimpsest_log::limits::DEFAULT_MAX_APPEND_BYTES,
             admin_token: None,
+            log_signing_key: None,
+            tree_head_events: 1000,
+            tree_head_ms: 250,
+        }
+    }
+
+    /// The log's signing key: the one given, else the one kept in `<data-dir>/log-signing-key`
+    /// (generated there when missing). Every process that appends signs with it.
+    pub fn log_signer(&self) -> anyhow::Result<palimpsest_log::tree::LogSigner> {
+        Ok(palimpsest_web::state::log_signer(
+            self.log_signing_key.as_deref(),
+            &self.data_dir,
+        )?)
+    }
+
+    /// Opens the log signing every batch with [`Settings::log_signer`].
+    pub async fn store(&self) -> anyhow::Result<palimpsest_log::EventStore> {
+        let signer = self.log_signer()?;
+        Ok(palimpsest_log::EventStore::connect_signed(&self.database_url, signer).await?)
+    }
+
+    /// When the tree maker signs heads.
+    pub fn head_policy(&self) -> palimpsest_log::tree::maker::HeadPolicy {
+        palimpsest_log::tree::maker::HeadPolicy {
+            every_events: self.tree_head_events.max(1),
+            every: Duration::from_millis(self.tree_head_ms),
         }
     }
 
@@ -92,6 +134,7 @@ impl Settings {
     pub fn platform(&self) -> palimpsest_web::PlatformSettings {
         palimpsest_web::PlatformSettings {
             admin_token: self.admin_token.clone(),
+            log_signing_key: self.log_signing_key.clone(),
             limits: palimpsest_log::Limits {
                 max_event_bytes: self.max_event_bytes,
                 max_append_bytes: self.max_append_bytes,

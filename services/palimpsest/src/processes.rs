@@ -1,9 +1,10 @@
-//! Starting the long-running roles of the binary: HTTP, relay, projectors.
+//! Starting the long-running roles of the binary: HTTP, relay, projectors, the tree maker.
 
 use crate::config::Settings;
 use crate::contexts::{self, Context};
 use crate::server;
 use palimpsest_log::relay::{self, RelayConfig};
+use palimpsest_log::tree::maker::{TreeHealth, TreeMaker};
 use palimpsest_projections::spawn_runner;
 use palimpsest_web::AppState;
 use palimpsest_web::background::Background;
@@ -22,6 +23,8 @@ pub struct Roles {
     pub relay: bool,
     /// Run the projectors of the selected contexts (and `stream_heads`).
     pub project: bool,
+    /// Grow the log's signed Merkle tree (one tree maker per log runs; others wait).
+    pub tree: bool,
 }
 
 /// A started process: its HTTP address (if it serves) and its tasks.
@@ -73,6 +76,27 @@ pub fn relay_config(settings: &Settings) -> RelayConfig {
     config
 }
 
+/// NATS for the tree maker to publish heads on, when one is configured and answers; without
+/// it heads are still kept in the log database.
+async fn heads_nats(settings: &Settings) -> Option<async_nats::Client> {
+    let servers = relay::server_list(&settings.nats_url);
+    if servers.is_empty() {
+        return None;
+    }
+    match async_nats::ConnectOptions::new()
+        .connection_timeout(std::time::Duration::from_secs(2))
+        .retry_on_initial_connect()
+        .connect(servers)
+        .await
+    {
+        Ok(client) => Some(client),
+        Err(e) => {
+            tracing::warn!(error = %e, "tree heads will not be published on NATS");
+            None
+        }
+    }
+}
+
 /// Opens the log and starts the roles for `contexts`.
 pub async fn start(
     settings: &Settings,
@@ -110,6 +134,18 @@ pub async fn start(
         let stop = shutdown.clone();
         tasks.push(tokio::spawn(relay::run(store, config, stop)));
     }
+    if roles.tree {
+        let health = TreeHealth::default();
+        state.tree = Some(health.clone());
+        let maker = TreeMaker {
+            store: state.store.clone(),
+            signer: state.signer.clone(),
+            policy: settings.head_policy(),
+            nats: heads_nats(settings).await,
+            health,
+        };
+        tasks.push(tokio::spawn(maker.run(shutdown.clone())));
+    }
     let mut addr = None;
     if let Some(listener) = roles.http {
         addr = Some(listener.local_addr()?);
@@ -132,6 +168,7 @@ pub async fn start(
         http = ?addr,
         relay = roles.relay,
         project = roles.project,
+        tree = roles.tree,
         contexts = ?selected.iter().map(|c| c.name).collect::<Vec<_>>(),
         "palimpsest started"
     );

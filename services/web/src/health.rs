@@ -28,7 +28,7 @@ pub fn metrics_handle() -> Option<&'static PrometheusHandle> {
 }
 
 /// The health routes: liveness, readiness (the log answers, no projection is stopped on an
-/// event, the relay is not blocked) and Prometheus metrics.
+/// event, the relay is not blocked, the tree maker refuses nothing) and Prometheus metrics.
 pub fn router(state: AppState) -> Router {
     metrics_handle();
     Router::new()
@@ -38,8 +38,8 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Ready when the log answers, no read model is stopped on an event and the relay (if this
-/// process runs it) is not blocked. Otherwise 503, naming what stopped, where and why.
+/// Ready when the log answers, no read model is stopped on an event, the relay (if this
+/// process runs it) is not blocked and the tree maker (if it runs here) refuses no event. Otherwise 503, naming what stopped, where and why.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let head = match state.store.head_position().await {
         Ok(head) => head,
@@ -65,13 +65,16 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     };
     let relay = state.relay.as_ref().map(|r| r.state());
     let blocked = matches!(relay, Some(RelayState::Blocked { .. }));
-    let ready = stalled.is_empty() && !blocked;
+    let tree = state.tree.as_ref().map(|t| t.state());
+    let refused = tree.as_ref().is_some_and(|t| t.refused.is_some());
+    let ready = stalled.is_empty() && !blocked && !refused;
     let body = json!({
         "status": if ready { "ready" } else { "stopped" },
         "log_head": head,
         "log_id": state.store.log_id(),
         "stalled_projections": stalled,
         "relay": relay,
+        "tree": tree,
     });
     let status = if ready {
         StatusCode::OK

@@ -5,6 +5,9 @@ use crate::command::{CommandError, CommandRunner};
 use crate::{ApiError, secret};
 use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
+use palimpsest_log::tree::LogSigner;
+use palimpsest_log::tree::maker::TreeHealth;
+use std::path::Path;
 use palimpsest_log::{EventStore, Limits, LogError};
 use palimpsest_projections::{ProjectionWatch, Stall};
 use std::path::PathBuf;
@@ -28,8 +31,19 @@ pub struct AppState {
     pub commands: CommandRunner,
     /// The relay's state, when this process runs the relay (readiness reports it).
     pub relay: Option<RelayHealth>,
+    /// The tree maker's state, when this process runs it (readiness reports it).
+    pub tree: Option<TreeHealth>,
+    /// The log's key: what this process's appends are signed with, and heads are.
+    pub signer: LogSigner,
     /// Tasks contexts run beside their routes; they stop and are joined with the process.
     pub background: Background,
+}
+
+/// The log's signing key: `given` (the operator's), else the one kept in
+/// `<data_dir>/log-signing-key`, generated there when missing (decision 0024).
+pub fn log_signer(given: Option<&str>, data_dir: &Path) -> Result<LogSigner, StateError> {
+    let hex = secret::load_or_create(given, &data_dir.join("log-signing-key"))?;
+    LogSigner::from_hex(&hex).map_err(|e| StateError::SigningKey(e.to_string()))
 }
 
 /// Why the state could not be built.
@@ -41,6 +55,9 @@ pub enum StateError {
     /// A secret file could not be read or written.
     #[error("secret file: {0}")]
     Secret(#[from] std::io::Error),
+    /// The log signing key given is unusable.
+    #[error("{0}")]
+    SigningKey(String),
 }
 
 /// What the operator configures of the platform itself (the binary reads it from its flags and
@@ -49,6 +66,8 @@ pub enum StateError {
 pub struct PlatformSettings {
     /// The admin token; `None`: the one kept in `<data_dir>/admin-token`.
     pub admin_token: Option<String>,
+    /// The log's signing key (hex); `None`: the one kept in `<data_dir>/log-signing-key`.
+    pub log_signing_key: Option<String>,
     /// What the log accepts (event and append sizes).
     pub limits: Limits,
 }
@@ -62,7 +81,8 @@ impl AppState {
         data_dir: PathBuf,
         platform: PlatformSettings,
     ) -> Result<AppState, StateError> {
-        let store = EventStore::connect(database_url)
+        let signer = log_signer(platform.log_signing_key.as_deref(), &data_dir)?;
+        let store = EventStore::connect_signed(database_url, signer.clone())
             .await?
             .with_limits(platform.limits);
         let read = palimpsest_log::store::pool(database_url, 16)?;
@@ -80,6 +100,8 @@ impl AppState {
             watch,
             admin_token: Arc::new(admin_token),
             relay: None,
+            tree: None,
+            signer,
             background: Background::default(),
         })
     }

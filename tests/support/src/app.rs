@@ -143,6 +143,7 @@ impl TestAppBuilder {
                 api: true,
                 relay: self.nats_url.is_some(),
                 project: self.project,
+                tree: self.project,
             },
         )
         .await

@@ -142,7 +142,8 @@ impl Appender {
         if !careful && needs_care(&plans) {
             return Ok(None);
         }
-        let rows = Rows::of(requests, &plans, start)?;
+        let mut rows = Rows::of(requests, &plans, start)?;
+        self.sign(&mut rows);
         self.budget.add(Phase::Plan, planning.elapsed());
         let sent = Instant::now();
         write(client, &rows, position).await?;

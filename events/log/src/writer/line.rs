@@ -49,13 +49,14 @@ impl Appender {
         let last_event = self.known.last_event;
         let planning = Instant::now();
         let (plans, position) = self.plan(&requests, expected, Seen::default());
-        let rows = match Rows::of(&requests, &plans, expected) {
+        let mut rows = match Rows::of(&requests, &plans, expected) {
             Ok(rows) if !needs_care(&plans) => rows,
             _ => {
                 self.known.forget();
                 return Some((requests, replies));
             }
         };
+        self.sign(&mut rows);
         self.budget.add(Phase::Plan, planning.elapsed());
         let line = match self.line().await {
             Ok(line) => line,

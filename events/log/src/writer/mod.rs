@@ -31,7 +31,8 @@ pub(crate) use durability::durable;
 use crate::budget::Budget;
 use crate::durable::DurableWatch;
 use crate::head::HeadWatch;
-use crate::plan::{Plan, Planner, Seen};
+use crate::plan::{Plan, Planner, Rows, Seen};
+use crate::tree::LogSigner;
 use crate::recent::RecentEvents;
 use crate::store::AppendOptions;
 use crate::{AppendError, AppendRequest, Appended, LogError};
@@ -90,6 +91,7 @@ pub(crate) fn spawn(
         in_flight: VecDeque::new(),
         depth: options.pipeline_depth.max(1),
         flush_when_alone: options.flush_when_alone,
+        signer: options.signer,
     };
     tokio::spawn(appender.serve(queue));
     WriterHandle { jobs }
@@ -115,6 +117,8 @@ struct Appender {
     depth: usize,
     /// See [`AppendOptions::flush_when_alone`].
     flush_when_alone: bool,
+    /// See [`AppendOptions::signer`].
+    signer: Option<LogSigner>,
 }
 
 /// What woke the appender.
@@ -206,5 +210,12 @@ impl Appender {
         };
         let plans = requests.iter().map(|r| planner.plan(r)).collect();
         (plans, planner.position)
+    }
+
+    /// Signs `rows`' leaves with the log's key, if this store signs and the batch has events.
+    fn sign(&self, rows: &mut Rows) {
+        if let (Some(signer), Some(&first)) = (&self.signer, rows.position.first()) {
+            rows.signature = Some(signer.sign_batch(first as u64, &rows.hash));
+        }
     }
 }

@@ -103,6 +103,7 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
     let upsert = client.prepare_cached(UPSERT_HEADS_SQL).await?;
     let advance = client.prepare_cached(ADVANCE_SQL).await?;
     let notify = client.prepare_cached(NOTIFY_SQL).await?;
+    let sign = client.prepare_cached(SIGN_SQL).await?;
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let position_text = position.to_string();
     let insert_params: [&(dyn ToSql + Sync); 16] = [
@@ -126,7 +127,10 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
     let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
     let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
+    let first = rows.position.first();
+    let sign_params: [&(dyn ToSql + Sync); 3] = [&first, &position, &rows.signature];
     tokio::try_join!(
+        client.execute(&sign, &sign_params),
         client.execute(&insert, &insert_params),
         client.execute(&upsert, &upsert_params),
         client.execute(&remember, &remember_params),
@@ -176,7 +180,7 @@ const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
 const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
 /// What a warm batch sends, prepared on the line before its first batch.
-pub(super) const LINE_STATEMENTS: [&str; 7] = [
+pub(super) const LINE_STATEMENTS: [&str; 8] = [
     LOCK_SQL,
     GUARD_SQL,
     INSERT_SQL,
@@ -184,7 +188,11 @@ pub(super) const LINE_STATEMENTS: [&str; 7] = [
     REMEMBER_KEYS_SQL,
     ADVANCE_SQL,
     NOTIFY_SQL,
+    SIGN_SQL,
 ];
+/// The batch's signature, when the store signs (decision 0024).
+const SIGN_SQL: &str = "INSERT INTO log.batches (first_position, last_position, signature) \
+     SELECT $1::bigint, $2::bigint, $3::bytea WHERE $3::bytea IS NOT NULL";
 const HEAD_SQL: &str = "SELECT position FROM log.head WHERE id = 1";
 const ADVANCE_SQL: &str = "UPDATE log.head SET position = $1 WHERE id = 1";
 /// One index lookup per touched stream (a lateral subquery: a join would let the planner pick

@@ -4,7 +4,6 @@
 use crate::config::Settings;
 use clap::Subcommand;
 use palimpsest_atlas::import;
-use palimpsest_log::EventStore;
 use std::path::PathBuf;
 
 /// The atlas subcommands.
@@ -27,7 +26,7 @@ pub async fn run(settings: &Settings, cmd: AtlasCommand) -> anyhow::Result<()> {
             let source = import::read(&file)?;
             // A new deployment's first step: its database may not exist yet (as `serve` does).
             palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
-            let store = EventStore::connect(&settings.database_url).await?;
+            let store = settings.store().await?;
             let plan = import::plan(&source, &store.limits());
             let report = import::import(&store, plan).await?;
             let c = &report.counts;

@@ -84,7 +84,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             reset_stream,
         } => {
             if reset_stream {
-                let store = palimpsest_log::EventStore::connect(&settings.database_url).await?;
+                let store = settings.store().await?;
                 let config = processes::relay_config(&settings);
                 palimpsest_log::relay::reset_stream(&store, &config).await?;
                 println!(
@@ -98,6 +98,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 api: false,
                 relay: true,
                 project: false,
+                tree: true,
             };
             until_signal(processes::start(&settings, vec![], roles).await?).await
         }
@@ -112,6 +113,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 api: false,
                 relay: false,
                 project: true,
+                tree: false,
             };
             until_signal(processes::start(&settings, selected, roles).await?).await
         }
@@ -172,6 +174,7 @@ async fn serve(settings: &Settings, http: HttpSettings, everything: bool) -> any
             api: true,
             relay: everything,
             project: everything,
+            tree: everything,
         },
     )
     .await?;
