@@ -4,8 +4,8 @@ use crate::budget::{Budget, BudgetSnapshot};
 use crate::durable::DurableWatch;
 use crate::recent::RecentEvents;
 use crate::rows::{COLUMNS, to_events};
-use crate::writer::{self, WriterHandle};
 use crate::tree::LogSigner;
+use crate::writer::{self, WriterHandle};
 use crate::{AppendError, AppendRequest, Appended, Limits, LogError, head::HeadWatch, migrations};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -123,7 +123,10 @@ impl EventStore {
 
     /// Like [`EventStore::connect`], signing every batch with `signer`: what every process of
     /// the server uses, so the tree maker accepts what it appends.
-    pub async fn connect_signed(database_url: &str, signer: LogSigner) -> Result<EventStore, LogError> {
+    pub async fn connect_signed(
+        database_url: &str,
+        signer: LogSigner,
+    ) -> Result<EventStore, LogError> {
         let pool = pool(database_url, 16)?;
         let options = AppendOptions {
             signer: Some(signer),

@@ -88,7 +88,10 @@ pub struct BatchSignature {
 impl BatchSignature {
     /// Whether `key` signed exactly these `leaves` (of positions first..=last).
     pub fn verify(&self, key: &VerifyingKey, leaves: &[Hash]) -> bool {
-        let count = self.last_position.checked_sub(self.first_position).map(|d| d + 1);
+        let count = self
+            .last_position
+            .checked_sub(self.first_position)
+            .map(|d| d + 1);
         count == Some(leaves.len() as u64)
             && verify(
                 key,

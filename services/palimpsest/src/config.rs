@@ -79,10 +79,20 @@ pub struct Settings {
     )]
     pub log_signing_key: Option<String>,
     /// The tree maker signs a head once this many events were added since the last one...
-    #[arg(long, env = "PALIMPSEST_TREE_HEAD_EVENTS", default_value_t = 1000, global = true)]
+    #[arg(
+        long,
+        env = "PALIMPSEST_TREE_HEAD_EVENTS",
+        default_value_t = 1000,
+        global = true
+    )]
     pub tree_head_events: u64,
     /// ...or once this many milliseconds passed, whichever comes first.
-    #[arg(long, env = "PALIMPSEST_TREE_HEAD_MS", default_value_t = 250, global = true)]
+    #[arg(
+        long,
+        env = "PALIMPSEST_TREE_HEAD_MS",
+        default_value_t = 250,
+        global = true
+    )]
     pub tree_head_ms: u64,
 }
 

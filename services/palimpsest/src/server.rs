@@ -9,7 +9,7 @@ use axum::http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use palimpsest_web::limits::{self, Guard, HttpLimits};
-use palimpsest_web::{AppState, admin, command, health};
+use palimpsest_web::{AppState, admin, command, health, log_routes};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -22,7 +22,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router {
     let mut router = Router::new()
         .merge(health::router(state.clone()))
-        .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)));
+        .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)))
+        .merge(log_routes::router(state.clone()));
     for c in contexts {
         let routes = (c.router)(state.clone())
             .layer(axum::middleware::from_fn(command::fingerprint_requests));

@@ -10,6 +10,7 @@ pub mod credentials;
 pub mod error;
 pub mod health;
 pub mod limits;
+pub mod log_routes;
 pub mod login_throttle;
 pub mod platform_error;
 pub mod seal;

@@ -7,9 +7,9 @@ use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
 use palimpsest_log::tree::LogSigner;
 use palimpsest_log::tree::maker::TreeHealth;
-use std::path::Path;
 use palimpsest_log::{EventStore, Limits, LogError};
 use palimpsest_projections::{ProjectionWatch, Stall};
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 

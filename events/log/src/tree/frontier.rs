@@ -3,9 +3,9 @@
 //! leaf and every node it completes, which is what the tree maker stores.
 
 use crate::LogError;
+use deadpool_postgres::GenericClient;
 use palimpsest_events::merkle::{self, Hash, NodeId, Range};
 use std::collections::HashMap;
-use deadpool_postgres::GenericClient;
 
 /// The complete subtrees of a tree of [`Frontier::size`] leaves.
 #[derive(Debug, Clone, Default)]
@@ -22,7 +22,11 @@ impl Frontier {
 
     /// Reads the right edge of the stored tree of `size` leaves.
     pub async fn load(client: &impl GenericClient, size: u64) -> Result<Frontier, LogError> {
-        let ids = Range { start: 0, end: size }.nodes();
+        let ids = Range {
+            start: 0,
+            end: size,
+        }
+        .nodes();
         let nodes = read_nodes(client, &ids).await?;
         let mut pieces = Vec::with_capacity(ids.len());
         for id in ids {
@@ -117,7 +121,9 @@ mod tests {
 
     #[test]
     fn the_right_edge_roots_as_the_whole_tree_and_yields_every_complete_node() {
-        let leaves: Vec<Hash> = (1..=37u64).map(|p| merkle::event_leaf(p, &[3; 32])).collect();
+        let leaves: Vec<Hash> = (1..=37u64)
+            .map(|p| merkle::event_leaf(p, &[3; 32]))
+            .collect();
         let mut frontier = Frontier::default();
         let mut stored = Vec::new();
         for (n, leaf) in leaves.iter().enumerate() {

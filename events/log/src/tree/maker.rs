@@ -15,12 +15,12 @@ use super::{TREE_LOCK_KEY, leaf};
 use crate::store::read_all_with;
 use crate::{EventStore, LogError};
 use chrono::Utc;
+use deadpool_postgres::GenericClient;
+use palimpsest_events::RecordedEvent;
 use palimpsest_events::merkle::{Hash, NodeId};
 use palimpsest_events::tree_head::{BatchSignature, SignedTreeHead, TreeHead};
-use palimpsest_events::RecordedEvent;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use deadpool_postgres::GenericClient;
 use tokio_util::sync::CancellationToken;
 
 /// When heads are signed.
@@ -203,13 +203,16 @@ impl TreeMaker {
         let refused = check.refused.or_else(|| {
             // Events end inside a batch although nothing more was there to read: the batch's
             // own positions are missing.
-            check.pending.filter(|_| complete).map(|(first, end)| Refusal {
-                position: last + 1,
-                reason: format!(
-                    "position {} is missing: batch {first}..{end} was signed with it",
-                    last + 1
-                ),
-            })
+            check
+                .pending
+                .filter(|_| complete)
+                .map(|(first, end)| Refusal {
+                    position: last + 1,
+                    reason: format!(
+                        "position {} is missing: batch {first}..{end} was signed with it",
+                        last + 1
+                    ),
+                })
         });
         let mut nodes = Vec::with_capacity(check.leaves.len() * 2);
         for leaf in &check.leaves {
@@ -328,7 +331,9 @@ pub(crate) fn check(
         }
         let leaf = match leaf::recompute(event) {
             Ok(leaf) => leaf,
-            Err(reason) => return refuse(leaves, position, format!("position {position}: {reason}")),
+            Err(reason) => {
+                return refuse(leaves, position, format!("position {position}: {reason}"));
+            }
         };
         if position <= origin {
             leaves.push(leaf);
@@ -379,7 +384,9 @@ pub(crate) fn check(
 }
 
 /// Takes the tree lock on a connection kept for the tree maker, if no other holds it.
-async fn lock(pool: &deadpool_postgres::Pool) -> Result<Option<deadpool_postgres::Object>, LogError> {
+async fn lock(
+    pool: &deadpool_postgres::Pool,
+) -> Result<Option<deadpool_postgres::Object>, LogError> {
     let client = pool.get().await?;
     let row = client
         .query_one("SELECT pg_try_advisory_lock($1)", &[&TREE_LOCK_KEY])
@@ -408,7 +415,10 @@ pub async fn origin(client: &impl GenericClient) -> Result<u64, LogError> {
 
 async fn latest_head_size(client: &impl GenericClient) -> Result<u64, LogError> {
     let row = client
-        .query_one("SELECT coalesce(max(tree_size), 0) FROM log.tree_heads", &[])
+        .query_one(
+            "SELECT coalesce(max(tree_size), 0) FROM log.tree_heads",
+            &[],
+        )
         .await?;
     Ok(row.get::<_, i64>(0) as u64)
 }
@@ -440,7 +450,10 @@ pub async fn batches(
 }
 
 /// Stores `nodes` in one statement (a node stored before keeps its hash).
-async fn store_nodes(client: &impl GenericClient, nodes: &[(NodeId, Hash)]) -> Result<(), LogError> {
+async fn store_nodes(
+    client: &impl GenericClient,
+    nodes: &[(NodeId, Hash)],
+) -> Result<(), LogError> {
     if nodes.is_empty() {
         return Ok(());
     }

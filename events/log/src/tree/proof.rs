@@ -96,11 +96,14 @@ pub async fn root(client: &impl GenericClient, size: u64) -> Result<Hash, ProofE
     if size == 0 {
         return Ok(merkle::empty_root());
     }
-    let range = Range { start: 0, end: size };
+    let range = Range {
+        start: 0,
+        end: size,
+    };
     let nodes = read_nodes(client, &range.nodes()).await?;
-    range
-        .hash(|id| nodes.get(&id).copied())
-        .ok_or_else(|| LogError::Tree(format!("a node of the first {size} leaves is missing")).into())
+    range.hash(|id| nodes.get(&id).copied()).ok_or_else(|| {
+        LogError::Tree(format!("a node of the first {size} leaves is missing")).into()
+    })
 }
 
 /// Refuses a size beyond the tree.
@@ -127,12 +130,16 @@ async fn hashes(
     let mut out = Vec::with_capacity(ranges.len() + 1);
     for range in ranges {
         let hash = range.hash(get).ok_or_else(|| {
-            LogError::Tree(format!("a node of leaves {}..{} is missing", range.start, range.end))
+            LogError::Tree(format!(
+                "a node of leaves {}..{} is missing",
+                range.start, range.end
+            ))
         })?;
         out.push(hex::encode(hash));
     }
     if let Some(id) = extra {
-        let hash = get(id).ok_or_else(|| LogError::Tree(format!("leaf {} is missing", id.index)))?;
+        let hash =
+            get(id).ok_or_else(|| LogError::Tree(format!("leaf {} is missing", id.index)))?;
         out.push(hex::encode(hash));
     }
     Ok(out)

@@ -57,7 +57,11 @@ pub async fn leaves(client: &impl GenericClient, key: &VerifyingKey) -> Result<L
         if complete && checked.pending.is_none() {
             return Ok(out);
         }
-        limit = if checked.leaves.is_empty() { limit * 2 } else { PAGE };
+        limit = if checked.leaves.is_empty() {
+            limit * 2
+        } else {
+            PAGE
+        };
     }
 }
 

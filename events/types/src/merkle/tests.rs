@@ -65,7 +65,10 @@ fn a_range_hashes_as_the_root_of_its_leaves() {
     let nodes = complete_nodes(&all);
     for n in 1..=70u64 {
         let whole = Range { start: 0, end: n };
-        assert_eq!(whole.hash(|id| nodes.get(&id).copied()), Some(root(&all[..n as usize])));
+        assert_eq!(
+            whole.hash(|id| nodes.get(&id).copied()),
+            Some(root(&all[..n as usize]))
+        );
     }
 }
 
@@ -79,14 +82,26 @@ fn every_inclusion_proof_verifies_and_no_altered_one_does() {
             let proof = hashes(&inclusion_ranges(m, n), &nodes);
             let leaf = all[m as usize];
             assert!(verify_inclusion(m, n, &leaf, &proof, &r), "m={m} n={n}");
-            assert!(!verify_inclusion(m, n, &all[(m as usize + 1) % 71], &proof, &r));
+            assert!(!verify_inclusion(
+                m,
+                n,
+                &all[(m as usize + 1) % 71],
+                &proof,
+                &r
+            ));
             if n > 1 {
                 assert!(!verify_inclusion((m + 1) % n, n, &leaf, &proof, &r));
                 let mut bent = proof.clone();
                 bent[0][0] ^= 1;
                 assert!(!verify_inclusion(m, n, &leaf, &bent, &r));
             }
-            assert!(!verify_inclusion(m, n, &leaf, &proof, &root(&all[..n as usize + 1])));
+            assert!(!verify_inclusion(
+                m,
+                n,
+                &leaf,
+                &proof,
+                &root(&all[..n as usize + 1])
+            ));
         }
     }
 }
@@ -116,14 +131,29 @@ fn every_consistency_proof_verifies_and_no_altered_one_does() {
             }
         }
     }
-    assert!(verify_consistency(0, 5, &empty_root(), &root(&all[..5]), &[]));
-    assert!(!verify_consistency(5, 4, &root(&all[..5]), &root(&all[..4]), &[]));
+    assert!(verify_consistency(
+        0,
+        5,
+        &empty_root(),
+        &root(&all[..5]),
+        &[]
+    ));
+    assert!(!verify_consistency(
+        5,
+        4,
+        &root(&all[..5]),
+        &root(&all[..4]),
+        &[]
+    ));
 }
 
 #[test]
 fn a_proof_needs_logarithmically_many_nodes() {
     let n = 1_000_000u64;
-    let inclusion: usize = inclusion_ranges(777_777, n).iter().map(|r| r.nodes().len()).sum();
+    let inclusion: usize = inclusion_ranges(777_777, n)
+        .iter()
+        .map(|r| r.nodes().len())
+        .sum();
     let consistency: usize = consistency_ranges(333_333, n)
         .iter()
         .map(|r| r.nodes().len())
