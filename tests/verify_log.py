@@ -41,6 +41,7 @@ import os
 import struct
 import sys
 import threading
+import http.client
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -282,28 +283,48 @@ def unhex(value, size, what):
 
 
 class Client:
-    """GETs JSON from the server; the bearer token goes only where it is needed (/v1/events)."""
+    """GETs JSON from the server on one kept-alive connection; the bearer token goes only where
+    it is needed (/v1/events)."""
 
     def __init__(self, url, token):
         self.url = url.rstrip("/")
         self.token = token
+        parts = urllib.parse.urlsplit(self.url)
+        self.prefix = parts.path
+        self.connection_class = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        self.netloc = parts.netloc
+        self.connection = None
 
     def get(self, route, params=None, auth=False):
         """The parsed JSON answer of GET route?params, or Mismatch naming the status and body."""
-        target = self.url + route
+        target = self.prefix + route
         if params:
             target += "?" + urllib.parse.urlencode(params)
-        request = urllib.request.Request(target, headers={"Accept": "application/json"})
+        headers = {"Accept": "application/json"}
         if auth:
-            request.add_header("Authorization", "Bearer " + self.token)
+            headers["Authorization"] = "Bearer " + self.token
+        for attempt in (1, 2):
+            try:
+                if self.connection is None:
+                    self.connection = self.connection_class(self.netloc, timeout=60)
+                self.connection.request("GET", target, headers=headers)
+                answer = self.connection.getresponse()
+                body = answer.read()
+                break
+            except (http.client.HTTPException, OSError) as e:
+                # A kept-alive connection the server closed: open a new one, once.
+                self.connection = None
+                if attempt == 2:
+                    raise Mismatch("GET %s%s: %s" % (self.url, target, e)) from None
+        if answer.status != 200:
+            text = body.decode("utf-8", "replace")[:300]
+            raise Mismatch("GET %s%s: HTTP %d %s" % (self.netloc, target, answer.status, text))
         try:
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                return json.load(answer)
-        except urllib.error.HTTPError as e:
-            body = e.read().decode("utf-8", "replace")[:300]
-            raise Mismatch("GET %s: HTTP %d %s" % (target, e.code, body)) from None
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            raise Mismatch("GET %s: %s" % (target, e)) from None
+            return json.loads(body)
+        except ValueError as e:
+            raise Mismatch("GET %s%s: %s" % (self.netloc, target, e)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,3 +4,4 @@
 
 pub mod authorization;
 pub mod chaos;
+pub mod workload;

@@ -1,0 +1,158 @@
+//! Writes through real routes of every context, shared by the end-to-end tests that check what
+//! the log publishes and proves (`published_hashes.rs`, `log_proofs.rs`, `tamper.rs`).
+
+use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+use palimpsest_log::AppendRequest;
+use palimpsest_testkit::TestApp;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// One write through a real route; answers its JSON body (or `null`), asserting a success.
+pub async fn write(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    body: (&'static str, String),
+    bearer: Option<&str>,
+) -> Value {
+    let mut request = reqwest::Client::new().request(method, app.url(path));
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    let answer = request
+        .header("content-type", body.0)
+        .body(body.1)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let status = answer.status();
+    let text = answer.text().await.expect("body");
+    assert!(status.is_success(), "{path}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A JSON request body.
+pub fn json_body(value: Value) -> (&'static str, String) {
+    ("application/json", value.to_string())
+}
+
+/// A form request body, percent-encoded.
+pub fn form(params: &[(&str, &str)]) -> (&'static str, String) {
+    let encode = |s: &str| {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let pairs: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect();
+    ("application/x-www-form-urlencoded", pairs.join("&"))
+}
+
+/// Writes through one or more real routes of each of the five contexts, with text that needs
+/// escaping and numbers that JSON writes in more than one way.
+pub async fn write_through_every_context(app: &TestApp) {
+    use reqwest::Method as M;
+    let admin = app.admin_token();
+    let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("APIKEY.txt");
+    let pads = |function: &str| format!("/pads/api/1.3.0/{function}");
+    let text = "Hà Nội \"1010\" \\ tab\t 𝄞\n";
+    let created = form(&[("apikey", key.trim()), ("padID", "p1"), ("text", text)]);
+    write(app, M::POST, &pads("createPad"), created, None).await;
+    let set = form(&[("apikey", key.trim()), ("padID", "p1"), ("text", "ünïcödé")]);
+    write(app, M::POST, &pads("setText"), set, None).await;
+
+    let section = write(
+        app,
+        M::POST,
+        "/atlas/sections",
+        json_body(json!({"title": "Thăng Long ✓", "description": "a\u{1}b"})),
+        Some(&admin),
+    )
+    .await;
+    let id = section["id"].as_str().expect("section id");
+    let lock = json_body(json!({}));
+    write(
+        app,
+        M::POST,
+        &format!("/atlas/sections/{id}/lock"),
+        lock,
+        Some(&admin),
+    )
+    .await;
+
+    write(
+        app,
+        M::PUT,
+        "/docs/db",
+        ("application/json", String::new()),
+        Some(&admin),
+    )
+    .await;
+    let doc = json!({"float": 1.5, "whole": 3.0, "big": 1e21, "tiny": 1e-7, "neg": -0.25,
+                     "int": 12345678901234i64, "é": ["\u{7f}", null, true]});
+    write(app, M::PUT, "/docs/db/d1", json_body(doc), Some(&admin)).await;
+
+    let records = |function: &str| format!("/records/api/{function}");
+    let class = json!({"clazz": "Book", "sync": true, "pk": ["p1"], "collections": [],
+                       "indexes": [{"name": "code", "type": "uniq"}]});
+    write(
+        app,
+        M::POST,
+        &records("declareClass"),
+        json_body(class),
+        Some(&admin),
+    )
+    .await;
+    let doc = json!({"org": "o1", "data": {"clazz": "Book", "p1": "b1", "code": "Œ", "n": 0.1}});
+    write(
+        app,
+        M::POST,
+        &records("insertDoc"),
+        json_body(doc),
+        Some(&admin),
+    )
+    .await;
+
+    let file = "/resources/@api/deki/pages/1/files/a.txt";
+    write(
+        app,
+        M::PUT,
+        file,
+        ("text/plain", "one".into()),
+        Some(&admin),
+    )
+    .await;
+}
+
+/// Appends one event at a time through the log until one is recorded at a whole millisecond
+/// (its microseconds a multiple of 1000: about one append in a thousand), so the page checked
+/// holds a `recorded_at` ending in `000`. Gives how many appends it took.
+pub async fn append_until_a_whole_millisecond(app: &TestApp) -> usize {
+    let stream = StreamName::new("test", "clock", "ms").expect("stream");
+    let started = Instant::now();
+    for attempt in 1.. {
+        let event = NewEvent::new("Ticked", 1, json!({"attempt": attempt}));
+        let appended = app
+            .state
+            .store
+            .append(AppendRequest::new().stream(stream.clone(), ExpectedVersion::Any, vec![event]))
+            .await
+            .expect("append");
+        let micros = appended.events[0].recorded_at.timestamp_subsec_micros();
+        if micros % 1000 == 0 {
+            return attempt;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "no event recorded at a whole millisecond in {attempt} appends"
+        );
+    }
+    unreachable!("the loop returns or fails")
+}
