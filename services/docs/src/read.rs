@@ -1,10 +1,11 @@
 //! Queries on the read model that several routes share.
 
+use crate::attachments::AttachmentHasher;
 use crate::http::error::CouchError;
 use crate::stored::StoredDoc;
 use deadpool_postgres::Object;
 use palimpsest_web::AppState;
-use palimpsest_web::content::ContentStore;
+use palimpsest_web::content::{self, ContentStore, Verified};
 
 /// A live database as the read model knows it.
 pub struct DbRow {
@@ -73,7 +74,8 @@ pub async fn update_seq(client: &Object, db: &str) -> Result<i64, CouchError> {
 }
 
 /// The bytes of the attachments with these `md5-` digests, whether inline in the read model
-/// or in the attachment folder (each is read whole: for bodies that carry them as base64).
+/// or in the attachment folder (each is read whole: for bodies that carry them as base64; a
+/// file is checked against its recorded SHA-1 first, and an altered one fails the answer).
 pub async fn attachment_data(
     store: &ContentStore,
     client: &Object,
@@ -85,7 +87,8 @@ pub async fn attachment_data(
     }
     let rows = client
         .query(
-            "SELECT DISTINCT ON (md5) md5, data, location FROM docs.attachments WHERE md5 = ANY($1)",
+            "SELECT DISTINCT ON (md5) md5, data, location, key FROM docs.attachments \
+             WHERE md5 = ANY($1)",
             &[&digests],
         )
         .await?;
@@ -97,10 +100,9 @@ pub async fn attachment_data(
         ) {
             (Some(bytes), _) => bytes,
             (None, Some(location)) => {
-                let path = stored_file(store, &location)?;
-                tokio::fs::read(&path).await.map_err(|e| {
-                    CouchError::internal(format!("attachment {md5} at {}: {e}", path.display()))
-                })?
+                let sha1 = recorded_sha1(&row.get::<_, String>(3))?;
+                content::read_verified(store, &location, &sha1, AttachmentHasher::default(), "docs")
+                    .await?
             }
             (None, None) => {
                 return Err(CouchError::internal(format!(
@@ -117,11 +119,12 @@ pub async fn attachment_data(
 pub enum AttachmentContent {
     /// The bytes (small attachments).
     Inline(Vec<u8>),
-    /// The file holding them.
-    File(std::path::PathBuf),
+    /// The file holding them, already checked against its recorded SHA-1.
+    File(Verified),
 }
 
-/// The length and content of the attachment with this `md5-` digest, if stored.
+/// The length and content of the attachment with this `md5-` digest, if stored (a file is
+/// checked against its recorded SHA-1 before it is handed back: an altered one is an error).
 pub async fn attachment_content(
     store: &ContentStore,
     client: &Object,
@@ -129,7 +132,7 @@ pub async fn attachment_content(
 ) -> Result<Option<(u64, AttachmentContent)>, CouchError> {
     let row = client
         .query_opt(
-            "SELECT length, data, location FROM docs.attachments WHERE md5 = $1 LIMIT 1",
+            "SELECT length, data, location, key FROM docs.attachments WHERE md5 = $1 LIMIT 1",
             &[&md5],
         )
         .await?;
@@ -140,7 +143,19 @@ pub async fn attachment_content(
         row.get::<_, Option<String>>(2),
     ) {
         (Some(bytes), _) => AttachmentContent::Inline(bytes),
-        (None, Some(location)) => AttachmentContent::File(stored_file(store, &location)?),
+        (None, Some(location)) => {
+            let sha1 = recorded_sha1(&row.get::<_, String>(3))?;
+            AttachmentContent::File(
+                content::open_verified(
+                    store,
+                    &location,
+                    &sha1,
+                    AttachmentHasher::default(),
+                    "docs",
+                )
+                .await?,
+            )
+        }
         (None, None) => {
             return Err(CouchError::internal(format!(
                 "attachment {md5} has neither bytes nor a location"
@@ -150,12 +165,13 @@ pub async fn attachment_content(
     Ok(Some((length, content)))
 }
 
-/// The file of a stored location (a location leaving the folder is an internal error: only
-/// the store writes them).
-fn stored_file(store: &ContentStore, location: &str) -> Result<std::path::PathBuf, CouchError> {
-    store
-        .path_of(location)
-        .ok_or_else(|| CouchError::internal(format!("attachment location `{location}` is invalid")))
+/// The SHA-1 an attachment's event recorded, as hex (the store's key), from its row's key
+/// (`_sync:att:sha1-<base64>`).
+fn recorded_sha1(key: &str) -> Result<String, CouchError> {
+    key.strip_prefix("_sync:att:sha1-")
+        .and_then(|b64| crate::attachments::decode(b64).ok())
+        .map(hex::encode)
+        .ok_or_else(|| CouchError::internal(format!("attachment key `{key}` names no SHA-1")))
 }
 
 /// The `md5-` digests of every attachment of the trees' leaves.
@@ -172,4 +188,18 @@ pub fn digests<'a>(trees: impl Iterator<Item = &'a crate::tree::RevTree>) -> Vec
     out.sort();
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_sha1_is_read_from_the_rows_key() {
+        assert_eq!(
+            recorded_sha1("_sync:att:sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=").expect("key"),
+            "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
+        );
+        assert!(recorded_sha1("_sync:att:md5-x").is_err());
+    }
 }

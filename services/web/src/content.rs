@@ -18,8 +18,14 @@
 //! What the key is (sha256 hex for resources, SHA-1 hex for docs) is the context's [`Hasher`];
 //! whether a digest was stored before is its command's business (its content stream), not the
 //! store's.
+//!
+//! Bytes going out are checked: [`open_verified`] and [`read_verified`] are the only ways a
+//! context reads a stored file, and both hash it against the digest its event recorded before
+//! anything is sent, so an altered file is never served ([`ServeError::Altered`], counted in
+//! `palimpsest_content_digest_mismatches_total{context}`).
 
 use futures::{Stream, StreamExt};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use tokio::io::AsyncWriteExt;
 
@@ -59,6 +65,12 @@ impl ContentStore {
 pub fn location_of(key: &str) -> String {
     let prefix: String = key.chars().take(2).collect();
     format!("{prefix}/{key}")
+}
+
+/// The key a location names (its file name: `<key[0..2]>/<key>` gives `key`): the digest the
+/// content's event recorded, for a context whose read model keeps only the location.
+pub fn key_of(location: &str) -> &str {
+    location.rsplit('/').next().unwrap_or(location)
 }
 
 /// The digests a context computes over content while it streams in.
@@ -191,6 +203,158 @@ pub async fn receive_bytes<H: Hasher>(
     })
 }
 
+/// Why a stored file was not served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The location a row names would leave the folder (only the store writes locations).
+    #[error("content location `{0}` is not a file of the store")]
+    Location(String),
+    /// The file could not be opened or read (removed, unreadable).
+    #[error("content file `{location}` could not be read: {source}")]
+    Io {
+        /// The file's location in the folder.
+        location: String,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file's bytes no longer give the digest its event recorded: it was altered after it
+    /// was stored, and is not served.
+    #[error(
+        "content file `{location}` does not match the digest its event recorded ({expected}): \
+         it was altered after it was stored and is not served"
+    )]
+    Altered {
+        /// The file's location in the folder (`<key[0..2]>/<key>`).
+        location: String,
+        /// The key the event recorded.
+        expected: String,
+        /// The key the bytes give now.
+        actual: String,
+    },
+}
+
+/// A stored file whose bytes were checked against their digest, open at its first byte.
+#[derive(Debug)]
+pub struct Verified {
+    /// The file, positioned at its start (the same handle that was hashed).
+    pub file: tokio::fs::File,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Opens the file at `location` and checks its bytes against `expected` (the key the content's
+/// event recorded, as [`Hasher::key`] spells it) before handing it back, for a response that
+/// streams it. `context` labels the metric and the log line of a mismatch.
+///
+/// Verifying first means reading the whole file once before the first byte is sent (a file
+/// is at most the upload limit, 1 GiB by default: seconds of hashing, never memory). Hashing
+/// while streaming would be cheaper but could only notice a mismatch after the bytes before it
+/// were sent, and a response already started cannot become a 500. The handle that was hashed
+/// is the one served, rewound: a file replaced (renamed over) after the check is not the one
+/// sent. Only a write into this very file between the check and the send would go unnoticed.
+pub async fn open_verified<H>(
+    store: &ContentStore,
+    location: &str,
+    expected: &str,
+    hasher: H,
+    context: &'static str,
+) -> Result<Verified, ServeError>
+where
+    H: Hasher + Send + 'static,
+{
+    let (file, size, _) = check(store, location, expected, hasher, context, false).await?;
+    Ok(Verified {
+        file: tokio::fs::File::from_std(file),
+        size,
+    })
+}
+
+/// The bytes of the file at `location`, checked against `expected` like [`open_verified`]
+/// (read whole: for answers that carry them inside a body, as base64).
+pub async fn read_verified<H>(
+    store: &ContentStore,
+    location: &str,
+    expected: &str,
+    hasher: H,
+    context: &'static str,
+) -> Result<Vec<u8>, ServeError>
+where
+    H: Hasher + Send + 'static,
+{
+    let (_, _, bytes) = check(store, location, expected, hasher, context, true).await?;
+    Ok(bytes)
+}
+
+/// Opens and hashes the file (on a blocking thread: hashing a large file is CPU work), keeping
+/// its bytes when `keep`; a mismatch is logged, counted and refused.
+async fn check<H>(
+    store: &ContentStore,
+    location: &str,
+    expected: &str,
+    hasher: H,
+    context: &'static str,
+    keep: bool,
+) -> Result<(std::fs::File, u64, Vec<u8>), ServeError>
+where
+    H: Hasher + Send + 'static,
+{
+    let path = store
+        .path_of(location)
+        .ok_or_else(|| ServeError::Location(location.to_owned()))?;
+    let io = |source: std::io::Error| ServeError::Io {
+        location: location.to_owned(),
+        source,
+    };
+    let hashed = tokio::task::spawn_blocking(move || hash_file(&path, hasher, keep))
+        .await
+        .map_err(|e| io(std::io::Error::other(e)))?;
+    let (file, size, actual, bytes) = hashed.map_err(io)?;
+    if !actual.eq_ignore_ascii_case(expected) {
+        metrics::counter!("palimpsest_content_digest_mismatches_total", "context" => context)
+            .increment(1);
+        tracing::error!(
+            context,
+            file = %store.dir.join(location).display(),
+            expected,
+            actual = %actual,
+            "content file does not match its recorded digest; not served"
+        );
+        return Err(ServeError::Altered {
+            location: location.to_owned(),
+            expected: expected.to_owned(),
+            actual,
+        });
+    }
+    Ok((file, size, bytes))
+}
+
+/// Reads `path` in pieces through `hasher`: the open file rewound to its start, its size, the
+/// key its bytes give, and the bytes when `keep`.
+fn hash_file<H: Hasher>(
+    path: &Path,
+    mut hasher: H,
+    keep: bool,
+) -> std::io::Result<(std::fs::File, u64, String, Vec<u8>)> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut kept = Vec::new();
+    let mut size: u64 = 0;
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        size += read as u64;
+        if keep {
+            kept.extend_from_slice(&buffer[..read]);
+        }
+    }
+    file.rewind()?;
+    Ok((file, size, H::key(&hasher.finish()), kept))
+}
+
 /// Creates `dir` and its missing parents, 0700.
 async fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = tokio::fs::DirBuilder::new();
@@ -276,6 +440,7 @@ mod tests {
         assert_eq!(store.path_of("../etc/passwd"), None);
         assert_eq!(store.path_of("/etc/passwd"), None);
         assert_eq!(location_of("abcdef"), "ab/abcdef");
+        assert_eq!(key_of(&location_of("abcdef")), "abcdef");
     }
 
     #[tokio::test]
@@ -333,6 +498,52 @@ mod tests {
             .expect("tmp")
             .count();
         assert_eq!(temps, 0);
+        std::fs::remove_dir_all(&store.dir).expect("cleanup");
+    }
+
+    #[tokio::test]
+    async fn a_stored_file_is_served_only_while_its_bytes_give_its_key() {
+        use tokio::io::AsyncReadExt;
+        let store = store(4);
+        let large = receive_bytes(&store, b"hello world".to_vec(), hasher())
+            .await
+            .expect("large");
+        let Content::Location(location) = &large.content else {
+            panic!("expected a location: {large:?}");
+        };
+        let key = &large.digests;
+        let mut verified = open_verified(&store, location, key, hasher(), "test")
+            .await
+            .expect("intact");
+        assert_eq!(verified.size, 11);
+        let mut served = Vec::new();
+        verified.file.read_to_end(&mut served).await.expect("read");
+        assert_eq!(served, b"hello world", "served from its first byte");
+        let read = read_verified(&store, location, key, hasher(), "test").await;
+        assert_eq!(read.expect("intact"), b"hello world");
+
+        let path = store.path_of(location).expect("path");
+        std::fs::write(&path, b"hello World").expect("tamper");
+        let opened = open_verified(&store, location, key, hasher(), "test").await;
+        assert!(
+            matches!(&opened, Err(ServeError::Altered { location: l, .. }) if l == location),
+            "{opened:?}"
+        );
+        let message = opened.expect_err("altered").to_string();
+        assert!(message.contains(location.as_str()), "{message}");
+        assert!(matches!(
+            read_verified(&store, location, key, hasher(), "test").await,
+            Err(ServeError::Altered { .. })
+        ));
+        assert!(matches!(
+            read_verified(&store, "../x", key, hasher(), "test").await,
+            Err(ServeError::Location(_))
+        ));
+        std::fs::remove_file(&path).expect("remove");
+        assert!(matches!(
+            open_verified(&store, location, key, hasher(), "test").await,
+            Err(ServeError::Io { .. })
+        ));
         std::fs::remove_dir_all(&store.dir).expect("cleanup");
     }
 }

@@ -23,8 +23,9 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_util::io::ReaderStream;
 
 /// `GET /{db}/{doc}/{name}`: the attachment's bytes with its media type, streamed from the
-/// attachment folder when stored there (never read whole), CouchDB's `ETag` (the quoted base64
-/// MD5), `If-None-Match` answered with 304, and one `Range` answered with 206.
+/// attachment folder when stored there (never whole in memory; checked against its recorded
+/// SHA-1 before the first byte, an altered file answering 500), CouchDB's `ETag` (the quoted
+/// base64 MD5), `If-None-Match` answered with 304, and one `Range` answered with 206.
 pub async fn get(
     State(state): State<AppState>,
     Path((db, doc_id, name)): Path<(String, String, String)>,
@@ -129,8 +130,8 @@ fn served_content_type(doc_id: &str, name: &str, content_type: String) -> String
     "application/octet-stream".to_owned()
 }
 
-/// `count` bytes from `start` of the content: a slice of inline bytes, or the file streamed
-/// chunk by chunk.
+/// `count` bytes from `start` of the content: a slice of inline bytes, or the file (checked
+/// against its digest whole before this, whatever the range) streamed chunk by chunk.
 async fn content_body(
     content: read::AttachmentContent,
     start: u64,
@@ -146,15 +147,11 @@ async fn content_body(
                 .min(bytes.len());
             Ok(Body::from(bytes[from..to].to_vec()))
         }
-        read::AttachmentContent::File(path) => {
-            let opened = async {
-                let mut file = tokio::fs::File::open(&path).await?;
-                file.seek(std::io::SeekFrom::Start(start)).await?;
-                Ok::<_, std::io::Error>(file)
-            };
-            let file = opened.await.map_err(|e| {
-                CouchError::internal(format!("attachment file {}: {e}", path.display()))
-            })?;
+        read::AttachmentContent::File(verified) => {
+            let mut file = verified.file;
+            file.seek(std::io::SeekFrom::Start(start))
+                .await
+                .map_err(|e| CouchError::internal(format!("attachment file: {e}")))?;
             Ok(Body::from_stream(ReaderStream::with_capacity(
                 file.take(count),
                 64 * 1024,

@@ -9,6 +9,7 @@ use crate::stored::StoredError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use palimpsest_web::content::ServeError;
 use palimpsest_web::{PlatformError, PlatformKind};
 use serde_json::json;
 
@@ -97,6 +98,22 @@ impl IntoResponse for CouchError {
                 .insert(axum::http::header::RETRY_AFTER, seconds.into());
         }
         response
+    }
+}
+
+/// A stored attachment file that was not served: an altered one is a 500 whose reason names
+/// the file (its location, `<sha1[0..2]>/<sha1>`; the mismatch was logged and counted where it
+/// was found); one that could not be read is an internal error.
+impl From<ServeError> for CouchError {
+    fn from(e: ServeError) -> Self {
+        match e {
+            ServeError::Altered { .. } => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_server_error",
+                e.to_string(),
+            ),
+            ServeError::Location(_) | ServeError::Io { .. } => Self::internal(e),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ mod receive;
 pub mod state;
 
 pub use palimpsest_web::content::{ContentError, INLINE_CEILING, location_of};
-pub use receive::{Upload, receive, receive_bytes};
+pub use receive::{Sha256Hex, Upload, receive, receive_bytes};
 pub use state::ContentState;
 
 use std::path::{Path, PathBuf};

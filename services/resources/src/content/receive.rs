@@ -20,8 +20,10 @@ pub struct Upload {
     pub stored: Stored,
 }
 
-/// resources' key: the sha256 of the content, lower-case hex.
-struct Sha256Hex(Sha256);
+/// resources' key: the sha256 of the content, lower-case hex (computed on the way in, and
+/// again on the way out to check a stored file before it is served).
+#[derive(Default)]
+pub struct Sha256Hex(Sha256);
 
 impl Hasher for Sha256Hex {
     type Digests = String;

@@ -1,9 +1,13 @@
 //! Serving a revision's content: the bytes from the row, or streamed from the content store
-//! (never read whole into memory), with its MIME type and ETag.
+//! (never whole in memory), with its MIME type and ETag. A stored file is checked against the
+//! sha256 its event recorded (the file's name: the read model keeps only the location) before
+//! the first byte is sent: an altered one answers 500 naming
+//! it ([`palimpsest_web::content::open_verified`]).
 
 use super::Resources;
 use super::auth::Caller;
-use super::error::read;
+use super::error::{self, read};
+use crate::content::Sha256Hex;
 use crate::read::{ContentBody, RevisionRow};
 use crate::resource::etag;
 use axum::body::Body;
@@ -11,6 +15,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use palimpsest_events::resources::ResourceType;
 use palimpsest_web::ApiError;
+use palimpsest_web::content;
 
 /// Which kind of resource a route serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,13 +102,16 @@ pub async fn content(s: &Resources, row: &RevisionRow) -> Result<Response, ApiEr
     match stored {
         ContentBody::Inline(bytes) => Ok((headers, bytes).into_response()),
         ContentBody::Location(location) => {
-            let path = s.content.path_of(&location).ok_or_else(|| {
-                ApiError::internal(format!("content location `{location}` leaves the store"))
-            })?;
-            let file = tokio::fs::File::open(&path)
-                .await
-                .map_err(|e| ApiError::internal(format!("content {}: {e}", path.display())))?;
-            let stream = tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024);
+            let verified = content::open_verified(
+                &s.content,
+                &location,
+                content::key_of(&location),
+                Sha256Hex::default(),
+                "resources",
+            )
+            .await
+            .map_err(error::serve)?;
+            let stream = tokio_util::io::ReaderStream::with_capacity(verified.file, 64 * 1024);
             Ok((headers, Body::from_stream(stream)).into_response())
         }
     }

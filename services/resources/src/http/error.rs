@@ -6,6 +6,7 @@ use crate::read::ReadError;
 use crate::resource::ResourceError;
 use axum::http::StatusCode;
 use palimpsest_web::ApiError;
+use palimpsest_web::content::ServeError;
 
 /// The status of an operation's refusal.
 fn status(e: &OperationError) -> StatusCode {
@@ -61,5 +62,17 @@ pub fn content(e: ContentError) -> ApiError {
     match e {
         ContentError::Body(message) => ApiError::bad_request(message),
         ContentError::Io(io) => ApiError::internal(format!("content store: {io}")),
+    }
+}
+
+/// A stored content file that was not served: an altered one is a 500 whose message names the
+/// file (its location, `<sha256[0..2]>/<sha256>`; the mismatch was logged and counted where it
+/// was found); one that could not be read is an internal error.
+pub fn serve(e: ServeError) -> ApiError {
+    match e {
+        ServeError::Altered { .. } => {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+        }
+        ServeError::Location(_) | ServeError::Io { .. } => ApiError::internal(e),
     }
 }
