@@ -14,6 +14,8 @@ async fn verify(app: &TestApp) -> anyhow::Result<()> {
             stream: None,
             docs_attachments_dir: None,
             resources_content_dir: Some(app.resources_content_dir()),
+            since: None,
+            key: None,
         },
     )
     .await

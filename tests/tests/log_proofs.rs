@@ -90,7 +90,14 @@ async fn an_independent_verifier_checks_every_proof_of_a_live_log() {
     for n in 0..4 {
         let doc = json_body(serde_json::json!({"n": n, "text": "ünï"}));
         let path = format!("/docs/db/more{n}");
-        write(&app, reqwest::Method::PUT, &path, doc, Some(&app.admin_token())).await;
+        write(
+            &app,
+            reqwest::Method::PUT,
+            &path,
+            doc,
+            Some(&app.admin_token()),
+        )
+        .await;
         append_many(&app, n, 600).await;
     }
     let size = app.state.store.head_position().await.expect("head");
@@ -104,7 +111,10 @@ async fn an_independent_verifier_checks_every_proof_of_a_live_log() {
     assert_eq!(summary["ok"], true, "{summary}");
     assert!(summary["events"].as_u64() >= Some(2400), "{summary}");
     assert!(summary["recorded_at_000"].as_u64() >= Some(1), "{summary}");
-    assert!(summary["inclusion_proofs"].as_u64() >= Some(2400), "{summary}");
+    assert!(
+        summary["inclusion_proofs"].as_u64() >= Some(2400),
+        "{summary}"
+    );
     assert!(summary["batches"].as_u64() >= Some(1), "{summary}");
     assert_eq!(summary["legacy_positions"], 0, "{summary}");
 
@@ -125,10 +135,19 @@ async fn proofs_refuse_what_the_tree_does_not_hold() {
     let size = app.state.store.head_position().await.expect("head");
     head_covering(&app, size).await;
     for (path, needle) in [
-        (format!("/v1/log/proof/inclusion?position=1&tree_size={}", size + 1), "leaves"),
-        ("/v1/log/proof/inclusion?position=0&tree_size=1".to_string(), "position"),
+        (
+            format!("/v1/log/proof/inclusion?position=1&tree_size={}", size + 1),
+            "leaves",
+        ),
+        (
+            "/v1/log/proof/inclusion?position=0&tree_size=1".to_string(),
+            "position",
+        ),
         ("/v1/log/proof/consistency?from=3&to=2".to_string(), "from"),
-        ("/v1/log/proof/inclusion?position=1&tree_size=1&x=1".to_string(), "x"),
+        (
+            "/v1/log/proof/inclusion?position=1&tree_size=1&x=1".to_string(),
+            "x",
+        ),
         ("/v1/log/batches?from=0&to=1".to_string(), "from"),
     ] {
         let answer = reqwest::get(app.url(&path)).await.expect("get");

@@ -5,10 +5,10 @@
 //! event's hash covers", is the contract checked here; `tests/verify_published_hashes.py`
 //! checks it again with nothing but Python's standard library.
 
-use palimpsest_events::canonical;
 use palimpsest_e2e::workload::{
     append_until_a_whole_millisecond, form, json_body, write, write_through_every_context,
 };
+use palimpsest_events::canonical;
 use palimpsest_log::relay::STREAM_NAME;
 use palimpsest_testkit::{NatsServer, TestApp};
 use serde_json::{Value, json};

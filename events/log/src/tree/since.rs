@@ -90,7 +90,7 @@ pub async fn verify_since(
     let latest = proof::head(client, log_id, None).await?;
     let mut fault = against_kept(&now.leaves, kept_leaves);
     if let Some(f) = now.fault
-        && fault.as_ref().is_none_or(|k| f.position < k.position)
+        && fault.as_ref().is_none_or(|k| f.position <= k.position)
     {
         fault = Some(f);
     }

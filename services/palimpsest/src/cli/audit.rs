@@ -3,6 +3,7 @@
 //! (`2026-11-27T10:03`, read as UTC); events print as text or `--format jsonl`.
 
 use crate::cli::format::{self, Format};
+use crate::cli::kept_head;
 use crate::config::Settings;
 use crate::contexts;
 use chrono::{DateTime, Utc};
@@ -29,6 +30,26 @@ pub enum AuditCommand {
         /// `<data-dir>/resources-content`.
         #[arg(long, env = "PALIMPSEST_RESOURCES_CONTENT_DIR")]
         resources_content_dir: Option<PathBuf>,
+        /// A head kept by `audit head --save`: also prove the log extends it, recompute every
+        /// leaf and check every batch signature, naming the first position altered, removed
+        /// or reordered.
+        #[arg(long)]
+        since: Option<PathBuf>,
+        /// The log's public key (hex, `GET /v1/log/key`); by default the half of
+        /// `<data-dir>/log-signing-key`, else the kept head's.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// Keep the latest signed head (and the leaves it covers) in FILE, after checking that
+    /// every event it covers recomputes and was signed by the appender.
+    Head {
+        /// Where to keep it.
+        #[arg(long)]
+        save: PathBuf,
+        /// The log's public key (hex, `GET /v1/log/key`); by default the half of
+        /// `<data-dir>/log-signing-key`.
+        #[arg(long)]
+        key: Option<String>,
     },
     /// Print a stream's history and its state at a time.
     Stream {
@@ -74,11 +95,30 @@ pub enum AuditCommand {
 pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
     let store = EventStore::connect(&settings.database_url).await?;
     match cmd {
+        AuditCommand::Head { save, key } => {
+            let key = kept_head::public_key(settings, key.as_deref())?;
+            kept_head::save(&store, key, &save).await
+        }
         AuditCommand::Verify {
             stream,
             docs_attachments_dir,
             resources_content_dir,
+            since,
+            key,
         } => {
+            let tree = match &since {
+                Some(file) => {
+                    let key = match key.as_deref() {
+                        Some(k) => Some(kept_head::public_key(settings, Some(k))?),
+                        None => kept_head::public_key(settings, None).ok(),
+                    };
+                    kept_head::verify_since(&store, key, file).await.err()
+                }
+                None => None,
+            };
+            if let Some(fault) = &tree {
+                println!("{fault:#}");
+            }
             let stream = stream.as_deref().map(StreamName::parse).transpose()?;
             if stream.is_none() {
                 let docs = docs_attachments_dir.unwrap_or_else(|| {
@@ -109,7 +149,10 @@ pub async fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<()> {
                 );
             }
             println!("every chain is intact");
-            Ok(())
+            match tree {
+                Some(fault) => Err(fault),
+                None => Ok(()),
+            }
         }
         AuditCommand::Events {
             context,

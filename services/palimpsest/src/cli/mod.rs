@@ -4,6 +4,7 @@ pub mod atlas;
 pub mod audit;
 pub mod content_audit;
 pub mod format;
+pub mod kept_head;
 pub mod replay;
 pub mod tail;
 
