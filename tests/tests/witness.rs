@@ -226,3 +226,112 @@ async fn another_logs_key_is_a_fork() {
     one.stop().await;
     two.stop().await;
 }
+
+/// The heads after the kept one are deleted (as a restore from an older backup would leave
+/// them): the head served is smaller than the kept one, a fork at the first position gone,
+/// counted in the witness's `/metrics`.
+#[tokio::test]
+async fn a_log_that_shrank_is_a_fork_counted_in_metrics() {
+    let app = TestApp::start().await;
+    write_section(&app, "first").await;
+    let older = head_covers_the_log(&app).await;
+    write_section(&app, "second").await;
+    head_covers_the_log(&app).await;
+    let state = state_file(&app);
+    witness_once(&app, &state, 10).await.expect("first round");
+    let kept = witness::load(&state).expect("state").expect("kept");
+    let (client, connection) = tokio_postgres::connect(&app.database_url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    let running = tokio::spawn(connection);
+    client
+        .batch_execute("SET session_replication_role = replica")
+        .await
+        .expect("triggers off");
+    client
+        .execute(
+            "DELETE FROM log.tree_heads WHERE tree_size > $1",
+            &[&(older as i64)],
+        )
+        .await
+        .expect("delete");
+    drop(client);
+    let _ = running.await;
+    let served: Value = reqwest::get(app.url("/v1/log/head"))
+        .await
+        .expect("head")
+        .json()
+        .await
+        .expect("json");
+    let size = served["tree_size"].as_u64().expect("tree_size");
+    assert!(size < kept.head.head.tree_size, "{served}");
+
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let settings = Settings::for_database(app.database_url(), app.data_dir());
+    let witness = WitnessArgs {
+        metrics_addr: Some(metrics),
+        ..args(&app, &state, 10)
+    };
+    let failed = run(&settings, AuditCommand::Witness(witness))
+        .await
+        .expect_err("the log shrank");
+    let failed = format!("{failed:#}");
+    assert!(
+        failed.contains(&format!("fork at position {}:", size + 1)),
+        "{failed}"
+    );
+    assert!(failed.contains("shrank"), "{failed}");
+    let text = reqwest::get(format!("http://{metrics}/metrics"))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    let forks = text
+        .lines()
+        .find_map(|l| l.strip_prefix("palimpsest_witness_forks_total "))
+        .and_then(|n| n.trim().parse::<f64>().ok());
+    assert!(forks.is_some_and(|n| n >= 1.0), "{text}");
+    app.stop().await;
+}
+
+/// A stored node of the server's tree is changed (the leaf of position 3): the consistency
+/// proof from the kept head no longer verifies, and the witness names the position whose leaf
+/// the server's tree no longer holds.
+#[tokio::test]
+async fn a_tree_node_changed_under_the_kept_head_is_a_fork_naming_its_position() {
+    let app = TestApp::start().await;
+    write_section(&app, "first").await;
+    let older = head_covers_the_log(&app).await;
+    assert_eq!(older, 3);
+    let state = state_file(&app);
+    witness_once(&app, &state, 10).await.expect("first round");
+    write_section(&app, "second").await;
+    head_covers_the_log(&app).await;
+    let (client, connection) = tokio_postgres::connect(&app.database_url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    let running = tokio::spawn(connection);
+    client
+        .batch_execute("SET session_replication_role = replica")
+        .await
+        .expect("triggers off");
+    let changed = client
+        .execute(
+            "UPDATE log.tree_nodes SET hash = sha256(hash) WHERE level = 0 AND index = 2",
+            &[],
+        )
+        .await
+        .expect("update");
+    assert_eq!(changed, 1);
+    drop(client);
+    let _ = running.await;
+    let failed = witness_once(&app, &state, 10)
+        .await
+        .expect_err("not consistent");
+    assert!(failed.contains("fork at position 3:"), "{failed}");
+    assert!(failed.contains("not consistent"), "{failed}");
+    app.stop().await;
+}

@@ -45,7 +45,7 @@ pub struct WitnessArgs {
     pub url: String,
     /// The admin token, to recompute leaves from `/v1/events` (else `PALIMPSEST_ADMIN_TOKEN`
     /// or `<data-dir>/admin-token`); without one only heads and proofs are checked.
-    #[arg(long, hide_env_values = true)]
+    #[arg(long)]
     pub token: Option<String>,
     /// The state file: the last verified head, the key and the kept leaves.
     #[arg(long)]
@@ -352,8 +352,9 @@ async fn recheck(client: &LogClient, kept: &[Hash]) -> Result<(), RoundError> {
     }
 }
 
-/// The first position after `from` whose leaf in `leaves` the server cannot prove in `head`
-/// (one inclusion proof each); position `from + 1` when every one proves.
+/// The first position after `from` whose leaf in `leaves` the server's tree does not hold (the
+/// leaf its inclusion proof names differs) or cannot prove in `head` (one inclusion proof
+/// each); position `from + 1` when every one proves.
 async fn first_unproven(
     client: &LogClient,
     leaves: &[Hash],
@@ -367,9 +368,10 @@ async fn first_unproven(
             break;
         }
         let proof = client.inclusion(position, size).await?;
-        let proven = log_client::hashes(&proof.audit_path).is_some_and(|path| {
-            merkle::verify_inclusion(position - 1, size, leaf, &path, &head.head.root_hash)
-        });
+        let proven = proof.leaf_hash == hex::encode(leaf)
+            && log_client::hashes(&proof.audit_path).is_some_and(|path| {
+                merkle::verify_inclusion(position - 1, size, leaf, &path, &head.head.root_hash)
+            });
         if !proven {
             return Ok(position);
         }
