@@ -241,7 +241,7 @@ async fn round(
         if size > from {
             done.push(format!("leaves {}..={size} recomputed", from + 1));
         }
-        if rounds % recheck_every == 0 && from > 0 {
+        if rounds.is_multiple_of(recheck_every) && from > 0 {
             recheck(client, &all[..from as usize]).await?;
             done.push(format!("leaves 1..={from} rechecked"));
         }
