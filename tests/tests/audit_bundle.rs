@@ -187,3 +187,47 @@ async fn a_head_and_key_swapped_for_another_logs_do_not_check() {
     one.stop().await;
     two.stop().await;
 }
+
+async fn put(app: &TestApp, path: &str, body: Value) -> Value {
+    let answer = reqwest::Client::new()
+        .put(app.url(path))
+        .bearer_auth(app.admin_token())
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let status = answer.status();
+    let text = answer.text().await.expect("body");
+    assert!(status.is_success(), "{path}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A docs document whose id needs escaping in its stream key (`%`, a space) and in the URL:
+/// its stream exports and checks.
+#[tokio::test]
+async fn a_docs_stream_with_an_escaped_key_exports_and_checks() {
+    let app = TestApp::start().await;
+    put(&app, "/docs/db", Value::Null).await;
+    let created = put(&app, "/docs/db/a%25b%20c", json!({"n": 1.5})).await;
+    let rev = created["rev"].as_str().expect("rev");
+    put(&app, "/docs/db/a%25b%20c", json!({"_rev": rev, "n": 2})).await;
+    let listed: Value = reqwest::Client::new()
+        .get(app.url("/v1/streams?prefix=docs/document/"))
+        .bearer_auth(app.admin_token())
+        .send()
+        .await
+        .expect("streams")
+        .json()
+        .await
+        .expect("json");
+    let stream = listed["streams"][0]["stream"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_owned();
+    assert!(stream.ends_with("/a%25b c"), "{stream}");
+    let file = app.data_dir().join("docs.json");
+    export(&app, &stream, &file, Some(app.admin_token())).await;
+    assert_eq!(read(&file)["events"].as_array().map(Vec::len), Some(2));
+    check(&app, &file, None).await.expect("checks");
+    app.stop().await;
+}

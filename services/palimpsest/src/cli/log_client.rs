@@ -125,7 +125,10 @@ impl LogClient {
         let mut after = 0u64;
         loop {
             let page: Value = self
-                .admin(&format!("/v1/streams/{stream}?after={after}&limit={PAGE}"))
+                .admin(&format!(
+                    "/v1/streams/{}?after={after}&limit={PAGE}",
+                    encode_path(stream)
+                ))
                 .await?;
             let batch = page_events(&page)?;
             let Some(last) = batch.last() else {
@@ -197,6 +200,18 @@ impl LogClient {
     }
 }
 
+/// `text` percent-encoded for a URL path: every byte but the unreserved ones and `/`.
+fn encode_path(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// A page's `events`.
 fn page_events(page: &Value) -> anyhow::Result<&Vec<Value>> {
     page["events"]
@@ -215,4 +230,18 @@ async fn read<T: DeserializeOwned>(path: &str, answer: reqwest::Response) -> any
         anyhow::bail!("GET {path}: {status}: {}", text.trim());
     }
     serde_json::from_str(&text).with_context(|| format!("GET {path}: not the expected JSON"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_name_is_encoded_for_its_path() {
+        assert_eq!(encode_path("docs/doc/db%2Fa b"), "docs/doc/db%252Fa%20b");
+        assert_eq!(
+            encode_path("atlas/section/01a2-ef"),
+            "atlas/section/01a2-ef"
+        );
+    }
 }
