@@ -31,6 +31,7 @@ async fn writes_and_projectors_recover_soon_after_postgres_accepts_connections_a
             api: true,
             relay: false,
             project: true,
+            tree: true,
         },
     )
     .await

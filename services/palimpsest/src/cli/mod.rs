@@ -2,11 +2,14 @@
 
 pub mod atlas;
 pub mod audit;
+pub mod bundle;
 pub mod content_audit;
 pub mod format;
 pub mod kept_head;
+pub mod log_client;
 pub mod replay;
 pub mod tail;
+pub mod witness;
 
 use crate::config::{HttpSettings, Settings};
 use crate::contexts;
