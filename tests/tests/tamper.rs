@@ -1,10 +1,13 @@
 //! The tamper suite (issue #27): a Postgres superuser changes the log the way an attacker
-//! would — triggers off, chains recomputed, positions renumbered, `log.head` moved — and
-//! `palimpsest audit verify --since <a head kept before>` names the first position that was
+//! would — triggers off, chains recomputed, positions renumbered, `log.head` moved — and both
+//! `palimpsest audit verify --since <a head kept before>` and `palimpsest audit witness` (a
+//! third party's, over HTTP, with the state it kept before) name the first position that was
 //! altered, removed or reordered. Each test asserts the exact position, so it fails if the
-//! detection is turned off. A byte changed in a content file is named by the same command.
+//! detection is turned off. A byte changed in a content file is named by `verify --since`
+//! (which reads the files) and refused by the read that would serve it (`content_serving.rs`).
 
 use palimpsest::cli::audit::{AuditCommand, run};
+use palimpsest::cli::witness::WitnessArgs;
 use palimpsest::config::Settings;
 use palimpsest_e2e::workload::write_through_every_context;
 use palimpsest_events::canonical::chain_hash;
@@ -70,7 +73,33 @@ async fn keep_head(app: &TestApp) -> (tempfile::TempDir, PathBuf) {
     )
     .await
     .expect("the head is kept");
+    witness(app, dir.path())
+        .await
+        .expect("the witness keeps its state");
     (dir, file)
+}
+
+/// One round of `audit witness` with the state kept in `dir`, rechecking the whole log.
+async fn witness(app: &TestApp, dir: &Path) -> anyhow::Result<()> {
+    let args = WitnessArgs {
+        url: app.url(""),
+        token: Some(app.admin_token()),
+        state: dir.join("witness.json"),
+        interval: 100,
+        recheck_every: 1,
+        once: true,
+        metrics_addr: None,
+    };
+    audit(app, AuditCommand::Witness(args)).await
+}
+
+/// Both the auditor's `verify --since` and the witness name `position`.
+async fn both_name(app: &TestApp, (dir, kept): &(tempfile::TempDir, PathBuf), position: i64) {
+    names(&verify_since_fails(app, kept).await, position);
+    let fork = witness(app, dir.path())
+        .await
+        .expect_err("the witness finds it");
+    names(&format!("{fork:#}"), position);
 }
 
 async fn audit(app: &TestApp, command: AuditCommand) -> anyhow::Result<()> {
@@ -190,7 +219,7 @@ fn names(message: &str, position: i64) {
 #[tokio::test]
 async fn an_edited_payload_with_its_chain_recomputed_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let target = at.first + 2;
     db.execute(
@@ -200,45 +229,45 @@ async fn an_edited_payload_with_its_chain_recomputed_is_named() {
     .await
     .expect("edit");
     rechain(&db, &stream("a")).await;
-    names(&verify_since_fails(&app, &kept).await, target);
+    both_name(&app, &kept, target).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn a_deleted_event_mid_stream_with_positions_renumbered_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     delete_and_renumber(&db, at.first + 4, &stream("a")).await;
-    names(&verify_since_fails(&app, &kept).await, at.first + 4);
+    both_name(&app, &kept, at.first + 4).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn a_streams_last_event_deleted_with_positions_renumbered_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     // `a`'s last event is the one before the log's last.
     delete_and_renumber(&db, at.last - 1, &stream("a")).await;
-    names(&verify_since_fails(&app, &kept).await, at.last - 1);
+    both_name(&app, &kept, at.last - 1).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn the_logs_last_event_deleted_with_the_head_moved_back_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     delete_and_renumber(&db, at.last, &stream("b")).await;
-    names(&verify_since_fails(&app, &kept).await, at.last);
+    both_name(&app, &kept, at.last).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn two_events_of_different_streams_swapped_are_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let (p, q) = (at.first + 6, at.first + 7);
     db.batch_execute(&format!(
@@ -248,14 +277,14 @@ async fn two_events_of_different_streams_swapped_are_named() {
     ))
     .await
     .expect("swap");
-    names(&verify_since_fails(&app, &kept).await, p);
+    both_name(&app, &kept, p).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn a_forged_event_appended_with_a_valid_chain_hash_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let forged = at.last + 1;
     // A docs user granted every channel, in a stream of its own, chained correctly.
@@ -282,14 +311,14 @@ async fn a_forged_event_appended_with_a_valid_chain_hash_is_named() {
         &StreamName::new("docs", "user", "db/mallory").expect("s"),
     )
     .await;
-    names(&verify_since_fails(&app, &kept).await, forged);
+    both_name(&app, &kept, forged).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn the_log_rewritten_from_a_position_with_every_chain_recomputed_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let from = at.first + 3;
     db.execute(
@@ -301,14 +330,14 @@ async fn the_log_rewritten_from_a_position_with_every_chain_recomputed_is_named(
     .expect("rewrite");
     rechain(&db, &stream("a")).await;
     rechain(&db, &stream("b")).await;
-    names(&verify_since_fails(&app, &kept).await, from);
+    both_name(&app, &kept, from).await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn a_truncated_log_is_named() {
     let (app, at) = a_log().await;
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let from = at.first + 5;
     db.batch_execute(&format!(
@@ -319,7 +348,7 @@ async fn a_truncated_log_is_named() {
     .expect("truncate");
     rechain(&db, &stream("a")).await;
     rechain(&db, &stream("b")).await;
-    names(&verify_since_fails(&app, &kept).await, from);
+    both_name(&app, &kept, from).await;
     app.stop().await;
 }
 
@@ -351,7 +380,7 @@ async fn a_log_restored_from_an_older_backup_is_named_even_once_it_grew_again() 
         let request = AppendRequest::new().stream(stream("c"), ExpectedVersion::Any, vec![event]);
         app.state.store.append(request).await.expect("append");
     }
-    let (_dir, kept) = keep_head(&app).await;
+    let kept = keep_head(&app).await;
     for table in LOG_TABLES {
         db.batch_execute(&format!(
             "DELETE FROM log.{table}; INSERT INTO log.{table} SELECT * FROM public.backup_{table}"
@@ -359,7 +388,7 @@ async fn a_log_restored_from_an_older_backup_is_named_even_once_it_grew_again() 
         .await
         .expect("restore");
     }
-    names(&verify_since_fails(&app, &kept).await, at.last + 1);
+    both_name(&app, &kept, at.last + 1).await;
     // The server appends on (with its key) over the restored log: still named.
     let event = NewEvent::new("Noted", 1, json!({ "after_restore": true }));
     let request = AppendRequest::new().stream(stream("d"), ExpectedVersion::Any, vec![event]);
@@ -368,7 +397,7 @@ async fn a_log_restored_from_an_older_backup_is_named_even_once_it_grew_again() 
         .append(request)
         .await
         .expect("append after restore");
-    names(&verify_since_fails(&app, &kept).await, at.last + 1);
+    both_name(&app, &kept, at.last + 1).await;
     app.stop().await;
 }
 

@@ -111,6 +111,10 @@ pub struct LogKey {
     /// The 32-byte public key.
     #[serde(with = "hex32")]
     pub public_key: [u8; 32],
+    /// The last position appended before batches were signed (`log.tree_origin`): positions
+    /// after it are each covered by a batch signature.
+    #[serde(default)]
+    pub unsigned_until: u64,
 }
 
 impl LogKey {

@@ -11,7 +11,7 @@ use axum::http::Uri;
 use axum::routing::get;
 use axum::{Json, Router};
 use palimpsest_events::tree_head::{BatchSignature, LogKey, SignedTreeHead};
-use palimpsest_log::tree::maker::batches;
+use palimpsest_log::tree::maker::{batches, origin};
 use palimpsest_log::tree::proof::{self, ConsistencyProof, InclusionProof, ProofError};
 use serde::Deserialize;
 
@@ -31,10 +31,13 @@ const MAX_BATCHES: usize = 1000;
 
 async fn key(State(state): State<AppState>, uri: Uri) -> Result<Json<LogKey>, ApiError> {
     query::<Nothing>(&uri)?;
+    let client = state.store.pool().get().await.map_err(log_error)?;
+    let unsigned_until = origin(&client).await.map_err(log_error)?;
     Ok(Json(LogKey {
         log_id: state.store.log_id(),
         algorithm: "ed25519".into(),
         public_key: state.signer.public_key(),
+        unsigned_until,
     }))
 }
 

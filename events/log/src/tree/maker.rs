@@ -298,18 +298,20 @@ struct Round {
     refused: Option<Refusal>,
 }
 
-/// What a round's events and batches allow.
-pub(crate) struct Checked {
-    /// The leaves accepted, in order from the tree's size on.
-    pub(crate) leaves: Vec<Hash>,
+/// What events and batch signatures allow ([`check`]).
+pub struct Checked {
+    /// The leaves accepted, in order from the given size on.
+    pub leaves: Vec<Hash>,
     /// The first position refused, and why.
-    pub(crate) refused: Option<Refusal>,
+    pub refused: Option<Refusal>,
     /// A batch whose events ended before its last position: (first, last).
-    pub(crate) pending: Option<(u64, u64)>,
+    pub pending: Option<(u64, u64)>,
 }
 
-/// Checks `events` (in position order, after `size`) against `batches`; pure.
-pub(crate) fn check(
+/// Checks `events` (in position order, after `size`) against `batches`: each event's leaf
+/// recomputes, and every position after `origin` is in a batch the key signed. Pure: the tree
+/// maker, `verify --since` and a witness run it.
+pub fn check(
     events: &[RecordedEvent],
     batches: &[BatchSignature],
     size: u64,

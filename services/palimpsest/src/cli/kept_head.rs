@@ -120,6 +120,7 @@ pub async fn save(store: &EventStore, key: VerifyingKey, file: &Path) -> anyhow:
             log_id: store.log_id(),
             algorithm: "ed25519".into(),
             public_key: key.to_bytes(),
+            unsigned_until: palimpsest_log::tree::maker::origin(&client).await?,
         },
         leaves: STANDARD.encode(now.leaves[..size].concat()),
         head,

@@ -5,7 +5,7 @@
 use crate::config::Settings;
 use anyhow::Context;
 use palimpsest_events::merkle::Hash;
-use palimpsest_events::tree_head::{LogKey, SignedTreeHead};
+use palimpsest_events::tree_head::{BatchSignature, LogKey, SignedTreeHead};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -110,6 +110,12 @@ impl LogClient {
             "/v1/log/proof/inclusion?position={position}&tree_size={tree_size}"
         ))
         .await
+    }
+
+    /// `GET /v1/log/batches`: the batch signatures touching positions `from..=to`.
+    pub async fn batches(&self, from: u64, to: u64) -> anyhow::Result<Vec<BatchSignature>> {
+        self.get(&format!("/v1/log/batches?from={from}&to={to}"))
+            .await
     }
 
     /// `GET /v1/log/proof/consistency`.

@@ -29,6 +29,7 @@ use palimpsest_events::RecordedEvent;
 use palimpsest_events::merkle::{self, Hash};
 use palimpsest_events::tree_head::{LogKey, SignedTreeHead};
 use palimpsest_log::tree::leaf;
+use palimpsest_log::tree::maker::check;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -245,6 +246,12 @@ async fn round(
             recheck(client, &all[..from as usize]).await?;
             done.push(format!("leaves 1..={from} rechecked"));
         }
+        let beyond = signed_beyond(client, &key, size).await?;
+        if beyond > 0 {
+            done.push(format!(
+                "{beyond} events beyond the head signed by the appender"
+            ));
+        }
         leaves = Some(all);
     } else if kept_size == size {
         leaves = kept_leaves;
@@ -273,6 +280,9 @@ async fn consistent(
 ) -> Result<(), RoundError> {
     let (from, to) = (kept.head.head.tree_size, head.head.tree_size);
     if to < from {
+        if let Some(leaves) = kept_leaves.filter(|_| client.has_token()) {
+            recheck(client, leaves).await?;
+        }
         return Err(fork(
             to + 1,
             format!("the log shrank: the head covers {to} leaves, the witness kept {from}"),
@@ -315,40 +325,97 @@ async fn consistent(
 /// The leaves of positions `after+1 ..= upto`, each recomputed from the event's published
 /// content; a missing position or an event whose content does not give its hash is a fork.
 async fn recompute(client: &LogClient, after: u64, upto: u64) -> Result<Vec<Hash>, RoundError> {
+    let (leaves, fault) = recompute_until_fault(client, after, upto).await?;
+    match fault {
+        Some(fault) => Err(fault),
+        None => Ok(leaves),
+    }
+}
+
+/// The leaves of positions `after+1 ..= upto` up to the first fault (a position skipped or
+/// missing, an event whose content does not give its hash), and that fault.
+async fn recompute_until_fault(
+    client: &LogClient,
+    after: u64,
+    upto: u64,
+) -> Result<(Vec<Hash>, Option<RoundError>), RoundError> {
     let events = client.events(after, upto).await?;
     let mut leaves = Vec::with_capacity(events.len());
     let mut expected = after + 1;
     for value in events {
-        let event: RecordedEvent = serde_json::from_value(value)
-            .map_err(|e| fork(expected, format!("its published JSON is not an event: {e}")))?;
+        let event: RecordedEvent = match serde_json::from_value(value) {
+            Ok(event) => event,
+            Err(e) => {
+                let why = format!("its published JSON is not an event: {e}");
+                return Ok((leaves, Some(fork(expected, why))));
+            }
+        };
         if event.position as u64 != expected {
-            return Err(fork(
-                expected,
-                format!("/v1/events skips it (the next is {})", event.position),
-            ));
+            let why = format!("/v1/events skips it (the next is {})", event.position);
+            return Ok((leaves, Some(fork(expected, why))));
         }
-        leaves.push(leaf::recompute(&event).map_err(|why| fork(expected, why))?);
+        match leaf::recompute(&event) {
+            Ok(leaf) => leaves.push(leaf),
+            Err(why) => return Ok((leaves, Some(fork(expected, why)))),
+        }
         expected += 1;
     }
-    if expected <= upto {
-        return Err(fork(
+    let fault = (expected <= upto).then(|| {
+        fork(
             expected,
             format!("/v1/events ends before it, in a head of {upto}"),
-        ));
-    }
-    Ok(leaves)
+        )
+    });
+    Ok((leaves, fault))
 }
 
-/// Re-reads the events of the `kept` leaves and compares: the first event that no longer
-/// recomputes, is missing or gives another leaf is a fork.
+/// Re-reads the events of the `kept` leaves and compares: the first event that gives another
+/// leaf, no longer recomputes, or is missing is a fork (a leaf that differs before a later
+/// fault is named first: events renumbered after a deletion differ from the deleted one on).
 async fn recheck(client: &LogClient, kept: &[Hash]) -> Result<(), RoundError> {
-    let now = recompute(client, 0, kept.len() as u64).await?;
-    match now.iter().zip(kept).position(|(a, b)| a != b) {
-        Some(i) => Err(fork(
+    let (now, fault) = recompute_until_fault(client, 0, kept.len() as u64).await?;
+    if let Some(i) = now.iter().zip(kept).position(|(a, b)| a != b) {
+        return Err(fork(
             i as u64 + 1,
             "its leaf is not the one the witness verified before: the event was replaced",
-        )),
+        ));
+    }
+    match fault {
+        Some(fault) => Err(fault),
         None => Ok(()),
+    }
+}
+
+/// Most events beyond the head checked each round.
+const BEYOND: u64 = 1000;
+
+/// Checks that the events after the head (the next [`BEYOND`]) were each signed by the
+/// appender: an event inserted by someone with database access but without the log's key is
+/// never covered by a head (the tree maker refuses it), so this is where a witness sees it.
+/// Gives how many were checked.
+async fn signed_beyond(client: &LogClient, key: &LogKey, size: u64) -> Result<u64, RoundError> {
+    let events = client.events(size, size + BEYOND).await?;
+    let Some(last) = events.last().and_then(|e| e["position"].as_u64()) else {
+        return Ok(0);
+    };
+    let events = events
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect::<Result<Vec<RecordedEvent>, _>>()
+        .map_err(|e| {
+            fork(
+                size + 1,
+                format!("an event beyond the head is not an event: {e}"),
+            )
+        })?;
+    let batches = client.batches(size + 1, last).await?;
+    let verifying = key
+        .verifying_key()
+        .ok_or_else(|| fork(size + 1, "the key is not Ed25519"))?;
+    let checked = check(&events, &batches, size, key.unsigned_until, &verifying);
+    match checked.refused {
+        Some(refused) => Err(fork(refused.position, refused.reason)),
+        None => Ok(events.len() as u64),
     }
 }
 
