@@ -406,9 +406,14 @@ async fn a_byte_changed_in_an_attachment_or_a_resources_content_file_is_named() 
     let app = TestApp::builder()
         .data_file("resources-keys.json", r#"{"ann-key": {"user_id": 10}}"#)
         .resources_inline_max(0)
+        .docs(palimpsest_docs::Settings {
+            inline_max: 0,
+            ..Default::default()
+        })
         .start()
         .await;
-    let res = reqwest::Client::new()
+    let http = reqwest::Client::new();
+    let res = http
         .put(app.url("/resources/@api/deki/pages/1/files/a.txt"))
         .bearer_auth("ann-key")
         .header("content-type", "text/plain")
@@ -417,18 +422,49 @@ async fn a_byte_changed_in_an_attachment_or_a_resources_content_file_is_named() 
         .await
         .expect("upload");
     assert!(res.status().is_success(), "{}", res.status());
+    attach(&app, &http).await;
     let (_dir, kept) = keep_head(&app).await;
-    let stored = files(&app.resources_content_dir());
-    let mut bytes = std::fs::read(&stored[0]).expect("read");
-    bytes[0] ^= 1;
-    std::fs::write(&stored[0], bytes).expect("tamper");
-    let message = verify_since_fails(&app, &kept).await;
-    let name = stored[0]
-        .file_name()
-        .and_then(|n| n.to_str())
-        .expect("name");
-    assert!(message.contains(name), "{message}");
+    for folder in [
+        app.resources_content_dir(),
+        app.data_dir().join("docs-attachments"),
+    ] {
+        let stored = files(&folder);
+        let mut bytes = std::fs::read(&stored[0]).expect("read");
+        bytes[0] ^= 1;
+        std::fs::write(&stored[0], bytes).expect("tamper");
+        let message = verify_since_fails(&app, &kept).await;
+        let name = stored[0]
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("name");
+        assert!(message.contains(name), "{message}");
+        std::fs::remove_file(&stored[0]).expect("the next folder alone is altered");
+    }
     app.stop().await;
+}
+
+/// A docs document with an attachment kept as a file.
+async fn attach(app: &TestApp, http: &reqwest::Client) {
+    let admin = app.admin_token();
+    let put = |path: &str| http.put(app.url(path)).bearer_auth(&admin);
+    let db = put("/docs/db").send().await.expect("db");
+    assert!(db.status().is_success(), "{}", db.status());
+    let created: serde_json::Value = put("/docs/db/d1")
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("doc")
+        .json()
+        .await
+        .expect("json");
+    let rev = created["rev"].as_str().expect("rev");
+    let res = put(&format!("/docs/db/d1/a.txt?rev={rev}"))
+        .header("content-type", "text/plain")
+        .body("an attachment outside the log")
+        .send()
+        .await
+        .expect("attachment");
+    assert!(res.status().is_success(), "{}", res.status());
 }
 
 /// Every file two levels below `dir` (`<key[0..2]>/<key>`).
