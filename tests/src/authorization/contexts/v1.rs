@@ -1,5 +1,5 @@
-//! The platform's own routes: `/v1` (the log, streams and chain audit: admin bearer token only)
-//! and the health routes (public). They have no OpenAPI document, so this table is their
+//! The platform's own routes: `/v1` (the log, streams and chain audit: admin bearer token only),
+//! `/v1/log` (the signed tree's key, heads and proofs: public) and the health routes (public). They have no OpenAPI document, so this table is their
 //! inventory. The admin API has no users: the "user" here is a valid credential of another kind
 //! (records organisation `orga`'s bearer token), which must not open it; a refusal is
 //! `{"error": …}` with status 401.
@@ -22,6 +22,13 @@ pub fn table() -> Vec<Row> {
             Policy::Admin,
         ),
         Row::new("GET", "/v1/audit/verify", Policy::Admin),
+        // The log's tree: public, like a Certificate Transparency log (decision 0024).
+        Row::new("GET", "/v1/log/key", Policy::Public),
+        Row::new("GET", "/v1/log/head", Policy::Public),
+        Row::new("GET", "/v1/log/proof/inclusion", Policy::Public)
+            .query("position=1&tree_size=1"),
+        Row::new("GET", "/v1/log/proof/consistency", Policy::Public).query("from=1&to=1"),
+        Row::new("GET", "/v1/log/batches", Policy::Public).query("from=1&to=5"),
         Row::new("GET", "/healthz", Policy::Public),
         Row::new("GET", "/readyz", Policy::Public),
         Row::new("GET", "/metrics", Policy::Public),
