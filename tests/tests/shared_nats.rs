@@ -80,7 +80,10 @@ async fn two_deployments_with_their_own_prefix_and_stream_share_one_nats_server(
             assert!(subject.starts_with(prefix), "{subject}");
             assert!(!event.payload.to_string().contains(theirs), "{event:?}");
         }
-        assert!(got.iter().any(|(_, e)| e.payload.to_string().contains(mine)));
+        assert!(
+            got.iter()
+                .any(|(_, e)| e.payload.to_string().contains(mine))
+        );
         // Nothing more comes: the other deployment's events are not on this prefix.
         assert!(
             tokio::time::timeout(Duration::from_millis(300), sub.next())

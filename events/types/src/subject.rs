@@ -177,7 +177,10 @@ mod tests {
             for_stream(DEFAULT_PREFIX, &s),
             "palimpsest.pads.pad.g_2Eabc_24my_20pad"
         );
-        assert_eq!(for_stream("acme.eu", &s), "acme.eu.pads.pad.g_2Eabc_24my_20pad");
+        assert_eq!(
+            for_stream("acme.eu", &s),
+            "acme.eu.pads.pad.g_2Eabc_24my_20pad"
+        );
     }
 
     #[test]
@@ -185,7 +188,9 @@ mod tests {
         for good in [DEFAULT_PREFIX, "acme.eu-1", "a_b", "x.y.z", "catalog"] {
             assert_eq!(validate_prefix(good), Ok(()), "{good}");
         }
-        for bad in ["", ".a", "a.", "a..b", "a.*", "a.>", "a b", "é", "acme-log", "a.b-log"] {
+        for bad in [
+            "", ".a", "a.", "a..b", "a.*", "a.>", "a b", "é", "acme-log", "a.b-log",
+        ] {
             assert!(validate_prefix(bad).is_err(), "{bad}");
         }
         assert_eq!(filter("acme"), "acme.>");

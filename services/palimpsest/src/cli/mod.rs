@@ -117,9 +117,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Replay { projection } => replay::run(&settings, &projection).await,
         Command::Audit(cmd) => audit::run(&settings, cmd).await,
-        Command::Tail(args) => {
-            tail::run(&settings, &args.options(), &mut std::io::stdout()).await
-        }
+        Command::Tail(args) => tail::run(&settings, &args.options(), &mut std::io::stdout()).await,
         Command::Atlas(cmd) => atlas::run(&settings, cmd).await,
     }
 }

@@ -193,7 +193,8 @@ pub async fn run(
     if options.durable.is_none() && policy.is_none() {
         let sub = client.subscribe(subject.clone()).await?;
         eprintln!("tailing {subject} on {}", settings.nats_url);
-        let messages = sub.map(|m| Ok::<Item, anyhow::Error>((m.subject.to_string(), m.payload, None)));
+        let messages =
+            sub.map(|m| Ok::<Item, anyhow::Error>((m.subject.to_string(), m.payload, None)));
         return print(messages, options, out).await;
     }
     let stream_name = processes::relay_config(settings).stream_name;
@@ -257,11 +258,38 @@ pub async fn run(
             settings.nats_url
         );
     }
-    let messages = consumer.messages().await?.map(|m| {
-        m.map(|m| (m.subject.to_string(), m.payload.clone(), Some(m)))
-            .map_err(|e| anyhow::anyhow!(e))
-    });
-    print(messages, options, out).await
+    print(one_at_a_time(consumer), options, out).await
+}
+
+/// The messages of a durable consumer, pulled one per request: none is held unacked in a
+/// buffer when tail stops, so the next run resumes right after the last event printed (a
+/// prefetched message would wait out the consumer's ack wait first).
+fn one_at_a_time(
+    consumer: jetstream::consumer::Consumer<pull::Config>,
+) -> impl Stream<Item = anyhow::Result<Item>> {
+    futures::stream::unfold(consumer, |consumer| async move {
+        loop {
+            let batch = consumer
+                .batch()
+                .max_messages(1)
+                .expires(std::time::Duration::from_secs(30))
+                .messages()
+                .await;
+            let mut batch = match batch {
+                Ok(batch) => batch,
+                Err(e) => return Some((Err(anyhow::anyhow!("pull: {e}")), consumer)),
+            };
+            match batch.next().await {
+                Some(Ok(m)) => {
+                    let item = (m.subject.to_string(), m.payload.clone(), Some(m));
+                    return Some((Ok(item), consumer));
+                }
+                Some(Err(e)) => return Some((Err(anyhow::anyhow!("pull: {e}")), consumer)),
+                // The request expired with nothing new: ask again.
+                None => continue,
+            }
+        }
+    })
 }
 
 /// Prints `messages` until they end, ^C, [`Flow::Stop`] or `--count`; acks each message of a
@@ -322,7 +350,9 @@ fn take(
         return Ok((Flow::Stop, false));
     }
     let shown = options.since.is_none_or(|since| event.recorded_at >= since)
-        && options.from.is_none_or(|from| event.position >= from as i64)
+        && options
+            .from
+            .is_none_or(|from| event.position >= from as i64)
         && options.wants(&event);
     if shown {
         writeln!(out, "{}", format::line(&event, options.format)?)?;
@@ -415,8 +445,15 @@ mod tests {
         };
         assert_eq!(args.options().from, Some(42));
         assert!(
-            Cli::try_parse_from(["palimpsest", "tail", "--from", "4", "--from-time", "2026-11-27"])
-                .is_err()
+            Cli::try_parse_from([
+                "palimpsest",
+                "tail",
+                "--from",
+                "4",
+                "--from-time",
+                "2026-11-27"
+            ])
+            .is_err()
         );
     }
 }
