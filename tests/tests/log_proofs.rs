@@ -80,7 +80,10 @@ async fn an_independent_verifier_checks_every_proof_of_a_live_log() {
         .expect("key json");
     let client = async_nats::connect(nats.url()).await.expect("nats");
     let mut heads = client
-        .subscribe(head_subject(key.log_id))
+        .subscribe(head_subject(
+            palimpsest_events::subject::DEFAULT_PREFIX,
+            key.log_id,
+        ))
         .await
         .expect("subscribe");
 

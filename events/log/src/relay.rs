@@ -1,6 +1,7 @@
 //! The relay: publishes the log to NATS JetStream in position order, once in effect.
 //!
-//! Each event is published on its stream's subject (`palimpsest.<context>.<category>.<key>`)
+//! Each event is published on its stream's subject (`<prefix>.<context>.<category>.<key>`, the
+//! prefix [`RelayConfig::subject_prefix`], `palimpsest` by default)
 //! with `Nats-Msg-Id` = event id and `Nats-Expected-Last-Sequence` = position − 1. Positions are
 //! gapless from 1, so the JetStream sequence of every event equals its log position: the stream's
 //! last sequence *is* the relay's checkpoint, a second relay or a repeat is refused by the
@@ -13,12 +14,14 @@
 //! loudly ([`Blocked`], `/readyz`), a stream of another log or one ahead of the log. It likewise
 //! refuses to skip an event the server will not take (over `max_payload`, read from the server at
 //! each connect). Acks time out after [`RelayConfig::ack_timeout`] and retries back off from
-//! 50 ms to at most 250 ms, so the relay publishes again soon after a new stream leader.
+//! 50 ms to at most 250 ms, so the relay publishes again soon after a new stream leader. A
+//! failure that repeats unchanged without progress for longer than the health's `stuck_after`
+//! (e.g. a stream whose subjects overlap another stream's) makes readiness fail, naming it.
 
 pub mod health;
 pub mod identity;
 
-pub use health::{Blocked, RelayHealth, RelayState};
+pub use health::{Blocked, DEFAULT_STUCK_AFTER, RelayHealth, RelayState, Stuck};
 pub use identity::{LOG_ID_HEADER, reset_stream, stream_config};
 
 use crate::EventStore;
@@ -40,6 +43,9 @@ pub struct RelayConfig {
     pub nats_url: String,
     /// The JetStream stream name (default [`STREAM_NAME`]).
     pub stream_name: String,
+    /// The first token(s) of every subject, validated by [`subject::validate_prefix`] (default
+    /// [`subject::DEFAULT_PREFIX`]); the stream's filter is `<prefix>.>`.
+    pub subject_prefix: String,
     /// Replicas of the stream (1 on one machine, 3 on a cluster).
     pub replicas: usize,
     /// Most events read and published per round.
@@ -57,6 +63,7 @@ impl RelayConfig {
         RelayConfig {
             nats_url: nats_url.into(),
             stream_name: STREAM_NAME.into(),
+            subject_prefix: subject::DEFAULT_PREFIX.into(),
             replicas: 1,
             batch: 1024,
             ack_timeout: Duration::from_secs(1),
@@ -112,9 +119,7 @@ pub async fn run(store: EventStore, config: RelayConfig, shutdown: CancellationT
             Err(e) => {
                 metrics::counter!("palimpsest_relay_errors_total").increment(1);
                 tracing::warn!(error = %e, "relay interrupted; resuming");
-                config.health.set(RelayState::Interrupted {
-                    error: e.to_string(),
-                });
+                config.health.interrupted(e.to_string());
                 backoff = (backoff * 2).min(Duration::from_millis(250));
                 backoff
             }
@@ -167,6 +172,7 @@ async fn relay_once(
         metrics::gauge!("palimpsest_relay_position").set(last as f64);
         let events = store.read_all(last, config.batch).await?;
         if events.is_empty() {
+            config.health.progressed();
             tokio::select! {
                 _ = head.changed() => {}
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -175,7 +181,8 @@ async fn relay_once(
             continue;
         }
         store.wait_durable().await?;
-        last = publish_in_order(&js, &events, last, &log_id, max_payload).await?;
+        last = publish_in_order(&js, config, &events, last, &log_id, max_payload).await?;
+        config.health.progressed();
     }
 }
 
@@ -202,6 +209,7 @@ fn message(event: &RecordedEvent, log_id: &str) -> Result<(PublishMessage, usize
 /// the server acknowledged.
 async fn publish_in_order(
     js: &jetstream::Context,
+    config: &RelayConfig,
     events: &[RecordedEvent],
     mut last: i64,
     log_id: &str,
@@ -221,7 +229,10 @@ async fn publish_in_order(
             break;
         }
         let ack = js
-            .send_publish(subject::for_stream(&event.stream), message)
+            .send_publish(
+                subject::for_stream(&config.subject_prefix, &event.stream),
+                message,
+            )
             .await
             .map_err(nats_error)?;
         acks.push((event.position, ack));

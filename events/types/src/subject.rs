@@ -1,4 +1,6 @@
-//! NATS subjects: `palimpsest.<context>.<category>.<encoded key>`.
+//! NATS subjects: `<prefix>.<context>.<category>.<encoded key>`, the prefix `palimpsest` unless
+//! a deployment chooses another (`PALIMPSEST_NATS_SUBJECT_PREFIX`), so that several deployments
+//! share one NATS account, each with its own stream and subjects.
 //!
 //! Subject tokens may not contain `.`, `*`, `>` or white space, but stream keys may contain
 //! anything. Keys are therefore encoded: ASCII letters, digits and `-` stand as they are, every
@@ -7,9 +9,72 @@
 
 use crate::StreamName;
 
-/// The prefix of every subject the relay publishes, and the JetStream stream's subject filter
-/// is `palimpsest.>`.
-pub const PREFIX: &str = "palimpsest";
+/// The prefix of every subject the relay publishes when the deployment names no other; the
+/// JetStream stream's subject filter is then `palimpsest.>`.
+pub const DEFAULT_PREFIX: &str = "palimpsest";
+
+/// Why a subject prefix was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrefixError {
+    /// A token is empty (a blank prefix, or `..`, or a `.` at either end).
+    #[error("subject prefix `{0}`: empty token (tokens are separated by single dots)")]
+    EmptyToken(String),
+    /// A token holds something other than ASCII letters, digits, `-` and `_` (NATS wildcards,
+    /// white space and `.` inside a token would change what the subjects match).
+    #[error(
+        "subject prefix `{prefix}`: token `{token}` may hold only ASCII letters, digits, `-` and `_`"
+    )]
+    BadToken {
+        /// The prefix.
+        prefix: String,
+        /// The offending token.
+        token: String,
+    },
+    /// The prefix ends in `-log`: `<prefix>-log.>` carries the tree heads of the deployment
+    /// whose prefix is the same without `-log` ([`heads_subject`]), so its stream would take
+    /// them in.
+    #[error(
+        "subject prefix `{0}` ends in `-log`: subjects `<prefix>-log.…` carry another \
+         deployment's tree heads; choose another prefix"
+    )]
+    LogSuffix(String),
+}
+
+/// Checks that `prefix` is a legal subject prefix: one or more tokens of ASCII letters, digits,
+/// `-` and `_`, separated by `.`, the last one not ending in `-log`. The binary refuses to start
+/// with any other.
+pub fn validate_prefix(prefix: &str) -> Result<(), PrefixError> {
+    for token in prefix.split('.') {
+        if token.is_empty() {
+            return Err(PrefixError::EmptyToken(prefix.to_owned()));
+        }
+        if !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(PrefixError::BadToken {
+                prefix: prefix.to_owned(),
+                token: token.to_owned(),
+            });
+        }
+    }
+    if prefix.ends_with("-log") {
+        return Err(PrefixError::LogSuffix(prefix.to_owned()));
+    }
+    Ok(())
+}
+
+/// The JetStream stream's subject filter for `prefix`: `<prefix>.>`, every event.
+pub fn filter(prefix: &str) -> String {
+    format!("{prefix}.>")
+}
+
+/// The core NATS subject the tree maker publishes the signed heads of log `log_id` on:
+/// `<prefix>-log.<log_id>.head`, outside the stream's filter `<prefix>.>` (heads are not events
+/// and would break sequence = position).
+pub fn heads_subject(prefix: &str, log_id: impl std::fmt::Display) -> String {
+    format!("{prefix}-log.{log_id}.head")
+}
 
 /// Encodes a stream key into one safe subject token.
 pub fn encode_key(key: &str) -> String {
@@ -43,10 +108,11 @@ pub fn decode_key(token: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The subject an event of `stream` is published on.
-pub fn for_stream(stream: &StreamName) -> String {
+/// The subject an event of `stream` is published on, under `prefix` ([`DEFAULT_PREFIX`] unless
+/// the deployment chose another).
+pub fn for_stream(prefix: &str, stream: &StreamName) -> String {
     format!(
-        "{PREFIX}.{}.{}.{}",
+        "{prefix}.{}.{}.{}",
         stream.context,
         stream.category,
         encode_key(&stream.key)
@@ -107,7 +173,28 @@ mod tests {
     #[test]
     fn ordinary_ids_stay_readable() {
         let s = StreamName::new("pads", "pad", "g.abc$my pad").expect("valid");
-        assert_eq!(for_stream(&s), "palimpsest.pads.pad.g_2Eabc_24my_20pad");
+        assert_eq!(
+            for_stream(DEFAULT_PREFIX, &s),
+            "palimpsest.pads.pad.g_2Eabc_24my_20pad"
+        );
+        assert_eq!(
+            for_stream("acme.eu", &s),
+            "acme.eu.pads.pad.g_2Eabc_24my_20pad"
+        );
+    }
+
+    #[test]
+    fn prefixes_are_dot_separated_tokens_of_safe_characters() {
+        for good in [DEFAULT_PREFIX, "acme.eu-1", "a_b", "x.y.z", "catalog"] {
+            assert_eq!(validate_prefix(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "", ".a", "a.", "a..b", "a.*", "a.>", "a b", "é", "acme-log", "a.b-log",
+        ] {
+            assert!(validate_prefix(bad).is_err(), "{bad}");
+        }
+        assert_eq!(filter("acme"), "acme.>");
+        assert!(!heads_subject("acme", "id").starts_with("acme."));
     }
 
     proptest! {

@@ -40,6 +40,28 @@ pub struct Settings {
     /// consumers read); `PALIMPSEST` when absent or blank.
     #[arg(long, env = "PALIMPSEST_NATS_STREAM", global = true)]
     pub nats_stream: Option<String>,
+    /// The first token(s) of every subject the relay publishes on (`<prefix>.<context>.…`; the
+    /// stream's filter is `<prefix>.>`, tree heads go on `<prefix>-log.…`): deployments sharing
+    /// one NATS choose different prefixes and stream names. Tokens of ASCII letters, digits,
+    /// `-` and `_`, separated by `.`.
+    #[arg(
+        long,
+        env = "PALIMPSEST_NATS_SUBJECT_PREFIX",
+        default_value = palimpsest_events::subject::DEFAULT_PREFIX,
+        value_parser = subject_prefix,
+        global = true
+    )]
+    pub nats_subject_prefix: String,
+    /// How long the relay may fail for the same reason, without publishing, before `/readyz`
+    /// answers 503 naming it (`250ms`, `10s`, `2m` or bare seconds).
+    #[arg(
+        long,
+        env = "PALIMPSEST_RELAY_STUCK_AFTER",
+        default_value = "30s",
+        value_parser = duration,
+        global = true
+    )]
+    pub relay_stuck_after: Duration,
     /// Where generated secrets (admin token, pads API key) are kept.
     #[arg(
         long,
@@ -106,6 +128,8 @@ impl Settings {
             nats_url: String::new(),
             nats_replicas: 1,
             nats_stream: None,
+            nats_subject_prefix: palimpsest_events::subject::DEFAULT_PREFIX.to_owned(),
+            relay_stuck_after: palimpsest_log::relay::DEFAULT_STUCK_AFTER,
             data_dir,
             limits: LimitSettings::default(),
             max_event_bytes: palimpsest_log::limits::DEFAULT_MAX_EVENT_BYTES,
@@ -300,6 +324,14 @@ impl LimitSettings {
     }
 }
 
+/// A subject prefix, refused (with the reason) unless [`palimpsest_events::subject::validate_prefix`]
+/// accepts it.
+pub fn subject_prefix(text: &str) -> Result<String, String> {
+    palimpsest_events::subject::validate_prefix(text)
+        .map(|()| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
 /// A duration: `250ms`, `10s`, `2m`, or a bare number of seconds.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -330,5 +362,29 @@ mod tests {
         assert_eq!(duration("7"), Ok(Duration::from_secs(7)));
         assert!(duration("ten").is_err());
         assert!(duration("5h").is_err());
+    }
+
+    #[test]
+    fn an_illegal_subject_prefix_is_refused_at_startup() {
+        use crate::cli::Cli;
+        use clap::Parser;
+        let cli = Cli::try_parse_from([
+            "palimpsest",
+            "tail",
+            "--nats-subject-prefix",
+            "acme.eu-1",
+            "--relay-stuck-after",
+            "5s",
+        ])
+        .expect("parses");
+        assert_eq!(cli.settings.nats_subject_prefix, "acme.eu-1");
+        assert_eq!(cli.settings.relay_stuck_after, Duration::from_secs(5));
+        let default = Cli::try_parse_from(["palimpsest", "tail"]).expect("parses");
+        assert_eq!(default.settings.nats_subject_prefix, "palimpsest");
+        for bad in ["acme.*", "acme.", "a b", "acme.>"] {
+            let err = Cli::try_parse_from(["palimpsest", "tail", "--nats-subject-prefix", bad])
+                .expect_err(bad);
+            assert!(err.to_string().contains("subject prefix"), "{err}");
+        }
     }
 }

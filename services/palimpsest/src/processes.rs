@@ -68,6 +68,8 @@ impl Running {
 pub fn relay_config(settings: &Settings) -> RelayConfig {
     let mut config = RelayConfig::new(settings.nats_url.clone());
     config.replicas = settings.nats_replicas;
+    config.subject_prefix = settings.nats_subject_prefix.clone();
+    config.health = relay::RelayHealth::new(settings.relay_stuck_after);
     if let Some(name) = &settings.nats_stream
         && !name.trim().is_empty()
     {
@@ -103,6 +105,8 @@ pub async fn start(
     selected: Vec<Context>,
     roles: Roles,
 ) -> anyhow::Result<Running> {
+    // The flag's parser checks it too; settings built in code are checked here.
+    palimpsest_events::subject::validate_prefix(&settings.nats_subject_prefix)?;
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
     let mut state = AppState::connect(
         &settings.database_url,
@@ -142,6 +146,7 @@ pub async fn start(
             signer: state.signer.clone(),
             policy: settings.head_policy(),
             nats: heads_nats(settings).await,
+            subject_prefix: settings.nats_subject_prefix.clone(),
             health,
         };
         tasks.push(tokio::spawn(maker.run(shutdown.clone())));

@@ -39,7 +39,9 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Ready when the log answers, no read model is stopped on an event, the relay (if this
-/// process runs it) is not blocked and the tree maker (if it runs here) refuses no event. Otherwise 503, naming what stopped, where and why.
+/// process runs it) is neither blocked nor stuck (failing for the same reason for longer than
+/// `--relay-stuck-after`) and the tree maker (if it runs here) refuses no event. Otherwise 503,
+/// naming what stopped, where and why.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let head = match state.store.head_position().await {
         Ok(head) => head,
@@ -64,11 +66,12 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         }
     };
     let relay = state.relay.as_ref().map(|r| r.state());
-    let blocked = matches!(relay, Some(RelayState::Blocked { .. }));
+    let relay_stuck = state.relay.as_ref().and_then(|r| r.stuck());
+    let blocked = matches!(relay, Some(RelayState::Blocked { .. })) || relay_stuck.is_some();
     let tree = state.tree.as_ref().map(|t| t.state());
     let refused = tree.as_ref().is_some_and(|t| t.refused.is_some());
     let ready = stalled.is_empty() && !blocked && !refused;
-    let body = json!({
+    let mut body = json!({
         "status": if ready { "ready" } else { "stopped" },
         "log_head": head,
         "log_id": state.store.log_id(),
@@ -76,6 +79,16 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         "relay": relay,
         "tree": tree,
     });
+    if let Some(stuck) = relay_stuck {
+        body["relay_stuck"] = json!({
+            "reason": format!(
+                "the relay has not published for {} s, failing each time with: {}",
+                stuck.seconds, stuck.error
+            ),
+            "error": stuck.error,
+            "since": stuck.since,
+        });
+    }
     let status = if ready {
         StatusCode::OK
     } else {

@@ -43,12 +43,35 @@ pub struct TestAppBuilder {
     docs: palimpsest_docs::Settings,
     inline_max: u64,
     database_url: Option<String>,
+    subject_prefix: Option<String>,
+    stream_name: Option<String>,
+    relay_stuck_after: Option<std::time::Duration>,
 }
 
 impl TestAppBuilder {
     /// Also runs the relay to the NATS server at `url`.
     pub fn nats(mut self, url: &str) -> Self {
         self.nats_url = Some(url.to_owned());
+        self
+    }
+
+    /// Publishes under subject prefix `prefix` (`--nats-subject-prefix`) instead of
+    /// `palimpsest`, so that several apps share one NATS server.
+    pub fn subject_prefix(mut self, prefix: &str) -> Self {
+        self.subject_prefix = Some(prefix.to_owned());
+        self
+    }
+
+    /// Publishes into JetStream stream `name` (`--nats-stream`) instead of `PALIMPSEST`.
+    pub fn stream_name(mut self, name: &str) -> Self {
+        self.stream_name = Some(name.to_owned());
+        self
+    }
+
+    /// Readiness fails once the relay has failed for the same reason this long
+    /// (`--relay-stuck-after`; short in tests).
+    pub fn relay_stuck_after(mut self, after: std::time::Duration) -> Self {
+        self.relay_stuck_after = Some(after);
         self
     }
 
@@ -118,10 +141,17 @@ impl TestAppBuilder {
             std::fs::write(data_dir.path().join(name), bytes)
                 .unwrap_or_else(|e| panic!("data file {name}: {e}"));
         }
+        let defaults = Settings::for_database(database_url, data_dir.path().to_path_buf());
         let settings = Settings {
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
-            ..Settings::for_database(database_url, data_dir.path().to_path_buf())
+            nats_stream: self.stream_name.clone(),
+            nats_subject_prefix: self
+                .subject_prefix
+                .clone()
+                .unwrap_or_else(|| defaults.nats_subject_prefix.clone()),
+            relay_stuck_after: self.relay_stuck_after.unwrap_or(defaults.relay_stuck_after),
+            ..defaults
         };
         let contexts = ContextSettings {
             records: self.records,
@@ -172,6 +202,9 @@ impl TestApp {
             docs: palimpsest_docs::Settings::default(),
             inline_max: DEFAULT_INLINE_MAX,
             database_url: None,
+            subject_prefix: None,
+            stream_name: None,
+            relay_stuck_after: None,
         }
     }
 

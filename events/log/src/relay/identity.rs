@@ -26,7 +26,7 @@ pub fn stream_config(config: &RelayConfig, log_id: Uuid) -> stream::Config {
         name: config.stream_name.clone(),
         description: Some(format!("{DESCRIPTION_PREFIX}{log_id}")),
         metadata: [(METADATA_KEY.to_owned(), log_id.to_string())].into(),
-        subjects: vec![format!("{}.>", palimpsest_events::subject::PREFIX)],
+        subjects: vec![palimpsest_events::subject::filter(&config.subject_prefix)],
         storage: stream::StorageType::File,
         num_replicas: config.replicas,
         duplicate_window: std::time::Duration::from_secs(120),

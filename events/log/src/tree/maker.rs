@@ -84,9 +84,10 @@ impl TreeHealth {
     }
 }
 
-/// Where the tree maker publishes heads: a core NATS subject outside the event stream.
-pub fn head_subject(log_id: uuid::Uuid) -> String {
-    format!("palimpsest-log.{log_id}.head")
+/// Where the tree maker publishes heads: a core NATS subject outside the event stream's filter,
+/// `<prefix>-log.<log_id>.head` ([`palimpsest_events::subject::heads_subject`]).
+pub fn head_subject(prefix: &str, log_id: uuid::Uuid) -> String {
+    palimpsest_events::subject::heads_subject(prefix, log_id)
 }
 
 /// The tree maker's inputs.
@@ -99,6 +100,8 @@ pub struct TreeMaker {
     pub policy: HeadPolicy,
     /// NATS to publish heads on, if any.
     pub nats: Option<async_nats::Client>,
+    /// The deployment's subject prefix: heads go on `<prefix>-log.<log_id>.head`.
+    pub subject_prefix: String,
     /// Where its state is shown.
     pub health: TreeHealth,
 }
@@ -282,7 +285,7 @@ impl TreeMaker {
             Ok(body) => body,
             Err(e) => return tracing::warn!(error = %e, "tree head not encoded"),
         };
-        let subject = head_subject(head.head.log_id);
+        let subject = head_subject(&self.subject_prefix, head.head.log_id);
         if let Err(e) = nats.publish(subject, body.into()).await {
             metrics::counter!("palimpsest_tree_head_publish_errors_total").increment(1);
             tracing::warn!(error = %e, "tree head not published on NATS");

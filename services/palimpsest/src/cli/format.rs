@@ -7,8 +7,9 @@ use palimpsest_events::RecordedEvent;
 /// The form events are printed in (`--format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One readable line an event.
+    /// One readable line an event (also spelt `pretty`).
     #[default]
+    #[value(alias = "pretty")]
     Text,
     /// One JSON envelope a line.
     Jsonl,

@@ -64,21 +64,8 @@ pub enum Command {
     /// Verify hash chains, or show a stream's history.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
-    /// Print events from NATS as they are published (from `--since` when given).
-    Tail {
-        /// Subject filter (default: every event, `palimpsest.>`).
-        subject: Option<String>,
-        /// Start at this time (RFC 3339, or without seconds, UTC): read JetStream from it,
-        /// skipping events recorded before it.
-        #[arg(long, value_parser = format::time)]
-        since: Option<chrono::DateTime<chrono::Utc>>,
-        /// Stop (exit 0) at the first event recorded after this time.
-        #[arg(long, value_parser = format::time)]
-        until: Option<chrono::DateTime<chrono::Utc>>,
-        /// How events are printed (`jsonl`: one envelope a line).
-        #[arg(long, value_enum, default_value_t)]
-        format: format::Format,
-    },
+    /// Print events from NATS: live, from a position or a time, or through a durable consumer.
+    Tail(tail::TailArgs),
     /// Atlas context tools: `import` a History Map SQLite database.
     #[command(subcommand)]
     Atlas(atlas::AtlasCommand),
@@ -130,20 +117,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Replay { projection } => replay::run(&settings, &projection).await,
         Command::Audit(cmd) => audit::run(&settings, cmd).await,
-        Command::Tail {
-            subject,
-            since,
-            until,
-            format,
-        } => {
-            let options = tail::TailOptions {
-                subject,
-                since,
-                until,
-                format,
-            };
-            tail::run(&settings, &options, &mut std::io::stdout()).await
-        }
+        Command::Tail(args) => tail::run(&settings, &args.options(), &mut std::io::stdout()).await,
         Command::Atlas(cmd) => atlas::run(&settings, cmd).await,
     }
 }
