@@ -6,9 +6,10 @@
 //! run up to a position inside an approval's append and then run again to the end (it resumes
 //! from its ack floor), and each refuses a state file of another log.
 //!
-//! Installs what they need on first run, as `services/docs/tests/pouchdb.rs` does: `npm ci` in
-//! `examples/consumers/node` (pinned by its `package-lock.json`) and a venv in
-//! `examples/consumers/python/.venv` from its `requirements.txt` (rebuilt when that changes).
+//! Installs what they need on first run (`examples/consumers/install.sh`, also run by
+//! `.ci/run`): `npm ci` in `examples/consumers/node` (pinned by its `package-lock.json`) and a
+//! venv in `examples/consumers/python/.venv` from its `requirements.txt` (rebuilt when it
+//! changes). Nothing is skipped: a missing python3 or npm fails the test.
 
 use palimpsest_testkit::{NatsServer, TestApp};
 use reqwest::StatusCode;
@@ -22,52 +23,20 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/consumers")
 }
 
-/// One install at a time: two `npm ci` (or two venvs) into one folder break each other.
-static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Installs the Node consumer's packages (`npm ci`) unless they are there.
-fn install_node() {
-    let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = examples().join("node");
-    let modules = dir.join("node_modules");
-    if modules.join("nats/package.json").exists() && modules.join("ajv/package.json").exists() {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
+/// Installs both consumers' packages with `examples/consumers/install.sh` (`npm ci` in `node/`,
+/// a venv in `python/.venv`; nothing when already done); the venv's Python.
+fn install() -> PathBuf {
+    let script = examples().join("install.sh");
+    let status = Command::new("bash")
+        .arg(&script)
         .status()
-        .expect("npm must be installed (Node 18+ and npm)");
-    assert!(status.success(), "npm ci failed in {}", dir.display());
-}
-
-/// The Python of the consumer's venv, made (and its requirements installed) unless the venv
-/// was made from the same `requirements.txt`.
-fn install_python() -> PathBuf {
-    let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = examples().join("python");
-    let venv = dir.join(".venv");
-    let python = venv.join("bin/python");
-    let stamp = venv.join(".requirements.txt");
-    let wanted = std::fs::read_to_string(dir.join("requirements.txt")).expect("requirements.txt");
-    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted) {
-        return python;
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let status = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status()
-        .expect("python3 must be installed (3.11)");
-    assert!(status.success(), "python3 -m venv failed");
-    let status = Command::new(venv.join("bin/pip"))
-        .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-        .arg(dir.join("requirements.txt"))
-        .status()
-        .expect("pip of the venv");
-    assert!(status.success(), "pip install -r requirements.txt failed");
-    std::fs::write(&stamp, wanted).expect("stamp");
-    python
+        .expect("bash runs the install script");
+    assert!(
+        status.success(),
+        "{} failed: the consumers need python3 (3.11, venv) and Node 18+ with npm",
+        script.display()
+    );
+    examples().join("python/.venv/bin/python")
 }
 
 /// The atlas as its users call it: `ann` an editor, `rev` a reviewer, each with the token the
@@ -220,7 +189,12 @@ async fn published(nats_url: &str, head: i64) {
     let started = Instant::now();
     loop {
         if let Ok(mut stream) = js.get_stream(palimpsest_log::relay::STREAM_NAME).await
-            && stream.info().await.map(|i| i.state.last_sequence as i64).ok() >= Some(head)
+            && stream
+                .info()
+                .await
+                .map(|i| i.state.last_sequence as i64)
+                .ok()
+                >= Some(head)
         {
             return;
         }
@@ -268,7 +242,8 @@ struct Consumer {
 
 impl Consumer {
     /// Runs the consumer with `args` (a tokio child, so the server keeps serving); its exit
-    /// status and standard output (stderr is shown on failure).
+    /// status and standard output (its stderr is printed, and checked to say that it validated
+    /// against `events/schemas/` whenever that folder exists).
     async fn run(&self, args: &[String]) -> (Option<i32>, String) {
         let run = tokio::process::Command::new(&self.program)
             .arg(&self.script)
@@ -286,12 +261,15 @@ impl Consumer {
             .unwrap_or_else(|_| panic!("{} finished within three minutes", self.name))
             .unwrap_or_else(|e| panic!("{} could not start: {e}", self.name));
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        eprintln!(
-            "{} {args:?}: {}\n{}",
-            self.name,
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        eprintln!("{} {args:?}: {}\n{stderr}", self.name, output.status);
+        if examples().join("../../events/schemas").is_dir() {
+            assert!(
+                stderr.contains("validating events against"),
+                "{}: events/schemas exists but was not used: {stderr}",
+                self.name
+            );
+        }
         (output.status.code(), stdout)
     }
 
@@ -313,10 +291,7 @@ fn model_of(printed: &Value) -> Value {
 
 #[tokio::test]
 async fn the_example_consumers_rebuild_the_atlas_read_model_the_server_answers() {
-    let (python, ()) = tokio::join!(
-        async { tokio::task::spawn_blocking(install_python).await.expect("venv") },
-        async { tokio::task::spawn_blocking(install_node).await.expect("npm") }
-    );
+    let python = tokio::task::spawn_blocking(install).await.expect("install");
     let nats = NatsServer::start().await;
     let app = TestApp::start_with_nats(&nats.url()).await;
     let atlas = Atlas::of(&app).await;

@@ -61,12 +61,11 @@ function emptyModel() {
 function apply(model, event) {
   const { category, key } = event.stream;
   const type = event.event_type;
-  const payload = event.payload;
-  // Atlas payloads are adjacently tagged: {"type": <event_type>, "data": {...}}.
-  if (payload?.type !== type) {
-    throw new Refused(EXIT_BAD_EVENT, `position ${event.position}: payload type ${payload?.type} is not the event type ${type}`);
+  // The payload is the event's fields; `event_type` names which event (the Rust variant).
+  const data = event.payload;
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw new Refused(EXIT_BAD_EVENT, `position ${event.position}: the ${type} payload is not an object`);
   }
-  const data = payload.data ?? {};
   if (category === "section") {
     if (type === "SectionCreated") {
       model.sections[key] = { title: data.title, status: "editing", version: 0, head_commit_id: null, locked_by: null };

@@ -73,12 +73,11 @@ def apply(model: dict, event: dict) -> None:
     stream = event["stream"]
     category, key = stream["category"], stream["key"]
     event_type = event["event_type"]
-    payload = event["payload"]
-    # Atlas payloads are adjacently tagged: {"type": <event_type>, "data": {...}}.
-    if payload.get("type") != event_type:
-        raise Refused(EXIT_BAD_EVENT, f"position {event['position']}: payload type "
-                      f"{payload.get('type')!r} is not the event type {event_type!r}")
-    data = payload.get("data") or {}
+    # The payload is the event's fields; `event_type` names which event (the Rust variant).
+    data = event["payload"]
+    if not isinstance(data, dict):
+        raise Refused(EXIT_BAD_EVENT, f"position {event['position']}: the {event_type} payload "
+                      "is not an object")
     if category == "section":
         sections = model["sections"]
         if event_type == "SectionCreated":
@@ -352,7 +351,9 @@ async def run(args) -> int:
         emit(state)
         return 0
     finally:
-        await nc.drain()
+        # Every ack was flushed after its batch; close rather than drain, which would wait for
+        # the last (empty) pull request to expire.
+        await nc.close()
 
 
 def main() -> int:
