@@ -38,7 +38,7 @@ async fn head_covering(app: &TestApp, size: i64) -> SignedTreeHead {
 
 /// Appends `count` events to one stream in one append (bulk, so the log holds thousands).
 async fn append_many(app: &TestApp, n: usize, count: usize) {
-    let stream = StreamName::new("test", "bulk", &n.to_string()).expect("stream");
+    let stream = StreamName::new("test", "bulk", n.to_string()).expect("stream");
     let events = (0..count)
         .map(|i| NewEvent::new("Counted", 1, serde_json::json!({ "i": i, "s": "a\u{1}é" })))
         .collect();
