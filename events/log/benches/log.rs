@@ -156,9 +156,10 @@ fn wanted(part: &str) -> bool {
     let Ok(parts) = std::env::var("BENCH_PARTS") else {
         return true;
     };
-    parts.split(',').map(str::trim).any(|p| {
-        p == part || (p == "tree" && part.starts_with("tree-"))
-    })
+    parts
+        .split(',')
+        .map(str::trim)
+        .any(|p| p == part || (p == "tree" && part.starts_with("tree-")))
 }
 
 /// Plain INSERTs of `rows` rows per transaction into an unindexed table by `writers` connections.

@@ -111,6 +111,22 @@ impl TreeDb {
     }
 }
 
+/// CPU µs per event appended since `before` (events, this process's CPU s, the server's).
+async fn cpu_per_event(server: &Server, store: &EventStore, before: (i64, f64, f64)) -> String {
+    let events = (store.head_position().await.expect("head") - before.0).max(1) as f64;
+    let own = crate::cluster::cpu_seconds(std::process::id(), false) - before.1;
+    let pg = server.cpu() - before.2;
+    format!("{:.0}+{:.0}", own * 1e6 / events, pg * 1e6 / events)
+}
+
+async fn cpu_now(server: &Server, store: &EventStore) -> (i64, f64, f64) {
+    (
+        store.head_position().await.expect("head"),
+        crate::cluster::cpu_seconds(std::process::id(), false),
+        server.cpu(),
+    )
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     percentile(&xs, 0.5)
@@ -134,12 +150,28 @@ pub async fn append_cost(server: &Server) {
     let (tree, running) = (&full.store, &full.running);
     for (writers, events) in [(1, 1), (64, 1), (64, 10)] {
         let (mut a, mut b, mut c, mut lag) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut cpu = Vec::new();
         for round in 0..ROUNDS {
             let tag = |kind: &str| format!("tree-{kind}-{writers}-{events}-{round}");
+            let before = cpu_now(server, &plain).await;
             a.push(append_rate(&plain, writers, events, &tag("plain")).await);
+            cpu.push(format!(
+                "plain {}",
+                cpu_per_event(server, &plain, before).await
+            ));
+            let before = cpu_now(server, &signed).await;
             b.push(append_rate(&signed, writers, events, &tag("signed")).await);
+            cpu.push(format!(
+                "signed {}",
+                cpu_per_event(server, &signed, before).await
+            ));
+            let before = cpu_now(server, tree).await;
             c.push(append_rate(tree, writers, events, &tag("tree")).await);
             lag.push(running.caught_up(tree).await.as_secs_f64() * 1000.0);
+            cpu.push(format!(
+                "signed+tree {}",
+                cpu_per_event(server, tree, before).await
+            ));
         }
         let rounds = |xs: &[f64]| {
             xs.iter()
@@ -162,6 +194,10 @@ pub async fn append_cost(server: &Server) {
              {:.2} (target >= 0.95); signed alone / plain = {:.2}",
             c_med / a_med,
             b_med / a_med
+        );
+        println!(
+            "  CPU us per event, this process + Postgres (tree phases include the catch-up): {}",
+            cpu.join(" | ")
         );
     }
     full.stop().await;

@@ -70,7 +70,10 @@ impl Tree {
     }
 
     fn node(&self, id: NodeId) -> Option<Hash> {
-        self.levels.get(id.level as usize)?.get(id.index as usize).copied()
+        self.levels
+            .get(id.level as usize)?
+            .get(id.index as usize)
+            .copied()
     }
 
     /// The root of the first `size` leaves, from the nodes in memory.
@@ -139,10 +142,22 @@ async fn inclusions(client: &Object, tree: &Tree, n: u64) -> (f64, f64) {
         times.push(t0.elapsed().as_secs_f64() * 1000.0);
         let leaf = to_hashes(std::slice::from_ref(&p.leaf_hash))[0];
         assert!(
-            merkle::verify_inclusion(position - 1, n, &leaf, &to_hashes(&p.audit_path), &tree.root),
+            merkle::verify_inclusion(
+                position - 1,
+                n,
+                &leaf,
+                &to_hashes(&p.audit_path),
+                &tree.root
+            ),
             "the inclusion proof of {position} in {n} does not verify"
         );
-        assert_eq!(Some(leaf), tree.node(NodeId { level: 0, index: position - 1 }));
+        assert_eq!(
+            Some(leaf),
+            tree.node(NodeId {
+                level: 0,
+                index: position - 1
+            })
+        );
     }
     summary(times)
 }
