@@ -13,12 +13,17 @@
 //!   into a scratch copy of `log.events` (positions from a sequence) by 1, 2, 8 and 64
 //!   connections, and one sequencer's stamping, against the 10-row floor at 64 writers;
 //!
-//! all of it on an empty log and again on a log that already holds 1,000,000 events.
+//! all of it on an empty log and again on a log that already holds 1,000,000 events; then the
+//! signed tree's figures (`support/tree.rs`, `support/tree_proofs.rs`, issue #27), each in a
+//! fresh database: appends signed with the tree maker running against plain ones, the head lag
+//! at the best append rate, and proof times in a tree of 1,000,000 leaves.
 //!
 //! The bench starts a private Postgres cluster (`initdb` in a temporary directory, a free port,
 //! `pg_stat_statements` loaded) and removes it afterwards; without server binaries it falls back
 //! to `PALIMPSEST_TEST_ADMIN_URL`'s server, without per-statement times. `BENCH_SECONDS` sets
-//! each phase's length (default 3), `BENCH_GROWTH` the events of the grown log (default 1e6).
+//! each phase's length (default 3), `BENCH_GROWTH` the events of the grown log (default 1e6),
+//! `BENCH_PARTS` which parts run (comma-separated: `log`, `tree-rate`, `tree-lag`,
+//! `tree-proofs`, or `tree` for the three; default all).
 
 #[path = "support/cluster.rs"]
 mod cluster;
@@ -26,6 +31,10 @@ mod cluster;
 mod scratch;
 #[path = "support/stamping.rs"]
 mod stamping;
+#[path = "support/tree.rs"]
+mod tree;
+#[path = "support/tree_proofs.rs"]
+mod tree_proofs;
 #[path = "support/weigh.rs"]
 mod weigh;
 
@@ -76,13 +85,7 @@ impl Server {
                     .batch_execute("CREATE DATABASE bench")
                     .await
                     .expect("create database");
-                let url = format!(
-                    "{}/bench",
-                    c.admin_url()
-                        .rsplit_once('/')
-                        .map(|(b, _)| b)
-                        .unwrap_or_default()
-                );
+                let url = database_url(&c.admin_url(), "bench");
                 connect(&url)
                     .await
                     .batch_execute("CREATE EXTENSION pg_stat_statements")
@@ -107,6 +110,25 @@ impl Server {
         }
     }
 
+    /// A fresh, empty database on the same server: its URL, and the shared server's database
+    /// to drop afterwards.
+    async fn database(&self, name: &str) -> (String, Option<TestDb>) {
+        match &self.cluster {
+            Some(c) => {
+                connect(&c.admin_url())
+                    .await
+                    .batch_execute(&format!("CREATE DATABASE {name}"))
+                    .await
+                    .expect("create database");
+                (database_url(&c.admin_url(), name), None)
+            }
+            None => {
+                let db = TestDb::create().await;
+                (db.url().to_owned(), Some(db))
+            }
+        }
+    }
+
     /// CPU seconds used so far by the server's processes.
     fn cpu(&self) -> f64 {
         match self.cluster.as_ref().and_then(|c| c.postmaster()) {
@@ -121,6 +143,23 @@ impl Server {
         }
         drop(self.cluster);
     }
+}
+
+/// The URL of database `name` on the server of `admin`.
+fn database_url(admin: &str, name: &str) -> String {
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or_default();
+    format!("{base}/{name}")
+}
+
+/// Whether `BENCH_PARTS` (default: all) asks for `part` (`tree` stands for its three parts).
+fn wanted(part: &str) -> bool {
+    let Ok(parts) = std::env::var("BENCH_PARTS") else {
+        return true;
+    };
+    parts
+        .split(',')
+        .map(str::trim)
+        .any(|p| p == part || (p == "tree" && part.starts_with("tree-")))
 }
 
 /// Plain INSERTs of `rows` rows per transaction into an unindexed table by `writers` connections.
@@ -710,8 +749,25 @@ async fn grow(url: &str, target: i64) {
 #[tokio::main]
 async fn main() {
     let server = Server::start().await;
+    if wanted("log") {
+        log_suites(&server).await;
+    }
+    if wanted("tree-rate") {
+        tree::append_cost(&server).await;
+    }
+    if wanted("tree-lag") {
+        tree::head_lag(&server).await;
+    }
+    if wanted("tree-proofs") {
+        tree_proofs::proof_times(&server).await;
+    }
+    server.stop().await;
+}
+
+/// The log's figures on an empty log, then on a grown one.
+async fn log_suites(server: &Server) {
     let store = EventStore::connect(&server.url).await.expect("connect");
-    suite(&store, &server, "empty").await;
+    suite(&store, server, "empty").await;
     let growth = std::env::var("BENCH_GROWTH")
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -719,8 +775,6 @@ async fn main() {
     if growth > 0 {
         let head = store.head_position().await.expect("head");
         grow(&server.url, head + growth).await;
-        suite(&store, &server, "grown").await;
+        suite(&store, server, "grown").await;
     }
-    drop(store);
-    server.stop().await;
 }
