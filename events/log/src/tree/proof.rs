@@ -52,7 +52,6 @@ pub async fn inclusion(
     position: u64,
     tree_size: u64,
 ) -> Result<InclusionProof, ProofError> {
-    within(client, tree_size).await?;
     if position == 0 || position > tree_size {
         return Err(ProofError::OutOfRange(format!(
             "position must be between 1 and tree_size ({tree_size})"
@@ -63,7 +62,13 @@ pub async fn inclusion(
         index: position - 1,
     };
     let ranges = merkle::inclusion_ranges(position - 1, tree_size);
-    let mut hashes = hashes(client, &ranges, Some(leaf)).await?;
+    // The size check and the nodes' read go out together: one round trip.
+    let (held, hashes) = tokio::join!(
+        within(client, tree_size),
+        hashes(client, &ranges, Some(leaf))
+    );
+    held?;
+    let mut hashes = hashes?;
     let leaf_hash = hashes.pop().unwrap_or_default();
     Ok(InclusionProof {
         position,
@@ -79,14 +84,15 @@ pub async fn consistency(
     from: u64,
     to: u64,
 ) -> Result<ConsistencyProof, ProofError> {
-    within(client, to).await?;
     if from > to {
         return Err(ProofError::OutOfRange(format!(
             "from ({from}) must not exceed to ({to})"
         )));
     }
     let ranges = merkle::consistency_ranges(from, to);
-    let proof = hashes(client, &ranges, None).await?;
+    let (held, proof) = tokio::join!(within(client, to), hashes(client, &ranges, None));
+    held?;
+    let proof = proof?;
     Ok(ConsistencyProof { from, to, proof })
 }
 
