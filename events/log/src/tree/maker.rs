@@ -1,8 +1,7 @@
 //! The tree maker: follows the log off the append path and grows the Merkle tree.
 //!
-//! Each round reads the events after the tree's size in position order, recomputes each one's
-//! chain hash and leaf ([`super::leaf`]), and accepts a batch's leaves only when the appender's
-//! signature over them verifies (positions up to `log.tree_origin` were appended before
+//! Each round reads the positions and stored chain hashes after the tree's size, makes each
+//! leaf, and accepts a batch's leaves only when the appender's signature over them verifies (positions up to `log.tree_origin` were appended before
 //! batches were signed). Accepted leaves go onto the right edge ([`Frontier`]); the nodes they
 //! complete are stored, and a head is signed every `every_events` leaves or `every` time,
 //! whichever comes first. What cannot be accepted — a gap, an edited event, a position no valid
@@ -12,12 +11,11 @@
 use super::frontier::Frontier;
 use super::signer::LogSigner;
 use super::{TREE_LOCK_KEY, leaf};
-use crate::store::read_all_with;
 use crate::{EventStore, LogError};
 use chrono::Utc;
 use deadpool_postgres::GenericClient;
 use palimpsest_events::RecordedEvent;
-use palimpsest_events::merkle::{Hash, NodeId};
+use palimpsest_events::merkle::{self, Hash, NodeId};
 use palimpsest_events::tree_head::{BatchSignature, SignedTreeHead, TreeHead};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -195,13 +193,19 @@ impl TreeMaker {
         origin: u64,
         limit: i64,
     ) -> Result<Round, LogError> {
-        let events = read_all_with(client, frontier.size() as i64, limit).await?;
-        let Some(last) = events.last().map(|e| e.position as u64) else {
+        let events = stored_leaves(client, frontier.size(), limit).await?;
+        let Some(last) = events.last().map(|e| e.0) else {
             return Ok(Round::default());
         };
         let batches = batches(client, frontier.size(), last).await?;
         let key = self.signer.verifying_key();
-        let check = check(&events, &batches, frontier.size(), origin, &key);
+        let check = check_leaves(
+            events.iter().cloned(),
+            &batches,
+            frontier.size(),
+            origin,
+            &key,
+        );
         let complete = events.len() < limit as usize;
         let refused = check.refused.or_else(|| {
             // Events end inside a batch although nothing more was there to read: the batch's
@@ -312,10 +316,25 @@ pub struct Checked {
 }
 
 /// Checks `events` (in position order, after `size`) against `batches`: each event's leaf
-/// recomputes, and every position after `origin` is in a batch the key signed. Pure: the tree
-/// maker, `verify --since` and a witness run it.
+/// recomputes from its content, and every position after `origin` is in a batch the key
+/// signed. Pure: `verify --since` and a witness run it.
 pub fn check(
     events: &[RecordedEvent],
+    batches: &[BatchSignature],
+    size: u64,
+    origin: u64,
+    key: &ed25519_dalek::VerifyingKey,
+) -> Checked {
+    let leaves = events
+        .iter()
+        .map(|e| (e.position as u64, leaf::recompute(e)));
+    check_leaves(leaves, batches, size, origin, key)
+}
+
+/// Checks leaves (each a position and its leaf, or why it has none) against `batches`, as
+/// [`check`] does; the tree maker gives leaves made from the stored hashes alone.
+pub fn check_leaves(
+    events: impl IntoIterator<Item = (u64, Result<Hash, String>)>,
     batches: &[BatchSignature],
     size: u64,
     origin: u64,
@@ -329,12 +348,11 @@ pub fn check(
         refused: Some(Refusal { position, reason }),
         pending: None,
     };
-    for (expected, event) in (size + 1..).zip(events) {
-        let position = event.position as u64;
+    for (expected, (position, leaf)) in (size + 1..).zip(events) {
         if position != expected {
             return refuse(leaves, expected, format!("position {expected} is missing"));
         }
-        let leaf = match leaf::recompute(event) {
+        let leaf = match leaf {
             Ok(leaf) => leaf,
             Err(reason) => {
                 return refuse(leaves, position, format!("position {position}: {reason}"));
@@ -386,6 +404,34 @@ pub fn check(
         refused: None,
         pending: open.map(|(b, _)| (b.first_position, b.last_position)),
     }
+}
+
+/// The leaves of the (at most `limit`) positions after `after`, from each event's position and
+/// stored chain hash only: what the appender signed. Whether an event's content still gives
+/// that hash is the chain audit's question (`audit verify`, `verify --since`, a witness): a
+/// head commits to the signed hash, so an event edited under it is not what any head attests.
+async fn stored_leaves(
+    client: &impl GenericClient,
+    after: u64,
+    limit: i64,
+) -> Result<Vec<(u64, Result<Hash, String>)>, LogError> {
+    let rows = client
+        .query(
+            "SELECT position, hash FROM log.events WHERE position > $1 ORDER BY position LIMIT $2",
+            &[&(after as i64), &limit],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let position = r.get::<_, i64>(0) as u64;
+            let hash: Vec<u8> = r.get(1);
+            let leaf = <[u8; 32]>::try_from(hash.as_slice())
+                .map(|h| merkle::event_leaf(position, &h))
+                .map_err(|_| format!("position {position}: its hash is not 32 bytes"));
+            (position, leaf)
+        })
+        .collect())
 }
 
 /// Takes the tree lock on a connection kept for the tree maker, if no other holds it.

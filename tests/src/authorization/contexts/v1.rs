@@ -25,8 +25,7 @@ pub fn table() -> Vec<Row> {
         // The log's tree: public, like a Certificate Transparency log (decision 0024).
         Row::new("GET", "/v1/log/key", Policy::Public),
         Row::new("GET", "/v1/log/head", Policy::Public),
-        Row::new("GET", "/v1/log/proof/inclusion", Policy::Public)
-            .query("position=1&tree_size=1"),
+        Row::new("GET", "/v1/log/proof/inclusion", Policy::Public).query("position=1&tree_size=1"),
         Row::new("GET", "/v1/log/proof/consistency", Policy::Public).query("from=1&to=1"),
         Row::new("GET", "/v1/log/batches", Policy::Public).query("from=1&to=5"),
         Row::new("GET", "/healthz", Policy::Public),
