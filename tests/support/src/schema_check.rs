@@ -110,7 +110,7 @@ mod tests {
         let none = BTreeSet::new();
         assert!(mismatches(&[recorded("PadCreated", good.payload)], &none).is_empty());
         let bad = recorded("PadCreated", serde_json::json!({"pad_id": 3}));
-        let found = mismatches(&[bad.clone()], &none);
+        let found = mismatches(std::slice::from_ref(&bad), &none);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].starts_with("event 7 (PadCreated in pads/pad/p"),
