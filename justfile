@@ -20,6 +20,7 @@ test: services
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace
+    bash events/asyncapi-check/run.sh
     bash tests/schemathesis/run.sh
 
 # Fuzz every context's OpenAPI document with schemathesis against the real binary (fresh database).

@@ -50,6 +50,7 @@ async fn a_bulk_write_that_cannot_read_a_document_fails_whole_and_appends_nothin
     // the log is unavailable.
     let unreadable =
         StreamName::new("docs", "document", format!("{incarnation}/unreadable")).expect("stream");
+    app.allow_invalid_events(&unreadable);
     app.state
         .store
         .append(AppendRequest::new().stream(

@@ -153,11 +153,13 @@ async fn a_projector_stopped_on_an_event_is_named_by_readiness_and_writes_fail_f
     let http = reqwest::Client::new();
     // An event the atlas projector cannot decode (written beneath the API, as a buggy or older
     // binary could have written it).
+    let poison_stream = StreamName::new("atlas", "section", "poison").expect("stream");
+    app.allow_invalid_events(&poison_stream);
     let poison = app
         .state
         .store
         .append(AppendRequest::new().stream(
-            StreamName::new("atlas", "section", "poison").expect("stream"),
+            poison_stream,
             ExpectedVersion::NoStream,
             vec![NewEvent::new(
                 "SectionCreated",

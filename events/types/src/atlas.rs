@@ -20,6 +20,7 @@
 
 use crate::DomainEvent;
 use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -73,6 +74,22 @@ impl Serialize for Timestamp {
     }
 }
 
+/// Published as the text [`Timestamp::to_iso`] writes: an RFC 3339 UTC time with milliseconds.
+impl JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A UTC instant with millisecond precision, as JavaScript's toISOString writes it.",
+            "type": "string",
+            "format": "date-time",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
@@ -84,7 +101,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// A commit of a section: a full snapshot, never a diff. Shared by manual commits
 /// ([`SectionEvent::SectionCommitted`], kind `manual`) and restores
 /// ([`SectionEvent::SectionRestored`], kind `restore`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitRecorded {
     /// The commit's id (uuid).
     pub commit_id: String,
@@ -113,7 +130,7 @@ pub struct CommitRecorded {
 ///
 /// Statuses: `editing` → (`SectionSubmitted`) `submitted` → `approved` | `rejected` | `conflicted`;
 /// a commit or restore brings a `rejected` or `conflicted` section back to `editing`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum SectionEvent {
     /// A section was created; it starts `editing`, version 0, unlocked, without commits.
@@ -211,7 +228,7 @@ impl DomainEvent for SectionEvent {}
 
 /// Which approval made a published change: every entity and geometry event carries it, so each
 /// row's history names its submission and reviewer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PublicationSource {
     /// The approved submission.
     pub submission_id: String,
@@ -222,7 +239,7 @@ pub struct PublicationSource {
 }
 
 /// A published entity's fields, as the `entities` table holds them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EntityRow {
     /// The entity's id (chosen by the editor's snapshot).
     pub id: String,
@@ -247,7 +264,7 @@ pub struct EntityRow {
 }
 
 /// Events of a published entity's stream, `atlas/entity/<entity id>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum EntityEvent {
     /// A snapshot's `create` published a new entity.
@@ -279,7 +296,7 @@ pub enum EntityEvent {
 impl DomainEvent for EntityEvent {}
 
 /// A geometry's bounding box, in degrees.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bbox {
     /// West edge.
     pub min_lng: f64,
@@ -292,7 +309,7 @@ pub struct Bbox {
 }
 
 /// A published geometry's fields, as the `geometries` table holds them (links apart).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GeometryRow {
     /// The geometry's id (chosen by the editor's snapshot).
     pub id: String,
@@ -318,7 +335,7 @@ pub struct GeometryRow {
 }
 
 /// Events of a published geometry's stream, `atlas/geometry/<geometry id>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum GeometryEvent {
     /// A snapshot's `create` published a new geometry.
@@ -371,7 +388,7 @@ impl DomainEvent for GeometryEvent {}
 /// Events of `atlas/publication/map`: one per approval that published anything. Every approval
 /// appends here with an exact expected version, so approvals are serialised: the second of two
 /// concurrent approvals re-decides against the first one's published state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum PublicationEvent {
     /// A submission's snapshot was applied to the published map.
@@ -392,7 +409,7 @@ impl DomainEvent for PublicationEvent {}
 /// Events of a user's stream, `atlas/user/<user id>`: who may call the section workflow, and as
 /// what. The token itself is never stored: only its SHA-256, so the log cannot be replayed into
 /// credentials.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum UserEvent {
     /// The administrator issued the user a new token (a reissue replaces the previous one).

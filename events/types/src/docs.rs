@@ -21,12 +21,13 @@
 //! kept as a string so that member order, numbers and `\u0000` escapes round-trip byte for byte.
 
 use crate::DomainEvent;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// Events of a database stream `docs/database/<db>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum DatabaseEvent {
     /// `PUT /docs/{db}`: the database exists from now on, as a fresh incarnation.
@@ -71,7 +72,7 @@ pub enum DatabaseEvent {
 impl DomainEvent for DatabaseEvent {}
 
 /// Events of a document stream `docs/document/<incarnation>/<doc id>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum DocumentEvent {
     /// One revision joined the document's revision tree, with the ancestors it brought.
@@ -134,7 +135,7 @@ pub enum DocumentEvent {
 impl DomainEvent for DocumentEvent {}
 
 /// Events of a local document stream `docs/local/<incarnation>/<doc id>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum LocalEvent {
     /// The local document was written; its `_rev` is now `0-<number>`.
@@ -211,7 +212,7 @@ mod tests {
 
 /// Events of an attachment stream `docs/attachment/<sha1 hex>`: content-addressed, so one
 /// attachment is stored once however many documents and revisions refer to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum AttachmentEvent {
     /// The attachment's bytes, stored under Sync Gateway's key `_sync:att:<sha1>`.
@@ -236,7 +237,7 @@ pub enum AttachmentEvent {
 impl DomainEvent for AttachmentEvent {}
 
 /// Events of a user stream `docs/user/<incarnation>/<name>` (Sync Gateway's `user:` entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum UserEvent {
     /// The user was created or changed through the admin API.
@@ -288,7 +289,7 @@ pub enum UserEvent {
 impl DomainEvent for UserEvent {}
 
 /// Events of a role stream `docs/role/<incarnation>/<name>` (Sync Gateway's `role:` entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum RoleEvent {
     /// The role was created or changed.

@@ -2,12 +2,13 @@
 
 use crate::{StreamName, canonical, recorded_at};
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// Who and what caused a command, carried by every event it appended.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Metadata {
     /// The user or service that issued the command, as the context names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,7 +26,7 @@ pub struct Metadata {
 }
 
 /// The version a command expects a stream to be at; checked in the append's transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "version")]
 pub enum ExpectedVersion {
     /// No check: append whatever the stream's version.
@@ -48,7 +49,7 @@ impl ExpectedVersion {
 }
 
 /// An event a command wants to append: its type and payload, not yet placed in a stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NewEvent {
     /// Unique forever; uuid v7 so ids sort by creation time.
     pub event_id: Uuid,
@@ -73,7 +74,7 @@ impl NewEvent {
 }
 
 /// An event as the log recorded it: the envelope every reader, the relay and NATS consumers see.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RecordedEvent {
     /// Unique forever; NATS' `Nats-Msg-Id`.
     pub event_id: Uuid,
@@ -94,6 +95,7 @@ pub struct RecordedEvent {
     /// When the log recorded it (microsecond precision, UTC), written as the hash covers it:
     /// always six fractional digits ([`recorded_at::text`]); read from any RFC 3339 form.
     #[serde(serialize_with = "recorded_at::serialize")]
+    #[schemars(pattern(recorded_at::PATTERN))]
     pub recorded_at: DateTime<Utc>,
     /// The previous event's hash in this stream (hex); `None` for the first event.
     pub prev_hash: Option<String>,

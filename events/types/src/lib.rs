@@ -5,11 +5,13 @@
 //! computed over (and the one written form of an event's time, [`recorded_at`]), and the payload types of every bounded context. A consumer depends on this
 //! crate alone.
 
+pub mod asyncapi;
 pub mod canonical;
 pub mod domain;
 pub mod envelope;
 pub mod merkle;
 pub mod recorded_at;
+pub mod schema;
 pub mod stream;
 pub mod subject;
 pub mod tree_head;

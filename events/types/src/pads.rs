@@ -18,6 +18,7 @@
 //! the order the records must change (for a move: the destination pad before the source).
 
 use crate::DomainEvent;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The bounded context of every stream below.
@@ -39,7 +40,7 @@ pub const GROUP_MAPPER: &str = "group-mapper";
 
 /// A text with its attribution, Etherpad's `AText`: `attribs` is a changeset-style op string
 /// (`*0+5|1+1`) whose attribute numbers refer to the pad's attribute pool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AText {
     /// The text; always ends with `\n`.
     pub text: String,
@@ -51,7 +52,7 @@ pub struct AText {
 pub type Attribute = (String, String);
 
 /// A revision someone marked as saved (Etherpad's `savedRevisions` entries).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SavedRevision {
     /// The saved revision number.
     pub rev_num: i64,
@@ -67,7 +68,7 @@ pub struct SavedRevision {
 
 /// The time of a chat message as Etherpad keeps it: milliseconds as a number, or the integer
 /// text a client passed to `appendChatMessage`, which Etherpad stores as given.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ChatTime {
     /// Milliseconds since the epoch.
@@ -78,7 +79,7 @@ pub enum ChatTime {
 
 /// An author's display name as the record holds it: Etherpad distinguishes a name never given
 /// (no `name` key), an explicit `null` (authors made for a mapper or token) and a text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum AuthorName {
     /// No name key at all.
@@ -90,7 +91,7 @@ pub enum AuthorName {
 }
 
 /// Everything of a pad record a copy carries over (Etherpad's `pad:ID` value).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PadSnapshot {
     /// The head text.
     pub atext: AText,
@@ -107,7 +108,7 @@ pub struct PadSnapshot {
 }
 
 /// Events of a pad stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum PadEvent {
     /// The pad came into existence (its first revision follows).
@@ -180,7 +181,7 @@ pub enum PadEvent {
 impl DomainEvent for PadEvent {}
 
 /// Events of a group stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum GroupEvent {
     /// A group was created.
@@ -223,7 +224,7 @@ pub enum GroupEvent {
 impl DomainEvent for GroupEvent {}
 
 /// Events of an author stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum AuthorEvent {
     /// An author was created.
@@ -272,7 +273,7 @@ pub enum AuthorEvent {
 impl DomainEvent for AuthorEvent {}
 
 /// Events of a session stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum SessionEvent {
     /// A session of an author in a group, valid until a unix time (seconds).
@@ -296,7 +297,7 @@ pub enum SessionEvent {
 impl DomainEvent for SessionEvent {}
 
 /// Events of a token stream (`token2author`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum TokenEvent {
     /// The token now names this author.
@@ -309,7 +310,7 @@ pub enum TokenEvent {
 impl DomainEvent for TokenEvent {}
 
 /// Events of an author mapper stream (`mapper2author`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum AuthorMapperEvent {
     /// The mapper now names this author.
@@ -322,7 +323,7 @@ pub enum AuthorMapperEvent {
 impl DomainEvent for AuthorMapperEvent {}
 
 /// Events of a group mapper stream (`mapper2group`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum GroupMapperEvent {
     /// The mapper now names this group.

@@ -11,6 +11,9 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serializer;
 
+/// The published form as a regular expression (the envelope's JSON Schema says it).
+pub const PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$";
+
 /// `at` as the hash covers it and as every envelope is published: RFC 3339, UTC `Z`, six
 /// fractional digits (a finer time is truncated to the microsecond, as the log stores it).
 pub fn text(at: DateTime<Utc>) -> String {

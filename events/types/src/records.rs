@@ -17,11 +17,12 @@
 //! on the log or on NATS.
 
 use crate::DomainEvent;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A class of documents as declared (schema file or `declareClass`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassDeclaration {
     /// The class name, starting with an upper-case letter (`Article`).
@@ -40,7 +41,7 @@ pub struct ClassDeclaration {
 }
 
 /// One synchronisable sub-collection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectionDeclaration {
     /// The row's column name.
@@ -53,7 +54,7 @@ pub struct CollectionDeclaration {
 }
 
 /// One indexed property.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IndexDeclaration {
     /// The applicative property indexed, also the row's column name.
@@ -67,7 +68,7 @@ pub struct IndexDeclaration {
 }
 
 /// The types of index the spec names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IndexKind {
     /// sha16 of a string, unique across documents of its scope; equality only.
@@ -85,7 +86,7 @@ pub enum IndexKind {
 }
 
 /// The scope of an index.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Scope {
     /// Across every organisation: usable by administration only.
     G,
@@ -95,7 +96,7 @@ pub enum Scope {
 }
 
 /// Events of a `records/class/<Clazz>` stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum ClassEvent {
     /// The class exists with this shape; its row table is created by the projector.
@@ -108,7 +109,7 @@ pub enum ClassEvent {
 impl DomainEvent for ClassEvent {}
 
 /// A collection column's value: one sha16, or a list of sha16 for a list collection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CollectionKey {
     /// sha16 of the identifying values joined by `/`.
@@ -118,7 +119,7 @@ pub enum CollectionKey {
 }
 
 /// An index column's value, tagged by its column type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IndexValue {
     /// `uniq`, `hash` (a sha16) or `string` index.
@@ -132,7 +133,7 @@ pub enum IndexValue {
 }
 
 /// The row of a document as the SQL provider stores it, minus the technical `x z ck del`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Row {
     /// The organisation code (`""` for `Hdr`).
     pub org: String,
@@ -153,7 +154,7 @@ pub struct Row {
 }
 
 /// The `del` row written beside an update that took the document out of some collections.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LeftRow {
     /// The old values of the collections the document left (removed values for a list).
     pub collections: BTreeMap<String, CollectionKey>,
@@ -162,7 +163,7 @@ pub struct LeftRow {
 }
 
 /// A `del` row's resealed data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LeftSeal {
     /// The `del` row's version.
     pub v: i64,
@@ -171,7 +172,7 @@ pub struct LeftSeal {
 }
 
 /// Events of a `records/doc/<org>:<Clazz>:<pk>` stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum DocumentEvent {
     /// The document was inserted (`x` = 0).
@@ -235,7 +236,7 @@ pub enum DocumentEvent {
 impl DomainEvent for DocumentEvent {}
 
 /// Events of a `records/ftp/<org>` stream: the organisation's files to purge from storage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum FtpEvent {
     /// File `path` may be purged from storage after day `p`.
@@ -259,7 +260,7 @@ pub enum FtpEvent {
 impl DomainEvent for FtpEvent {}
 
 /// Events of a `records/task/<org>:<k0>` stream: one deferred task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum TaskEvent {
     /// The task is due at `i0` (`AAAAMMJJhhmmssmmm`) with this sealed data (created,
@@ -286,7 +287,7 @@ pub enum TaskEvent {
 impl DomainEvent for TaskEvent {}
 
 /// Events of a `records/unique/…` stream: the owner `[org, clazz, pk]` of one unique value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum UniqueEvent {
     /// The value now belongs to this document.
@@ -304,7 +305,7 @@ pub enum UniqueEvent {
 impl DomainEvent for UniqueEvent {}
 
 /// Events of a `records/token/<org>` stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum TokenEvent {
     /// A bearer token scoped to the organisation was issued; only its sha32 is kept.

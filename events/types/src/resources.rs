@@ -15,6 +15,7 @@
 
 use crate::DomainEvent;
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Deki's change mask bits (`resrev_change_mask`): which columns a revision changed.
@@ -36,7 +37,7 @@ pub mod mask {
 }
 
 /// Deki's resource types (`res_type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceType {
     /// A file attached to a page (2).
@@ -64,7 +65,7 @@ impl ResourceType {
 }
 
 /// What a resource hangs under; Deki's parent types PAGE 1, FILE 2, USER 3, SITE 5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum Parent {
     /// A page, by page id (pages live outside this context).
@@ -125,7 +126,7 @@ impl std::fmt::Display for Parent {
 }
 
 /// The content a revision points at (`resrev_content_id` and the copies Deki keeps beside it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ContentRef {
     /// `rescontent_id`.
     pub rescontent_id: i64,
@@ -137,7 +138,7 @@ pub struct ContentRef {
 
 /// One revision of a resource: the whole row of `resourcerevs`, a copy of the previous head
 /// with the command's change applied.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Revision {
     /// `resrev_res_id`.
     pub res_id: i64,
@@ -174,7 +175,7 @@ pub struct Revision {
 }
 
 /// Events of `resources/resource/<res_id>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum ResourceEvent {
     /// A new revision became the head.
@@ -203,7 +204,7 @@ pub enum ResourceEvent {
 impl DomainEvent for ResourceEvent {}
 
 /// Where stored bytes are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Stored {
     /// In the event and in `rescontent_value`, base64 (standard alphabet, padded).
@@ -219,7 +220,7 @@ pub enum Stored {
 }
 
 /// Events of `resources/content/<sha256>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum ContentEvent {
     /// Content was stored for the first time; later revisions with the same digest share it.
@@ -245,7 +246,7 @@ impl DomainEvent for ContentEvent {}
 
 /// Events of `resources/name/<type>@<parent>/<name>`: the name index that lets a command know
 /// whether a name is taken without a read model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum NameEvent {
     /// A live resource took the name.
@@ -263,7 +264,7 @@ pub enum NameEvent {
 impl DomainEvent for NameEvent {}
 
 /// A range of ids, `first..=last`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IdRange {
     /// The first id taken.
     pub first: i64,
@@ -272,7 +273,7 @@ pub struct IdRange {
 }
 
 /// Events of `resources/ids/counters`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "data")]
 pub enum IdsEvent {
     /// One command's ids, taken inside that command's own append (written by versions before

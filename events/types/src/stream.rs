@@ -1,5 +1,6 @@
 //! Stream names: which context, which kind of stream, which instance.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -9,7 +10,9 @@ use std::fmt;
 /// The three parts are kept apart rather than joined into one string because ids of the
 /// original systems may contain any character (Etherpad's `g.abc$name`, Deki paths), so no
 /// separator is safe.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct StreamName {
     /// The bounded context that owns the stream: `pads`, `docs`, `records`, `resources`, `atlas`.
     pub context: String,

@@ -23,7 +23,8 @@ pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router 
     let mut router = Router::new()
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)))
-        .merge(log_routes::router(state.clone()));
+        .merge(log_routes::router(state.clone()))
+        .merge(palimpsest_web::schemas::router());
     for c in contexts {
         let routes = (c.router)(state.clone())
             .layer(axum::middleware::from_fn(command::fingerprint_requests));

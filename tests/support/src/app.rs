@@ -8,11 +8,14 @@ use crate::TestDb;
 use palimpsest::config::{LimitSettings, Settings};
 use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
+use palimpsest_events::{RecordedEvent, StreamName};
 use palimpsest_records::settings::Settings as RecordsSettings;
 use palimpsest_resources::content::{ContentConfig, DEFAULT_INLINE_MAX};
 use palimpsest_web::AppState;
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// The folder inside the data folder where a test app's resources content goes.
 const RESOURCES_CONTENT: &str = "resources-content";
@@ -28,6 +31,8 @@ pub struct TestApp {
     data_dir: Option<tempfile::TempDir>,
     running: Option<Running>,
     contexts: ContextSettings,
+    /// Streams whose events a test wrote invalid on purpose (beneath the API).
+    unchecked: Mutex<BTreeSet<StreamName>>,
 }
 
 /// How a [`TestApp`] is started: which roles run, the HTTP limits, files put in its data folder
@@ -186,6 +191,7 @@ impl TestAppBuilder {
             data_dir: Some(data_dir),
             running: Some(running),
             contexts,
+            unchecked: Mutex::default(),
         }
     }
 }
@@ -275,15 +281,62 @@ impl TestApp {
         self.database_url.clone()
     }
 
-    /// Stops the app, waits for every task, drops its database and removes its folder.
+    /// Leaves the events of `stream` out of the schema check at [`TestApp::stop`]: a test that
+    /// appends an invalid event on purpose (beneath the API) says so.
+    pub fn allow_invalid_events(&self, stream: &StreamName) {
+        if let Ok(mut unchecked) = self.unchecked.lock() {
+            unchecked.insert(stream.clone());
+        }
+    }
+
+    /// Stops the app, waits for every task, checks every event of its log against its schema
+    /// ([`crate::schema_check`]; panics naming those that do not match), drops its database
+    /// and removes its folder.
     pub async fn stop(mut self) {
         if let Some(running) = self.running.take() {
             running.stop().await;
+        }
+        if self.db.is_some() {
+            self.check_schemas().await;
         }
         if let Some(db) = self.db.take() {
             db.drop().await;
         }
         self.data_dir.take();
+    }
+}
+
+impl TestApp {
+    /// Reads the whole log and panics, naming them, on events that do not match their schema.
+    async fn check_schemas(&mut self) {
+        let mut events = Vec::new();
+        loop {
+            let after = events.last().map_or(0, |e: &RecordedEvent| e.position);
+            match self.state.store.read_all(after, 1000).await {
+                Ok(page) if page.is_empty() => break,
+                Ok(page) => events.extend(page),
+                Err(e) => panic!("schema check: the log does not read: {e}"),
+            }
+        }
+        let unchecked = self.unchecked.lock().map(|u| u.clone()).unwrap_or_default();
+        let wrong = crate::schema_check::mismatches(&events, &unchecked);
+        if !wrong.is_empty() {
+            // Drop the database first: the panic below skips the rest of `stop`.
+            if let Some(db) = self.db.take() {
+                db.drop().await;
+            }
+            panic!(
+                "{} of {} events do not match their schema (events/schemas/):\n{}",
+                wrong.len(),
+                events.len(),
+                wrong
+                    .iter()
+                    .take(20)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
     }
 }
 

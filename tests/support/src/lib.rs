@@ -8,6 +8,7 @@ mod database;
 mod nats;
 mod nats_cluster;
 mod postgres;
+pub mod schema_check;
 
 pub use app::TestApp;
 pub use database::{TestDb, admin_url};
