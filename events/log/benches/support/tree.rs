@@ -47,6 +47,7 @@ impl Running {
             signer,
             policy: HeadPolicy::default(),
             nats: None,
+            subject_prefix: palimpsest_events::subject::DEFAULT_PREFIX.into(),
             health: health.clone(),
         };
         let task = tokio::spawn(maker.run(shutdown.clone()));
