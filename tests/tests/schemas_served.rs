@@ -61,3 +61,20 @@ async fn the_asyncapi_document_is_served_and_refers_to_served_schemas() {
     assert!(schema::catalogue().contains_key(reference.trim_start_matches("schemas/")));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_served_asyncapi_document_names_the_deployments_subject_prefix() {
+    let app = TestApp::builder().subject_prefix("acme-eu").start().await;
+    let (status, _, body) = get(&app, "/v1/asyncapi.json").await;
+    assert_eq!(status, 200);
+    let doc: Value = serde_json::from_str(&body).expect("json");
+    let channels = doc["channels"].as_object().expect("channels");
+    assert!(!channels.is_empty());
+    for (name, channel) in channels {
+        assert_eq!(
+            channel["parameters"]["prefix"]["default"], "acme-eu",
+            "{name}"
+        );
+    }
+    app.stop().await;
+}

@@ -157,7 +157,12 @@ pub async fn start(
         let limits = settings.limits.limits(server::upload_routes(&selected));
         let header_timeout = limits.header_timeout;
         let app = if roles.api {
-            server::app(state.clone(), &selected, limits)
+            server::app(
+                state.clone(),
+                &selected,
+                limits,
+                &settings.nats_subject_prefix,
+            )
         } else {
             server::health_only(state.clone(), limits)
         };

@@ -19,12 +19,17 @@ use tokio_util::sync::CancellationToken;
 const DRAIN: Duration = Duration::from_secs(10);
 
 /// The whole application's routes.
-pub fn app(state: AppState, contexts: &[Context], limits: HttpLimits) -> Router {
+pub fn app(
+    state: AppState,
+    contexts: &[Context],
+    limits: HttpLimits,
+    subject_prefix: &str,
+) -> Router {
     let mut router = Router::new()
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)))
         .merge(log_routes::router(state.clone()))
-        .merge(palimpsest_web::schemas::router());
+        .merge(palimpsest_web::schemas::router(subject_prefix));
     for c in contexts {
         let routes = (c.router)(state.clone())
             .layer(axum::middleware::from_fn(command::fingerprint_requests));

@@ -12,20 +12,35 @@ use axum::{Json, Router};
 use palimpsest_events::{asyncapi, schema};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 /// Every schema file by its path under `/v1/schemas/` (`index.json` included).
 static CATALOGUE: LazyLock<BTreeMap<String, Value>> = LazyLock::new(schema::catalogue);
-/// The AsyncAPI document.
-static ASYNCAPI: LazyLock<Value> = LazyLock::new(asyncapi::document);
-
-/// The public routes of the contract.
-pub fn router() -> Router {
+/// The public routes of the contract; the AsyncAPI document served names `prefix`, the
+/// deployment's subject prefix, as every channel's default.
+pub fn router(prefix: &str) -> Router {
+    let document = Arc::new(with_prefix(asyncapi::document(), prefix));
     Router::new()
         .route("/v1/schemas", get(index))
         .route("/v1/schemas/", get(index))
         .route("/v1/schemas/{*path}", get(file))
-        .route("/v1/asyncapi.json", get(document))
+        .route(
+            "/v1/asyncapi.json",
+            get(move || async move { Json(&*document).into_response() }),
+        )
+}
+
+/// `document` with `prefix` as the default of every channel's `prefix` parameter (the kept
+/// `events/asyncapi.yaml` says `palimpsest`, the default).
+fn with_prefix(mut document: Value, prefix: &str) -> Value {
+    if let Some(channels) = document["channels"].as_object_mut() {
+        for channel in channels.values_mut() {
+            if let Some(parameter) = channel.pointer_mut("/parameters/prefix") {
+                parameter["default"] = Value::String(prefix.to_owned());
+            }
+        }
+    }
+    document
 }
 
 /// The index: one entry per event type and schema version, with its file's path.
@@ -42,11 +57,6 @@ async fn file(Path(path): Path<String>) -> Result<Response, ApiError> {
             "no schema {path}: GET /v1/schemas lists them"
         ))),
     }
-}
-
-/// The AsyncAPI 3 document of the bus (its payload references resolve under `/v1/schemas/`).
-async fn document() -> Response {
-    Json(&*ASYNCAPI).into_response()
 }
 
 fn schema_response(value: &Value, content_type: &'static str) -> Response {
