@@ -287,12 +287,14 @@ async fn a_forged_event_appended_with_a_valid_chain_hash_is_named() {
     let kept = keep_head(&app).await;
     let db = superuser(&app).await;
     let forged = at.last + 1;
-    // A docs user granted every channel, in a stream of its own, chained correctly.
+    // A docs user granted every channel, in a stream of its own, chained correctly, its
+    // payload as valid as the real ones (it passes the schema check at the app's stop).
     db.execute(
         "INSERT INTO log.events (position, event_id, context, category, stream_key, version, \
          event_type, schema_version, payload, actor, recorded_at, prev_hash, hash) \
          VALUES ($1, gen_random_uuid(), 'docs', 'user', 'db/mallory', 1, 'UserSaved', 1, \
-         '{\"name\": \"mallory\", \"admin_channels\": [\"*\"]}', 'admin', now(), NULL, '\\x00')",
+         '{\"db\": \"db\", \"name\": \"mallory\", \"admin_channels\": [\"*\"], \
+         \"admin_roles\": [], \"disabled\": false}', 'admin', now(), NULL, '\\x00')",
         &[&forged],
     )
     .await
