@@ -5,23 +5,22 @@
 use palimpsest::cli::audit::{AuditCommand, run};
 use palimpsest::cli::bundle::{CheckArgs, ExportArgs};
 use palimpsest::config::Settings;
+use palimpsest_e2e::workload;
 use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// One atlas write through its real route, as the admin; gives the answer's JSON.
+/// A write through a real route as the admin ([`workload::write`]); gives the answer's JSON.
 async fn post(app: &TestApp, path: &str, body: Value) -> Value {
-    let answer = reqwest::Client::new()
-        .post(app.url(path))
-        .bearer_auth(app.admin_token())
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let status = answer.status();
-    let text = answer.text().await.expect("body");
-    assert!(status.is_success(), "{path}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    let admin = app.admin_token();
+    workload::write(
+        app,
+        reqwest::Method::POST,
+        path,
+        workload::json_body(body),
+        Some(&admin),
+    )
+    .await
 }
 
 /// Two sections written in turn (so their positions interleave), each created, then locked
@@ -188,18 +187,17 @@ async fn a_head_and_key_swapped_for_another_logs_do_not_check() {
     two.stop().await;
 }
 
+/// A write through a real route as the admin ([`workload::write`]); gives the answer's JSON.
 async fn put(app: &TestApp, path: &str, body: Value) -> Value {
-    let answer = reqwest::Client::new()
-        .put(app.url(path))
-        .bearer_auth(app.admin_token())
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let status = answer.status();
-    let text = answer.text().await.expect("body");
-    assert!(status.is_success(), "{path}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    let admin = app.admin_token();
+    workload::write(
+        app,
+        reqwest::Method::PUT,
+        path,
+        workload::json_body(body),
+        Some(&admin),
+    )
+    .await
 }
 
 /// A docs document whose id needs escaping in its stream key (`%`, a space) and in the URL:

@@ -6,6 +6,7 @@
 use palimpsest::cli::audit::{AuditCommand, run};
 use palimpsest::cli::witness::{self, WitnessArgs};
 use palimpsest::config::Settings;
+use palimpsest_e2e::workload;
 use palimpsest_events::RecordedEvent;
 use palimpsest_events::canonical::chain_hash;
 use palimpsest_testkit::TestApp;
@@ -13,18 +14,17 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// A write through a real route as the admin ([`workload::write`]); gives the answer's JSON.
 async fn post(app: &TestApp, path: &str, body: Value) -> Value {
-    let answer = reqwest::Client::new()
-        .post(app.url(path))
-        .bearer_auth(app.admin_token())
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let status = answer.status();
-    let text = answer.text().await.expect("body");
-    assert!(status.is_success(), "{path}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    let admin = app.admin_token();
+    workload::write(
+        app,
+        reqwest::Method::POST,
+        path,
+        workload::json_body(body),
+        Some(&admin),
+    )
+    .await
 }
 
 /// A section created, locked and unlocked: three events of its stream.
