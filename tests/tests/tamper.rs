@@ -355,13 +355,14 @@ async fn a_truncated_log_is_named() {
 }
 
 /// The log's tables, as a backup holds them.
-const LOG_TABLES: [&str; 7] = [
+const LOG_TABLES: [&str; 8] = [
     "events",
     "streams",
     "head",
     "idempotency",
     "batches",
     "tree_nodes",
+    "tree_size",
     "tree_heads",
 ];
 

@@ -312,11 +312,11 @@ async fn a_log_that_shrank_is_a_fork_counted_in_metrics() {
     app.stop().await;
 }
 
-/// A stored node of the server's tree is changed (the leaf of position 3): the consistency
-/// proof from the kept head no longer verifies, and the witness names the position whose leaf
-/// the server's tree no longer holds.
+/// What the server's tree is made from is changed under the kept head (the stored hash that
+/// position 3's leaf is made from): the consistency proof from the kept head no longer
+/// verifies, and the witness names the position whose leaf the server's tree no longer holds.
 #[tokio::test]
-async fn a_tree_node_changed_under_the_kept_head_is_a_fork_naming_its_position() {
+async fn a_leaf_changed_under_the_kept_head_is_a_fork_naming_its_position() {
     let app = TestApp::start().await;
     write_section(&app, "first").await;
     let older = head_covers_the_log(&app).await;
@@ -335,7 +335,7 @@ async fn a_tree_node_changed_under_the_kept_head_is_a_fork_naming_its_position()
         .expect("triggers off");
     let changed = client
         .execute(
-            "UPDATE log.tree_nodes SET hash = sha256(hash) WHERE level = 0 AND index = 2",
+            "UPDATE log.events SET hash = sha256(hash) WHERE position = 3",
             &[],
         )
         .await

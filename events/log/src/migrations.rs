@@ -22,6 +22,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("migrations/0004_appender_guard.sql"),
     ),
     (5, "tree", include_str!("migrations/0005_tree.sql")),
+    (
+        6,
+        "tree size",
+        include_str!("migrations/0006_tree_size.sql"),
+    ),
 ];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each

@@ -1,7 +1,7 @@
 //! Proof times in a tree of 1,000,000 leaves (`BENCH_TREE_LEAVES`), without appending a
 //! million events: synthetic leaves go through a [`Frontier`] (as the tree maker's do), every
-//! node it yields is loaded into `log.tree_nodes` of a fresh, migrated database with one binary
-//! `COPY`, then random inclusion and consistency proofs are timed as the `/v1/log/proof/*`
+//! node it yields from the stored level up is loaded into `log.tree_nodes` of a fresh, migrated
+//! database, with one event row a position for the leaves under them (binary `COPY`), then random inclusion and consistency proofs are timed as the `/v1/log/proof/*`
 //! routes make them (`palimpsest_log::tree::proof`, on one pooled connection), and every proof is
 //! checked against roots computed here from the nodes in memory, so a wrong answer fails the
 //! bench instead of being timed.
@@ -10,7 +10,7 @@ use crate::{Server, connect, percentile};
 use deadpool_postgres::{GenericClient, Object};
 use palimpsest_events::merkle::{self, Hash, NodeId, Range};
 use palimpsest_log::EventStore;
-use palimpsest_log::tree::{Frontier, proof};
+use palimpsest_log::tree::{Frontier, nodes, proof};
 use std::time::Instant;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::Type;
@@ -52,10 +52,8 @@ impl Tree {
         let mut levels: Vec<Vec<Hash>> = Vec::new();
         let mut new = Vec::new();
         for p in 1..=n {
-            let mut chain = [0u8; 32];
-            chain[..8].copy_from_slice(&p.to_be_bytes());
             new.clear();
-            frontier.push(merkle::event_leaf(p, &chain), &mut new);
+            frontier.push(merkle::event_leaf(p, &chain_hash(p)), &mut new);
             for (id, hash) in &new {
                 let level = id.level as usize;
                 if levels.len() <= level {
@@ -91,8 +89,15 @@ impl Tree {
     }
 }
 
-/// Loads every node of `tree` into `log.tree_nodes` with one binary `COPY`.
-async fn load(client: &tokio_postgres::Client, tree: &Tree) {
+/// Loads `tree` as the tree maker leaves it: its nodes from [`nodes::STORED_LEVEL`] up into
+/// `log.tree_nodes`, its size into `log.tree_size`, and for the leaves below, one event row a
+/// position (its chain hash is all a leaf is made from), each with one binary `COPY` (the log's
+/// own triggers off: these rows were never appended).
+async fn load(client: &tokio_postgres::Client, tree: &Tree, n: u64) {
+    client
+        .batch_execute("SET session_replication_role = replica")
+        .await
+        .expect("triggers off");
     let sink = client
         .copy_in("COPY log.tree_nodes (level, index, hash) FROM STDIN BINARY")
         .await
@@ -100,6 +105,12 @@ async fn load(client: &tokio_postgres::Client, tree: &Tree) {
     let writer = BinaryCopyInWriter::new(sink, &[Type::INT2, Type::INT8, Type::BYTEA]);
     let mut writer = std::pin::pin!(writer);
     for (level, hashes) in tree.levels.iter().enumerate() {
+        if !nodes::is_stored(NodeId {
+            level: level as u32,
+            index: 0,
+        }) {
+            continue;
+        }
         for (index, hash) in hashes.iter().enumerate() {
             writer
                 .as_mut()
@@ -109,10 +120,74 @@ async fn load(client: &tokio_postgres::Client, tree: &Tree) {
         }
     }
     writer.as_mut().finish().await.expect("copy done");
+    load_events(client, n).await;
     client
-        .batch_execute("VACUUM ANALYZE log.tree_nodes")
+        .execute("UPDATE log.tree_size SET size = $1", &[&(n as i64)])
         .await
-        .expect("analyze");
+        .expect("tree size");
+    for table in ["log.tree_nodes", "log.events"] {
+        client
+            .batch_execute(&format!("VACUUM ANALYZE {table}"))
+            .await
+            .expect("analyze");
+    }
+}
+
+/// One event row a position `1..=n`, with [`Tree::build`]'s chain hash.
+async fn load_events(client: &tokio_postgres::Client, n: u64) {
+    let sink = client
+        .copy_in(
+            "COPY log.events (position, event_id, context, category, stream_key, version, \
+             event_type, schema_version, payload, recorded_at, hash) FROM STDIN BINARY",
+        )
+        .await
+        .expect("copy in");
+    let types = [
+        Type::INT8,
+        Type::UUID,
+        Type::TEXT,
+        Type::TEXT,
+        Type::TEXT,
+        Type::INT8,
+        Type::TEXT,
+        Type::INT4,
+        Type::JSON,
+        Type::TIMESTAMPTZ,
+        Type::BYTEA,
+    ];
+    let writer = BinaryCopyInWriter::new(sink, &types);
+    let mut writer = std::pin::pin!(writer);
+    let now = std::time::SystemTime::now();
+    let payload = serde_json::json!({});
+    for p in 1..=n {
+        let id = uuid::Uuid::from_u64_pair(0, p);
+        let key = p.to_string();
+        writer
+            .as_mut()
+            .write(&[
+                &(p as i64),
+                &id,
+                &"bench",
+                &"tree",
+                &key,
+                &1i64,
+                &"Leaf",
+                &1i32,
+                &payload,
+                &now,
+                &chain_hash(p).as_slice(),
+            ])
+            .await
+            .expect("copy row");
+    }
+    writer.as_mut().finish().await.expect("copy done");
+}
+
+/// Position `p`'s stand-in chain hash: its bytes.
+fn chain_hash(p: u64) -> Hash {
+    let mut chain = [0u8; 32];
+    chain[..8].copy_from_slice(&p.to_be_bytes());
+    chain
 }
 
 fn to_hashes(hex: &[String]) -> Vec<Hash> {
@@ -181,17 +256,17 @@ async fn consistencies(client: &Object, tree: &Tree, n: u64) -> (f64, f64) {
     summary(times)
 }
 
-/// The floor: one node read by its key per query, as unprepared as the proofs' queries.
+/// The floor: one stored node read by its key per query, as unprepared as the proofs' queries.
 async fn floor(client: &Object, n: u64) -> (f64, f64) {
     let mut draw = Draw(1);
     let mut times = Vec::with_capacity(PROOFS);
     for _ in 0..PROOFS {
-        let index = draw.between(0, n - 1) as i64;
+        let index = draw.between(0, (n >> nodes::STORED_LEVEL) - 1) as i64;
         let t0 = Instant::now();
         client
             .query_one(
-                "SELECT hash FROM log.tree_nodes WHERE level = 0 AND index = $1",
-                &[&index],
+                "SELECT hash FROM log.tree_nodes WHERE level = $1 AND index = $2",
+                &[&(nodes::STORED_LEVEL as i16), &index],
             )
             .await
             .expect("a node");
@@ -211,9 +286,10 @@ pub async fn proof_times(server: &Server) {
     let tree = Tree::build(n);
     let built = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    load(&client, &tree).await;
+    load(&client, &tree, n).await;
     println!(
-        "tree: {} nodes built in {built:.1} s, loaded (COPY, VACUUM ANALYZE) in {:.1} s",
+        "tree: {} nodes built in {built:.1} s; those kept and {n} event rows loaded (COPY, \
+         VACUUM ANALYZE) in {:.1} s",
         tree.nodes(),
         t1.elapsed().as_secs_f64()
     );
@@ -232,7 +308,8 @@ pub async fn proof_times(server: &Server) {
     );
     println!(
         "  floor: one node by its key per query: p50 {f50:.2} ms, p99 {f99:.2} ms (a proof is \
-         two queries: the tree's size, then its nodes)"
+         three queries in one round trip: the tree's size, its stored nodes, the leaves under \
+         the others)"
     );
     drop((pooled, client, store));
     if let Some(db) = db {

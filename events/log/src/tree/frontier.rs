@@ -1,11 +1,12 @@
 //! The tree's right edge: the complete subtrees that make up the tree so far, largest first.
 //! Appending a leaf merges equal neighbours into their parent, so each append yields the new
-//! leaf and every node it completes, which is what the tree maker stores.
+//! leaf and every node it completes, of which the tree maker stores those from
+//! [`super::nodes::STORED_LEVEL`] up.
 
+use super::nodes::read_nodes;
 use crate::LogError;
 use deadpool_postgres::GenericClient;
 use palimpsest_events::merkle::{self, Hash, NodeId, Range};
-use std::collections::HashMap;
 
 /// The complete subtrees of a tree of [`Frontier::size`] leaves.
 #[derive(Debug, Clone, Default)]
@@ -20,7 +21,8 @@ impl Frontier {
         self.size
     }
 
-    /// Reads the right edge of the stored tree of `size` leaves.
+    /// Reads the right edge of the stored tree of `size` leaves (its nodes below the stored
+    /// level made from their leaves).
     pub async fn load(client: &impl GenericClient, size: u64) -> Result<Frontier, LogError> {
         let ids = Range {
             start: 0,
@@ -75,37 +77,6 @@ impl Frontier {
         }
         acc
     }
-}
-
-/// Reads the stored nodes `ids` in one query.
-pub(crate) async fn read_nodes(
-    client: &impl GenericClient,
-    ids: &[NodeId],
-) -> Result<HashMap<NodeId, Hash>, LogError> {
-    let levels: Vec<i16> = ids.iter().map(|n| n.level as i16).collect();
-    let indexes: Vec<i64> = ids.iter().map(|n| n.index as i64).collect();
-    let rows = client
-        .query(
-            "SELECT n.level, n.index, n.hash FROM unnest($1::smallint[], $2::bigint[]) AS w(l, i) \
-             JOIN log.tree_nodes n ON n.level = w.l AND n.index = w.i",
-            &[&levels, &indexes],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let level: i16 = r.get(0);
-            let index: i64 = r.get(1);
-            let hash: Vec<u8> = r.get(2);
-            (
-                NodeId {
-                    level: level as u32,
-                    index: index as u64,
-                },
-                super::signer::to_hash(&hash),
-            )
-        })
-        .collect())
 }
 
 fn missing(id: NodeId) -> LogError {

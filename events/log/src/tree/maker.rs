@@ -9,13 +9,14 @@
 //! signed into a head. One tree maker runs per log (a session advisory lock).
 
 use super::frontier::Frontier;
+use super::nodes::{self, tree_size};
 use super::signer::LogSigner;
 use super::{TREE_LOCK_KEY, leaf};
 use crate::{EventStore, LogError};
 use chrono::Utc;
 use deadpool_postgres::GenericClient;
 use palimpsest_events::RecordedEvent;
-use palimpsest_events::merkle::{self, Hash, NodeId};
+use palimpsest_events::merkle::{self, Hash};
 use palimpsest_events::tree_head::{BatchSignature, SignedTreeHead, TreeHead};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -106,6 +107,10 @@ pub struct TreeMaker {
 
 /// Most events read per round (more when one batch is larger).
 const ROUND: i64 = 2048;
+/// The least time between the starts of two rounds that did not fill up: appends gather into
+/// fewer, larger rounds, since a round costs its round trips whatever its size (a head is
+/// still due every [`HeadPolicy::every`]).
+const PACE: Duration = Duration::from_millis(20);
 /// How long the tree maker waits before it looks again at a refused position or an error.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -151,6 +156,7 @@ impl TreeMaker {
         let mut limit = ROUND;
         let mut heads = self.store.head().subscribe();
         loop {
+            let started = Instant::now();
             let round = self.round(client, &mut frontier, origin, limit).await?;
             limit = if round.accepted == 0 && round.read as i64 == limit {
                 limit * 2
@@ -169,17 +175,23 @@ impl TreeMaker {
                 s.size = frontier.size();
                 s.head_size = last_head;
             });
-            if round.accepted > 0 && round.refused.is_none() {
+            if round.read as i64 == limit && round.refused.is_none() {
                 continue;
             }
-            let wait = match (round.refused.is_some(), grown > 0 && !due) {
-                (true, _) => RETRY,
-                (false, true) => self.policy.every.saturating_sub(last_signed.elapsed()),
-                (false, false) => Duration::from_secs(5),
-            };
+            if round.accepted == 0 || round.refused.is_some() {
+                let wait = match (round.refused.is_some(), grown > 0 && !due) {
+                    (true, _) => RETRY,
+                    (false, true) => self.policy.every.saturating_sub(last_signed.elapsed()),
+                    (false, false) => Duration::from_secs(5),
+                };
+                tokio::select! {
+                    _ = heads.changed() => {}
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = shutdown.cancelled() => return Ok(()),
+                }
+            }
             tokio::select! {
-                _ = heads.changed() => {}
-                _ = tokio::time::sleep(wait) => {}
+                _ = tokio::time::sleep_until((started + PACE).into()) => {}
                 _ = shutdown.cancelled() => return Ok(()),
             }
         }
@@ -193,11 +205,17 @@ impl TreeMaker {
         origin: u64,
         limit: i64,
     ) -> Result<Round, LogError> {
-        let events = stored_leaves(client, frontier.size(), limit).await?;
+        // Both reads go out together. A batch's events and signature commit together, so every
+        // batch over the events read is seen; one over later events is not used.
+        let after = frontier.size();
+        let (events, batches) = tokio::join!(
+            stored_leaves(client, after, limit),
+            batches(client, after, after + limit as u64)
+        );
+        let (events, batches) = (events?, batches?);
         let Some(last) = events.last().map(|e| e.0) else {
             return Ok(Round::default());
         };
-        let batches = batches(client, frontier.size(), last).await?;
         let key = self.signer.verifying_key();
         let check = check_leaves(
             events.iter().cloned(),
@@ -225,7 +243,7 @@ impl TreeMaker {
         for leaf in &check.leaves {
             frontier.push(*leaf, &mut nodes);
         }
-        store_nodes(client, &nodes).await?;
+        nodes::store(client, &nodes, frontier.size()).await?;
         self.report(refused.as_ref());
         Ok(Round {
             read: events.len(),
@@ -445,17 +463,6 @@ async fn lock(
     Ok(row.get::<_, bool>(0).then_some(client))
 }
 
-/// Leaves in the stored tree.
-pub async fn tree_size(client: &impl GenericClient) -> Result<u64, LogError> {
-    let row = client
-        .query_one(
-            "SELECT coalesce(max(index) + 1, 0) FROM log.tree_nodes WHERE level = 0",
-            &[],
-        )
-        .await?;
-    Ok(row.get::<_, i64>(0) as u64)
-}
-
 /// The last position appended before batches were signed.
 pub async fn origin(client: &impl GenericClient) -> Result<u64, LogError> {
     let row = client
@@ -498,26 +505,4 @@ pub async fn batches(
             }
         })
         .collect())
-}
-
-/// Stores `nodes` in one statement (a node stored before keeps its hash).
-async fn store_nodes(
-    client: &impl GenericClient,
-    nodes: &[(NodeId, Hash)],
-) -> Result<(), LogError> {
-    if nodes.is_empty() {
-        return Ok(());
-    }
-    let levels: Vec<i16> = nodes.iter().map(|(n, _)| n.level as i16).collect();
-    let indexes: Vec<i64> = nodes.iter().map(|(n, _)| n.index as i64).collect();
-    let hashes: Vec<Vec<u8>> = nodes.iter().map(|(_, h)| h.to_vec()).collect();
-    client
-        .execute(
-            "INSERT INTO log.tree_nodes (level, index, hash) \
-             SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[]) \
-             ON CONFLICT (level, index) DO NOTHING",
-            &[&levels, &indexes, &hashes],
-        )
-        .await?;
-    Ok(())
 }

@@ -1,9 +1,9 @@
 //! Proofs and heads as the `/v1/log` routes serve them, made from the stored tree: every
-//! subtree a proof needs is a stored node or the root of a few (the tree's ragged right edge),
-//! all read in one query ([`palimpsest_events::merkle`] says which).
+//! subtree a proof needs is a node or the root of a few (the tree's ragged right edge), read in
+//! one round trip with the tree's size: stored nodes, and the leaves under the low ones
+//! ([`palimpsest_events::merkle`] says which nodes; [`super::nodes`] where each comes from).
 
-use super::frontier::read_nodes;
-use super::maker::tree_size;
+use super::nodes::{read_nodes, tree_size};
 use crate::LogError;
 use deadpool_postgres::GenericClient;
 use palimpsest_events::merkle::{self, Hash, NodeId, Range};
