@@ -20,6 +20,19 @@ pub struct Settings {
         global = true
     )]
     pub database_url: String,
+    /// A read model kept in a Postgres of its own, `NAME=URL` (repeat the flag; the
+    /// environment form separates them by spaces): a context's name (`pads`, ...),
+    /// `stream_heads`, or `all` for every read model not named. Its projector writes rows and
+    /// checkpoint there, its context reads there and its writes wait for the checkpoint there.
+    /// The others stay in `DATABASE_URL`.
+    #[arg(
+        long = "read-database-url",
+        env = "PALIMPSEST_READ_DATABASE_URLS",
+        value_delimiter = ' ',
+        value_parser = read_database_url,
+        global = true
+    )]
+    pub read_database_urls: Vec<ReadModelUrl>,
     /// NATS server(s) with JetStream.
     #[arg(
         long,
@@ -125,6 +138,7 @@ impl Settings {
     pub fn for_database(database_url: String, data_dir: PathBuf) -> Self {
         Settings {
             database_url,
+            read_database_urls: Vec::new(),
             nats_url: String::new(),
             nats_replicas: 1,
             nats_stream: None,
@@ -173,8 +187,60 @@ impl Settings {
                 max_event_bytes: self.max_event_bytes,
                 max_append_bytes: self.max_append_bytes,
             },
+            read_databases: by_read_model(&self.read_database_urls),
         }
     }
+}
+
+/// A URL given to one read model (or to `all`): `NAME=URL` on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadModelUrl {
+    /// The read model's name, or `all`.
+    pub model: String,
+    /// Its database.
+    pub url: String,
+}
+
+/// The name that gives a URL to every read model not named on its own.
+pub const ALL_READ_MODELS: &str = "all";
+
+/// `NAME=URL`, refused (with what is known) unless NAME is a read model of the binary or
+/// `all`, and URL a Postgres URL.
+pub fn read_database_url(text: &str) -> Result<ReadModelUrl, String> {
+    let Some((model, url)) = text.split_once('=') else {
+        return Err(format!("`{text}` is not NAME=URL"));
+    };
+    let known: Vec<&'static str> = crate::contexts::projections(&crate::contexts::all())
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    if model != ALL_READ_MODELS && !known.contains(&model) {
+        return Err(format!(
+            "unknown read model `{model}`; known: {}, or {ALL_READ_MODELS}",
+            known.join(", ")
+        ));
+    }
+    url.parse::<tokio_postgres::Config>()
+        .map_err(|e| format!("{model}: `{url}` is not a Postgres URL: {e}"))?;
+    Ok(ReadModelUrl {
+        model: model.to_owned(),
+        url: url.to_owned(),
+    })
+}
+
+/// Read model → URL: `all` gives every read model of the binary its URL, and a read model
+/// named on its own takes its own; the last of repeated names wins.
+pub fn by_read_model(given: &[ReadModelUrl]) -> std::collections::BTreeMap<String, String> {
+    let mut urls = std::collections::BTreeMap::new();
+    if let Some(all) = given.iter().rev().find(|g| g.model == ALL_READ_MODELS) {
+        for projection in crate::contexts::projections(&crate::contexts::all()) {
+            urls.insert(projection.name().to_owned(), all.url.clone());
+        }
+    }
+    for one in given.iter().filter(|g| g.model != ALL_READ_MODELS) {
+        urls.insert(one.model.clone(), one.url.clone());
+    }
+    urls
 }
 
 /// HTTP settings of `serve` and `run`.

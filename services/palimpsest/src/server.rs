@@ -31,7 +31,7 @@ pub fn app(
         .merge(log_routes::router(state.clone()))
         .merge(palimpsest_web::schemas::router(subject_prefix));
     for c in contexts {
-        let routes = (c.router)(state.clone())
+        let routes = (c.router)(state.for_read_model(c.name))
             .layer(axum::middleware::from_fn(command::fingerprint_requests));
         // `nest` answers `/ctx` but not `/ctx/`, which CouchDB clients ask for the server root.
         let root = Router::new()

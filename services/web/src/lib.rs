@@ -13,6 +13,7 @@ pub mod limits;
 pub mod log_routes;
 pub mod login_throttle;
 pub mod platform_error;
+pub mod read_databases;
 pub mod schemas;
 pub mod seal;
 pub mod secret;

@@ -2,6 +2,7 @@
 
 use crate::background::Background;
 use crate::command::{CommandError, CommandRunner};
+use crate::read_databases::ReadDatabases;
 use crate::{ApiError, secret};
 use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
@@ -9,18 +10,22 @@ use palimpsest_log::tree::LogSigner;
 use palimpsest_log::tree::maker::TreeHealth;
 use palimpsest_log::{EventStore, Limits, LogError};
 use palimpsest_projections::{ProjectionWatch, Stall};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Shared by every handler: the log, a pool for read-model queries, the projection watch for
-/// read-your-writes, where secrets live, and the admin token.
+/// read-your-writes, where secrets live, and the admin token. A context whose read models live
+/// in a database of their own gets the state of that database ([`AppState::for_read_model`]).
 #[derive(Clone)]
 pub struct AppState {
     /// The event log (writes go here).
     pub store: EventStore,
     /// Pool for read-model queries.
     pub read: Pool,
+    /// The read models that live apart from the log, and their databases.
+    pub read_databases: ReadDatabases,
     /// Where generated secrets are kept (`PALIMPSEST_DATA_DIR`, default `.data`).
     pub data_dir: PathBuf,
     /// Follows projection checkpoints.
@@ -70,6 +75,9 @@ pub struct PlatformSettings {
     pub log_signing_key: Option<String>,
     /// What the log accepts (event and append sizes).
     pub limits: Limits,
+    /// The read models kept in a database of their own: read-model name → its URL (the others
+    /// live in the log's database).
+    pub read_databases: BTreeMap<String, String>,
 }
 
 impl AppState {
@@ -92,10 +100,12 @@ impl AppState {
             &data_dir.join("admin-token"),
         )?;
         let commands = CommandRunner::new(store.clone(), watch.clone());
+        let read_databases = ReadDatabases::connect(&platform.read_databases)?;
         Ok(AppState {
             commands,
             store,
             read,
+            read_databases,
             data_dir,
             watch,
             admin_token: Arc::new(admin_token),
@@ -104,6 +114,20 @@ impl AppState {
             signer,
             background: Background::default(),
         })
+    }
+
+    /// The state the routes of read model `name`'s context get: its queries read, and its
+    /// writes wait, in the read model's own database when it has one; this state otherwise.
+    pub fn for_read_model(&self, name: &str) -> AppState {
+        let Some(apart) = self.read_databases.of(name) else {
+            return self.clone();
+        };
+        AppState {
+            read: apart.pool.clone(),
+            watch: apart.watch.clone(),
+            commands: self.commands.waiting_on(apart.watch.clone()),
+            ..self.clone()
+        }
     }
 
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied

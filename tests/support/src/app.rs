@@ -5,7 +5,7 @@
 //! that panicked) still drops its database and folder.
 
 use crate::TestDb;
-use palimpsest::config::{LimitSettings, Settings};
+use palimpsest::config::{ALL_READ_MODELS, LimitSettings, ReadModelUrl, Settings};
 use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -27,6 +27,8 @@ pub struct TestApp {
     /// Its state (the log, the read pool, the command runner), for assertions beneath HTTP.
     pub state: AppState,
     db: Option<TestDb>,
+    /// The database of the read models, when they live apart from the log.
+    read_db: Option<TestDb>,
     database_url: String,
     data_dir: Option<tempfile::TempDir>,
     running: Option<Running>,
@@ -51,9 +53,17 @@ pub struct TestAppBuilder {
     subject_prefix: Option<String>,
     stream_name: Option<String>,
     relay_stuck_after: Option<std::time::Duration>,
+    read_models_apart: bool,
 }
 
 impl TestAppBuilder {
+    /// Keeps every read model in a fresh database of its own (`--read-database-url
+    /// all=URL`), apart from the log's; the app drops it with its own.
+    pub fn read_models_apart(mut self) -> Self {
+        self.read_models_apart = true;
+        self
+    }
+
     /// Also runs the relay to the NATS server at `url`.
     pub fn nats(mut self, url: &str) -> Self {
         self.nats_url = Some(url.to_owned());
@@ -147,7 +157,19 @@ impl TestAppBuilder {
                 .unwrap_or_else(|e| panic!("data file {name}: {e}"));
         }
         let defaults = Settings::for_database(database_url, data_dir.path().to_path_buf());
+        let read_db = match self.read_models_apart {
+            true => Some(TestDb::create().await),
+            false => None,
+        };
+        let read_database_urls = read_db
+            .iter()
+            .map(|db| ReadModelUrl {
+                model: ALL_READ_MODELS.to_owned(),
+                url: db.url().to_owned(),
+            })
+            .collect();
         let settings = Settings {
+            read_database_urls,
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
             nats_stream: self.stream_name.clone(),
@@ -187,6 +209,7 @@ impl TestAppBuilder {
             addr: running.addr.unwrap_or_else(|| panic!("no http address")),
             state: running.state.clone(),
             db,
+            read_db,
             database_url: settings.database_url,
             data_dir: Some(data_dir),
             running: Some(running),
@@ -211,6 +234,7 @@ impl TestApp {
             subject_prefix: None,
             stream_name: None,
             relay_stuck_after: None,
+            read_models_apart: false,
         }
     }
 
@@ -242,13 +266,8 @@ impl TestApp {
             return;
         };
         let configured = contexts::configured(self.contexts.clone());
-        for projection in contexts::projections(&configured) {
-            running.spawn(palimpsest_projections::spawn_runner(
-                self.state.store.clone(),
-                projection,
-                Some(self.state.watch.clone()),
-                running.shutdown.clone(),
-            ));
+        for runner in processes::projectors(&self.state, &configured, &running.shutdown) {
+            running.spawn(runner);
         }
     }
 
@@ -281,6 +300,12 @@ impl TestApp {
         self.database_url.clone()
     }
 
+    /// The URL of the read models' own database, when they live apart from the log
+    /// ([`TestAppBuilder::read_models_apart`]).
+    pub fn read_database_url(&self) -> Option<String> {
+        self.read_db.as_ref().map(|db| db.url().to_owned())
+    }
+
     /// Leaves the events of `stream` out of the schema check at [`TestApp::stop`]: a test that
     /// appends an invalid event on purpose (beneath the API) says so.
     pub fn allow_invalid_events(&self, stream: &StreamName) {
@@ -300,6 +325,9 @@ impl TestApp {
             self.check_schemas().await;
         }
         if let Some(db) = self.db.take() {
+            db.drop().await;
+        }
+        if let Some(db) = self.read_db.take() {
             db.drop().await;
         }
         self.data_dir.take();
@@ -345,15 +373,25 @@ impl Drop for TestApp {
         if let Some(running) = self.running.take() {
             running.shutdown.cancel();
         }
-        if let Some(db) = self.db.take() {
-            // Not stopped (the test panicked): drop the database from a thread of its own, as
-            // this runtime may be shutting down.
+        let databases: Vec<TestDb> = self
+            .db
+            .take()
+            .into_iter()
+            .chain(self.read_db.take())
+            .collect();
+        if !databases.is_empty() {
+            // Not stopped (the test panicked): drop the databases from a thread of their own,
+            // as this runtime may be shutting down.
             let dropped = std::thread::spawn(move || {
                 match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
-                    Ok(runtime) => runtime.block_on(db.drop()),
+                    Ok(runtime) => runtime.block_on(async {
+                        for db in databases {
+                            db.drop().await;
+                        }
+                    }),
                     Err(e) => eprintln!("test database not dropped: {e}"),
                 }
             });
