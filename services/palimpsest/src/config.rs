@@ -33,6 +33,32 @@ pub struct Settings {
         global = true
     )]
     pub read_database_urls: Vec<ReadModelUrl>,
+    /// A streaming replica of a read model's database, `NAME=URL` as for
+    /// `--read-database-url`: requests read that read model there once the replica has
+    /// replayed what they must see (the position a client names in header
+    /// `Palimpsest-Position`, or their own write), else from the primary.
+    #[arg(
+        long = "read-replica-url",
+        env = "PALIMPSEST_READ_REPLICA_URLS",
+        value_delimiter = ' ',
+        value_parser = read_database_url,
+        global = true
+    )]
+    pub read_replica_urls: Vec<ReadModelUrl>,
+    /// How long a request waits for a replica to replay what it must see before it reads the
+    /// primary instead.
+    #[arg(
+        long,
+        env = "PALIMPSEST_READ_REPLICA_WAIT",
+        default_value = "1s",
+        value_parser = duration,
+        global = true
+    )]
+    pub read_replica_wait: Duration,
+    /// Reads the replica without checking its checkpoint: never set by the binary; a test sets
+    /// it to show that the check is what keeps read-your-writes.
+    #[arg(skip)]
+    pub read_replica_unchecked: bool,
     /// NATS server(s) with JetStream.
     #[arg(
         long,
@@ -139,6 +165,9 @@ impl Settings {
         Settings {
             database_url,
             read_database_urls: Vec::new(),
+            read_replica_urls: Vec::new(),
+            read_replica_wait: Duration::from_secs(1),
+            read_replica_unchecked: false,
             nats_url: String::new(),
             nats_replicas: 1,
             nats_stream: None,
@@ -188,6 +217,9 @@ impl Settings {
                 max_append_bytes: self.max_append_bytes,
             },
             read_databases: by_read_model(&self.read_database_urls),
+            read_replicas: by_read_model(&self.read_replica_urls),
+            replica_wait: self.read_replica_wait,
+            replica_unchecked: self.read_replica_unchecked,
         }
     }
 }

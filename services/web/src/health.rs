@@ -98,7 +98,7 @@ async fn stalls(
     state: &AppState,
 ) -> Result<Vec<stall::Stall>, palimpsest_projections::ProjectionError> {
     let mut stalled = Vec::new();
-    for pool in std::iter::once(&state.read).chain(state.read_databases.pools()) {
+    for pool in std::iter::once(&*state.read).chain(state.read_databases.pools()) {
         let client = pool.get().await?;
         stalled.extend(stall::all(&client).await?);
     }

@@ -95,7 +95,8 @@ impl Replica {
         if !self.checked || position <= 0 {
             return Some(connection);
         }
-        let sql = format!("SELECT position FROM {projection}.projection_checkpoint WHERE name = $1");
+        let sql =
+            format!("SELECT position FROM {projection}.projection_checkpoint WHERE name = $1");
         let deadline = Instant::now() + self.wait;
         let mut pause = Duration::from_millis(1);
         loop {

@@ -3,8 +3,8 @@
 use crate::background::Background;
 use crate::command::{CommandError, CommandRunner};
 use crate::read_databases::ReadDatabases;
+use crate::read_pool::ReadPool;
 use crate::{ApiError, secret};
-use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
 use palimpsest_log::tree::LogSigner;
 use palimpsest_log::tree::maker::TreeHealth;
@@ -22,8 +22,9 @@ use std::sync::Arc;
 pub struct AppState {
     /// The event log (writes go here).
     pub store: EventStore,
-    /// Pool for read-model queries.
-    pub read: Pool,
+    /// Connections for read-model queries: the read database's, or a caught-up replica's
+    /// ([`ReadPool`]); it dereferences to the read database's pool.
+    pub read: ReadPool,
     /// The read models that live apart from the log, and their databases.
     pub read_databases: ReadDatabases,
     /// Where generated secrets are kept (`PALIMPSEST_DATA_DIR`, default `.data`).
@@ -78,6 +79,14 @@ pub struct PlatformSettings {
     /// The read models kept in a database of their own: read-model name → its URL (the others
     /// live in the log's database).
     pub read_databases: BTreeMap<String, String>,
+    /// Streaming replicas their queries may read: read-model name → the replica's URL.
+    pub read_replicas: BTreeMap<String, String>,
+    /// How long a request waits for a replica to replay what it must see before it reads the
+    /// primary.
+    pub replica_wait: std::time::Duration,
+    /// Whether a replica's checkpoint is checked before reading it (always, but in the test
+    /// that shows what the check prevents).
+    pub replica_unchecked: bool,
 }
 
 impl AppState {
@@ -100,11 +109,11 @@ impl AppState {
             &data_dir.join("admin-token"),
         )?;
         let commands = CommandRunner::new(store.clone(), watch.clone());
-        let read_databases = ReadDatabases::connect(&platform.read_databases)?;
+        let read_databases = ReadDatabases::connect(&platform, &read, &watch)?;
         Ok(AppState {
             commands,
             store,
-            read,
+            read: ReadPool::primary(read),
             read_databases,
             data_dir,
             watch,
@@ -123,7 +132,7 @@ impl AppState {
             return self.clone();
         };
         AppState {
-            read: apart.pool.clone(),
+            read: apart.queries(name),
             watch: apart.watch.clone(),
             commands: self.commands.waiting_on(apart.watch.clone()),
             ..self.clone()

@@ -54,9 +54,33 @@ pub struct TestAppBuilder {
     stream_name: Option<String>,
     relay_stuck_after: Option<std::time::Duration>,
     read_models_apart: bool,
+    read_database: Option<String>,
+    read_replica: Option<String>,
+    replica_unchecked: bool,
 }
 
 impl TestAppBuilder {
+    /// Keeps every read model in the database at `url` (a test's own server; the app leaves it
+    /// in place).
+    pub fn read_database(mut self, url: &str) -> Self {
+        self.read_database = Some(url.to_owned());
+        self
+    }
+
+    /// Reads every read model through the streaming replica at `url` (`--read-replica-url
+    /// all=URL`).
+    pub fn read_replica(mut self, url: &str) -> Self {
+        self.read_replica = Some(url.to_owned());
+        self
+    }
+
+    /// Reads the replica without checking how far it has replayed: only to show what the
+    /// check prevents.
+    pub fn read_replica_unchecked(mut self) -> Self {
+        self.replica_unchecked = true;
+        self
+    }
+
     /// Keeps every read model in a fresh database of its own (`--read-database-url
     /// all=URL`), apart from the log's; the app drops it with its own.
     pub fn read_models_apart(mut self) -> Self {
@@ -161,15 +185,25 @@ impl TestAppBuilder {
             true => Some(TestDb::create().await),
             false => None,
         };
+        let every = |url: &str| ReadModelUrl {
+            model: ALL_READ_MODELS.to_owned(),
+            url: url.to_owned(),
+        };
         let read_database_urls = read_db
             .iter()
-            .map(|db| ReadModelUrl {
-                model: ALL_READ_MODELS.to_owned(),
-                url: db.url().to_owned(),
-            })
+            .map(|db| db.url())
+            .chain(self.read_database.as_deref())
+            .map(every)
             .collect();
         let settings = Settings {
             read_database_urls,
+            read_replica_urls: self
+                .read_replica
+                .as_deref()
+                .map(every)
+                .into_iter()
+                .collect(),
+            read_replica_unchecked: self.replica_unchecked,
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
             nats_stream: self.stream_name.clone(),
@@ -235,6 +269,9 @@ impl TestApp {
             stream_name: None,
             relay_stuck_after: None,
             read_models_apart: false,
+            read_database: None,
+            read_replica: None,
+            replica_unchecked: false,
         }
     }
 

@@ -179,6 +179,7 @@ impl CommandRunner {
     ) -> Result<Answer<T>, CommandError<E>> {
         self.wait_for_all(command.projections, appended.last_position)
             .await?;
+        crate::consistency::appended(appended.last_position);
         if appended.replayed
             && let Some(k) = key
             && let Some(stored) = self.stored_reply(k, command.request).await?
