@@ -463,6 +463,47 @@ mod tests {
     }
 
     #[test]
+    fn read_database_urls_name_read_models_and_all_gives_the_rest() {
+        use crate::cli::Cli;
+        use clap::Parser;
+        let cli = Cli::try_parse_from([
+            "palimpsest",
+            "tail",
+            "--read-database-url",
+            "all=postgres://a/reads",
+            "--read-database-url",
+            "pads=postgres://b/pads",
+            "--read-replica-url",
+            "atlas=postgres://c/reads",
+        ])
+        .expect("parses");
+        let platform = cli.settings.platform();
+        let reads = &platform.read_databases;
+        assert_eq!(
+            reads.get("pads").map(String::as_str),
+            Some("postgres://b/pads")
+        );
+        for other in ["atlas", "docs", "records", "resources", "stream_heads"] {
+            assert_eq!(
+                reads.get(other).map(String::as_str),
+                Some("postgres://a/reads")
+            );
+        }
+        let replicas: Vec<_> = platform.read_replicas.keys().collect();
+        assert_eq!(replicas, ["atlas"]);
+        let none = Cli::try_parse_from(["palimpsest", "tail"]).expect("parses");
+        assert!(
+            none.settings.platform().read_databases.is_empty(),
+            "one database by default"
+        );
+        for bad in ["nowhere=postgres://a/b", "pads", "pads=not a url"] {
+            let err = Cli::try_parse_from(["palimpsest", "tail", "--read-database-url", bad])
+                .expect_err(bad);
+            assert!(err.to_string().contains("read-database-url"), "{err}");
+        }
+    }
+
+    #[test]
     fn an_illegal_subject_prefix_is_refused_at_startup() {
         use crate::cli::Cli;
         use clap::Parser;
