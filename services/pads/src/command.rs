@@ -96,7 +96,7 @@ impl Pads {
             },
         };
         // The write side reads the read database itself, never a replica (decision 0022).
-        let read = (*self.state.read).clone();
+        let read = self.state.read.read_database().clone();
         let reply = self
             .state
             .commands

@@ -59,6 +59,12 @@ impl ReadPool {
         }
     }
 
+    /// The read database itself (never a replica): what the write side reads when it must see
+    /// the read model exactly where the primary's checkpoint stands (decision 0022).
+    pub fn read_database(&self) -> &Pool {
+        &self.primary
+    }
+
     /// A connection for a query: inside a request, the replica's once it has replayed the
     /// position the request must see; otherwise, or when it does not in time, the primary's.
     pub async fn get(&self) -> Result<Object, PoolError> {
