@@ -36,6 +36,40 @@ pub async fn upgrade(tx: &Transaction<'_>, schema: &str) -> Result<(), Projectio
     Ok(())
 }
 
+/// Records that the read model in `schema` is fed by the log `log_id`, or refuses when it was
+/// built from another log: a checkpoint is a position in one log, and rows made of another
+/// log's events would be extended with this one's (a read database given to the wrong log,
+/// or a log recreated under it). The remedy is a fresh read database or a replay.
+pub async fn claim(
+    tx: &Transaction<'_>,
+    schema: &str,
+    name: &str,
+    log_id: uuid::Uuid,
+) -> Result<(), ProjectionError> {
+    tx.batch_execute(&format!(
+        "ALTER TABLE {schema}.projection_checkpoint ADD COLUMN IF NOT EXISTS log_id uuid"
+    ))
+    .await?;
+    let row = tx
+        .query_one(
+            &format!(
+                "UPDATE {schema}.projection_checkpoint SET log_id = coalesce(log_id, $2) \
+                 WHERE name = $1 RETURNING log_id"
+            ),
+            &[&name, &log_id],
+        )
+        .await?;
+    let fed_by: uuid::Uuid = row.get(0);
+    if fed_by != log_id {
+        return Err(ProjectionError::OtherLog {
+            projection: name.to_owned(),
+            fed_by,
+            log_id,
+        });
+    }
+    Ok(())
+}
+
 /// Reads the checkpoint (position and table version), locking the row for the transaction.
 pub async fn read(
     tx: &Transaction<'_>,

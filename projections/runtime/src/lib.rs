@@ -7,13 +7,15 @@
 //! live ([`runner`]), rebuilds it from position 0 into a fresh schema and swaps it in
 //! ([`rebuild`]), and lets HTTP handlers wait until their own write is visible ([`watch`]).
 //! A projection that cannot apply an event stops there, loudly and visibly, and skips nothing
-//! ([`stall`]). A projection whose writes depend on its events alone plans them as
+//! ([`stall`]). The rows and checkpoint live in the log's own database or in one of their own
+//! ([`read_database`]). A projection whose writes depend on its events alone plans them as
 //! [`statement`]s, and a live batch of it takes one round trip, with the events this process
 //! appended taken from memory ([`planned`]).
 
 pub mod checkpoint;
 mod planned;
 pub mod projection;
+pub mod read_database;
 pub mod rebuild;
 pub mod runner;
 pub mod stall;
@@ -21,8 +23,9 @@ pub mod statement;
 pub mod watch;
 
 pub use projection::{Planner, Projection, ProjectionError};
-pub use rebuild::{RebuildReport, rebuild};
-pub use runner::{ensure, spawn_runner};
+pub use read_database::ReadDatabase;
+pub use rebuild::{RebuildReport, rebuild, rebuild_in};
+pub use runner::{ensure, ensure_in, spawn_runner, spawn_runner_in};
 pub use stall::Stall;
 pub use watch::{ProjectionWatch, WaitError};
 

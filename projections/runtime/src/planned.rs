@@ -18,7 +18,7 @@
 
 use crate::runner::{Committed, LOCK_SQL, on_disk, read_locked, record_batch};
 use crate::statement::{self, Statement};
-use crate::{PROJECTION_CHANNEL, Planner, ProjectionError};
+use crate::{PROJECTION_CHANNEL, Planner, ProjectionError, ReadDatabase};
 use deadpool_postgres::Client;
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
@@ -36,6 +36,7 @@ const BEGIN_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off";
 #[tracing::instrument(skip_all, fields(projection = name))]
 pub(crate) async fn apply(
     store: &EventStore,
+    read: &ReadDatabase,
     name: &'static str,
     planner: &dyn Planner,
     checkpoint: Option<i64>,
@@ -44,7 +45,7 @@ pub(crate) async fn apply(
     if checkpoint.is_some_and(|c| store.head().current() <= c) {
         return Ok(None);
     }
-    let client = store.pool().get().await?;
+    let client = read.pool().get().await?;
     let kept = checkpoint.and_then(|c| {
         let slices = store
             .recent()
@@ -56,7 +57,7 @@ pub(crate) async fn apply(
             let events: Vec<&[RecordedEvent]> = slices.iter().map(|s| &**s).collect();
             write(store, &client, name, planner, &events, from, Locked::No).await
         }
-        None => read_and_write(store, &client, name, planner, limit).await,
+        None => read_and_write(store, read, &client, name, planner, limit).await,
     };
     if !matches!(result, Ok(Some(_))) {
         end(client).await;
@@ -78,12 +79,13 @@ enum Locked {
 /// Reads the events after the checkpoint under the lock (one round trip), then writes them.
 async fn read_and_write(
     store: &EventStore,
+    read: &ReadDatabase,
     client: &Client,
     name: &'static str,
     planner: &dyn Planner,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
-    let events = read_locked(client, BEGIN_SQL, name, limit).await?;
+    let events = read_locked(store, read, client, BEGIN_SQL, name, limit).await?;
     let Some(first) = events.first() else {
         return Ok(None);
     };
@@ -347,27 +349,28 @@ mod tests {
     async fn a_batch_planned_from_a_checkpoint_that_moved_writes_nothing() {
         let db = TestDb::create().await;
         let store = EventStore::connect(db.url()).await.expect("connect");
+        let log = ReadDatabase::of_log(&store);
         crate::ensure(&store, &Tally).await.expect("ensure");
         append(&store, 2).await;
-        let first = apply(&store, "tally", &Tally, None, 500).await;
+        let first = apply(&store, &log, "tally", &Tally, None, 500).await;
         assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
         append(&store, 2).await;
         let elsewhere = crate::runner::apply_next_batch(&store, &Tally, 500).await;
         assert_eq!(elsewhere.expect("other runner"), 2);
         append(&store, 1).await;
-        let stale = apply(&store, "tally", &Tally, Some(2), 500).await;
+        let stale = apply(&store, &log, "tally", &Tally, Some(2), 500).await;
         assert!(matches!(stale, Err(ProjectionError::CheckpointMoved)));
         assert_eq!(
             tally(&store).await,
             (4, 4),
             "the refused batch wrote nothing"
         );
-        let read = apply(&store, "tally", &Tally, None, 500).await;
+        let read = apply(&store, &log, "tally", &Tally, None, 500).await;
         assert_eq!(read.expect("read path").map(|b| b.events), Some(1));
-        let kept = apply(&store, "tally", &Tally, Some(5), 500).await;
+        let kept = apply(&store, &log, "tally", &Tally, Some(5), 500).await;
         assert!(kept.expect("caught up").is_none());
         append(&store, 3).await;
-        let from_memory = apply(&store, "tally", &Tally, Some(5), 500).await;
+        let from_memory = apply(&store, &log, "tally", &Tally, Some(5), 500).await;
         assert_eq!(from_memory.expect("memory").map(|b| b.position), Some(8));
         assert_eq!(tally(&store).await, (8, 8), "every event applied once");
         db.drop().await;
@@ -379,9 +382,10 @@ mod tests {
     async fn a_batch_of_this_process_s_events_does_not_read_the_log() {
         let db = TestDb::create().await;
         let store = EventStore::connect(db.url()).await.expect("connect");
+        let log = ReadDatabase::of_log(&store);
         crate::ensure(&store, &Tally).await.expect("ensure");
         append(&store, 2).await;
-        let first = apply(&store, "tally", &Tally, None, 500).await;
+        let first = apply(&store, &log, "tally", &Tally, None, 500).await;
         assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
         append(&store, 3).await;
         let mut other = store.pool().get().await.expect("client");
@@ -392,7 +396,7 @@ mod tests {
             .expect("lock");
         let applied = tokio::time::timeout(
             std::time::Duration::from_secs(10),
-            apply(&store, "tally", &Tally, Some(2), 500),
+            apply(&store, &log, "tally", &Tally, Some(2), 500),
         )
         .await
         .expect("the batch did not wait for the locked log");

@@ -29,6 +29,20 @@ pub enum ProjectionError {
     /// events meanwhile): the batch wrote nothing, and the runner reads the log again.
     #[error("the projection's checkpoint moved since this runner last committed")]
     CheckpointMoved,
+    /// The read model was built from another log than the one feeding it now: extending it
+    /// would mix two histories. It needs a fresh read database, or a replay.
+    #[error(
+        "read model {projection} was built from log {fed_by}, not from this log ({log_id}): \
+         give it a fresh read database or replay it"
+    )]
+    OtherLog {
+        /// The read model.
+        projection: String,
+        /// The log its checkpoint belongs to.
+        fed_by: uuid::Uuid,
+        /// The log of this process.
+        log_id: uuid::Uuid,
+    },
 }
 
 impl ProjectionError {
@@ -46,7 +60,8 @@ impl ProjectionError {
             | ProjectionError::Decode(_)
             | ProjectionError::Invalid(_)
             | ProjectionError::Stopped(_)
-            | ProjectionError::CheckpointMoved => false,
+            | ProjectionError::CheckpointMoved
+            | ProjectionError::OtherLog { .. } => false,
         }
     }
 }

@@ -3,9 +3,10 @@
 //! The live read model keeps serving while the new one is built in `<name>_rebuild`. When the
 //! rebuild has caught up, it takes the projection's lock (the live runner waits), applies the
 //! last events, renames the live schema away, renames the new one in and drops the old one, in
-//! one transaction: readers see the old tables or the new ones, never a mix.
+//! one transaction: readers see the old tables or the new ones, never a mix. All of it happens
+//! in the projection's read database ([`ReadDatabase`]); the events come from the log.
 
-use crate::{Projection, ProjectionError, Stall, checkpoint};
+use crate::{Projection, ProjectionError, ReadDatabase, Stall, checkpoint};
 use futures::StreamExt;
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
@@ -37,23 +38,40 @@ pub struct RebuildReport {
     pub committing: f64,
 }
 
-/// Rebuilds `projection` from the whole log and swaps it in; `progress(done, total)` is called
-/// after every batch.
-#[tracing::instrument(skip_all, fields(projection = projection.name()))]
+/// Rebuilds `projection` from the whole log and swaps it in, in the log's own database
+/// ([`rebuild_in`]).
 pub async fn rebuild(
     store: &EventStore,
     projection: &dyn Projection,
     progress: impl FnMut(i64, i64),
 ) -> Result<RebuildReport, ProjectionError> {
+    rebuild_in(store, &ReadDatabase::of_log(store), projection, progress).await
+}
+
+/// Rebuilds `projection` from the whole log into `read` and swaps it in; `progress(done,
+/// total)` is called after every batch.
+#[tracing::instrument(skip_all, fields(projection = projection.name()))]
+pub async fn rebuild_in(
+    store: &EventStore,
+    read: &ReadDatabase,
+    projection: &dyn Projection,
+    progress: impl FnMut(i64, i64),
+) -> Result<RebuildReport, ProjectionError> {
     let started = Instant::now();
     let fresh = format!("{}_rebuild", projection.name());
-    let mut client = store.pool().get().await?;
-    create_fresh(&mut client, projection, &fresh).await?;
+    let mut client = read.pool().get().await?;
+    create_fresh(&mut client, projection, &fresh, store.log_id()).await?;
     let head = store.head_position().await?;
     let (reader, incoming) = read_ranges(store, head);
     let mut replayed = replay(store, &mut client, projection, &fresh, incoming, progress).await?;
     reader.abort();
-    catch_up_and_swap(&mut client, projection, &fresh, &mut replayed).await?;
+    let swap = Swap {
+        store,
+        read,
+        projection,
+        fresh: &fresh,
+    };
+    swap.catch_up_and_swap(&mut client, &mut replayed).await?;
     Ok(RebuildReport {
         events: replayed.events,
         position: replayed.position,
@@ -77,11 +95,13 @@ struct Replayed {
 /// One range of the log, read and decoded (or why not).
 type Range = Result<Vec<RecordedEvent>, palimpsest_log::LogError>;
 
-/// Creates the empty schema `fresh` the rebuild fills: the projection's tables and a checkpoint.
+/// Creates the empty schema `fresh` the rebuild fills: the projection's tables and a checkpoint
+/// fed by the log `log_id`.
 async fn create_fresh(
     client: &mut deadpool_postgres::Object,
     projection: &dyn Projection,
     fresh: &str,
+    log_id: uuid::Uuid,
 ) -> Result<(), ProjectionError> {
     let tx = client.transaction().await?;
     tx.batch_execute(&format!(
@@ -90,6 +110,7 @@ async fn create_fresh(
     .await?;
     projection.create_tables(&tx, fresh).await?;
     checkpoint::create(&tx, fresh, projection.name(), projection.version()).await?;
+    checkpoint::claim(&tx, fresh, projection.name(), log_id).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -181,30 +202,59 @@ async fn replay(
     Ok(replayed)
 }
 
-/// Under the projection's lock (the live runner waits): applies the events appended since the
-/// replay, then swaps `fresh` in for the live schema, in one transaction.
-async fn catch_up_and_swap(
-    client: &mut deadpool_postgres::Object,
-    projection: &dyn Projection,
-    fresh: &str,
-    replayed: &mut Replayed,
-) -> Result<(), ProjectionError> {
-    let name = projection.name();
-    let tx = client.transaction().await?;
-    checkpoint::lock(&tx, name).await?;
-    loop {
-        let batch = read_all_with(&tx, replayed.position, REPLAY_BATCH).await?;
-        let Some(last) = batch.last().map(|e| e.position) else {
-            break;
-        };
-        if let Err(e) = projection.apply_batch(&tx, fresh, &batch).await {
-            drop(tx);
-            return Err(name_the_event(client, projection, fresh, &batch, e).await);
+/// The end of a rebuild: what it swaps, where, fed by which log.
+struct Swap<'a> {
+    store: &'a EventStore,
+    read: &'a ReadDatabase,
+    projection: &'a dyn Projection,
+    fresh: &'a str,
+}
+
+impl Swap<'_> {
+    /// Under the projection's lock (the live runner waits): applies the events appended since
+    /// the replay, then swaps `fresh` in for the live schema, in one transaction. Apart from the
+    /// log, the swap's commit flushes only the read database: it waits for the events to be on
+    /// the log's disk first.
+    async fn catch_up_and_swap(
+        &self,
+        client: &mut deadpool_postgres::Object,
+        replayed: &mut Replayed,
+    ) -> Result<(), ProjectionError> {
+        let (projection, fresh) = (self.projection, self.fresh);
+        let name = projection.name();
+        let tx = client.transaction().await?;
+        checkpoint::lock(&tx, name).await?;
+        loop {
+            let batch = if self.read.is_apart() {
+                self.store.read_all(replayed.position, REPLAY_BATCH).await?
+            } else {
+                read_all_with(&tx, replayed.position, REPLAY_BATCH).await?
+            };
+            let Some(last) = batch.last().map(|e| e.position) else {
+                break;
+            };
+            if let Err(e) = projection.apply_batch(&tx, fresh, &batch).await {
+                drop(tx);
+                return Err(name_the_event(client, projection, fresh, &batch, e).await);
+            }
+            replayed.position = last;
+            replayed.events += batch.len() as u64;
         }
-        replayed.position = last;
-        replayed.events += batch.len() as u64;
+        if self.read.is_apart() {
+            crate::runner::on_disk(self.store, replayed.position, false).await?;
+        }
+        swap_in(tx, name, fresh, replayed.position).await
     }
-    checkpoint::write(&tx, fresh, name, replayed.position).await?;
+}
+
+/// Writes the fresh schema's checkpoint and renames it in for the live one; commits.
+async fn swap_in(
+    tx: deadpool_postgres::Transaction<'_>,
+    name: &str,
+    fresh: &str,
+    position: i64,
+) -> Result<(), ProjectionError> {
+    checkpoint::write(&tx, fresh, name, position).await?;
     tx.batch_execute(&format!(
         "DROP SCHEMA IF EXISTS {name}_retired CASCADE;
          CREATE SCHEMA IF NOT EXISTS {name};

@@ -2,7 +2,8 @@
 
 use crate::stall::{self, Stall};
 use crate::{
-    PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, checkpoint, rebuild,
+    PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, ReadDatabase, checkpoint,
+    rebuild_in,
 };
 use deadpool_postgres::GenericClient;
 use palimpsest_events::RecordedEvent;
@@ -17,15 +18,26 @@ use tokio_util::sync::CancellationToken;
 /// Most events one live batch applies.
 const BATCH: i64 = 500;
 
-/// Makes sure the projection's schema, tables and checkpoint exist at the projection's version;
-/// a read model left by an older version is rebuilt from the log and swapped in.
+/// Makes sure the projection's schema, tables and checkpoint exist at the projection's version,
+/// in the log's own database ([`ensure_in`]).
 pub async fn ensure(
     store: &EventStore,
     projection: &dyn Projection,
 ) -> Result<(), ProjectionError> {
+    ensure_in(store, &ReadDatabase::of_log(store), projection).await
+}
+
+/// Makes sure the projection's schema, tables and checkpoint exist in `read` at the
+/// projection's version, fed by this log; a read model left by an older version is rebuilt
+/// from the log and swapped in.
+pub async fn ensure_in(
+    store: &EventStore,
+    read: &ReadDatabase,
+    projection: &dyn Projection,
+) -> Result<(), ProjectionError> {
     let name = projection.name();
     let stale = {
-        let mut client = store.pool().get().await?;
+        let mut client = read.pool().get().await?;
         let tx = client.transaction().await?;
         checkpoint::lock(&tx, name).await?;
         let exists: bool = tx
@@ -40,10 +52,12 @@ pub async fn ensure(
                 .await?;
             projection.create_tables(&tx, name).await?;
             checkpoint::create(&tx, name, name, projection.version()).await?;
+            checkpoint::claim(&tx, name, name, store.log_id()).await?;
             tx.commit().await?;
             false
         } else {
             checkpoint::upgrade(&tx, name).await?;
+            checkpoint::claim(&tx, name, name, store.log_id()).await?;
             let (_, version) = checkpoint::read(&tx, name, name).await?;
             tx.commit().await?;
             version != projection.version()
@@ -54,7 +68,7 @@ pub async fn ensure(
             projection = name,
             "read model is of an older version; rebuilding"
         );
-        rebuild(store, projection, |_, _| {}).await?;
+        rebuild_in(store, read, projection, |_, _| {}).await?;
     }
     Ok(())
 }
@@ -73,9 +87,12 @@ pub async fn apply_next_batch(
     projection: &dyn Projection,
     limit: i64,
 ) -> Result<usize, ProjectionError> {
-    Ok(apply_when_ready(store, projection, limit, async { true })
-        .await?
-        .map_or(0, |batch| batch.events))
+    let read = ReadDatabase::of_log(store);
+    Ok(
+        apply_when_ready(store, &read, projection, limit, async { true })
+            .await?
+            .map_or(0, |batch| batch.events),
+    )
 }
 
 /// A batch a projector committed.
@@ -92,28 +109,31 @@ pub(crate) struct Committed {
 /// `ready` says not to go on (shutting down).
 async fn apply_when_ready(
     store: &EventStore,
+    read: &ReadDatabase,
     projection: &dyn Projection,
     limit: i64,
     ready: impl std::future::Future<Output = bool>,
 ) -> Result<Option<Committed>, ProjectionError> {
-    let mut client = store.pool().get().await?;
+    let mut client = read.pool().get().await?;
     let tx = client.transaction().await?;
     if !ready.await {
         return Ok(None);
     }
-    apply_in(store, tx, projection, limit).await
+    apply_in(store, read, tx, projection, limit).await
 }
 
 /// The batch's work in `tx`, begun: lock, read, write, commit.
 #[tracing::instrument(skip_all, fields(projection = projection.name()))]
 async fn apply_in(
     store: &EventStore,
+    read: &ReadDatabase,
     tx: deadpool_postgres::Transaction<'_>,
     projection: &dyn Projection,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
     let name = projection.name();
-    let events = read_locked(&tx, "SET LOCAL synchronous_commit = off", name, limit).await?;
+    let opening = "SET LOCAL synchronous_commit = off";
+    let events = read_locked(store, read, &tx, opening, name, limit).await?;
     let Some(last) = events.last() else {
         return Ok(None);
     };
@@ -151,16 +171,24 @@ async fn apply_in(
 }
 
 /// Sends `opening` (what the transaction needs first: at least the asynchronous commit mode),
-/// takes projection `name`'s lock and reads up to `limit` events after its checkpoint, in one
-/// round trip. The batch commits without waiting for its own flush: its checkpoint commits with
-/// its rows, so a crash loses both together and they are applied again from the log, and
-/// [`on_disk`] keeps any row from being seen before its event is durable.
+/// takes projection `name`'s lock and reads up to `limit` events after its checkpoint: in one
+/// round trip in the log's own database; apart, the checkpoint in that round trip and the
+/// events after it from the log in a second. The batch commits without waiting for its own
+/// flush: its checkpoint commits with its rows, so a crash loses both together and they are
+/// applied again from the log, and [`on_disk`] keeps any row from being seen before its event
+/// is durable.
 pub(crate) async fn read_locked<C: GenericClient>(
+    store: &EventStore,
+    read: &ReadDatabase,
     tx: &C,
     opening: &str,
     name: &str,
     limit: i64,
 ) -> Result<Vec<RecordedEvent>, ProjectionError> {
+    if read.is_apart() {
+        let position = checkpoint_locked(tx, opening, name).await?;
+        return Ok(store.read_all(position, limit).await?);
+    }
     let lock = tx.prepare_cached(LOCK_SQL).await?;
     let read = tx.prepare_cached(&read_sql(name)).await?;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&name];
@@ -171,6 +199,27 @@ pub(crate) async fn read_locked<C: GenericClient>(
         tx.query(&read, &read_params)
     )?;
     Ok(to_events(&rows)?)
+}
+
+/// Sends `opening`, takes projection `name`'s lock and reads its checkpoint, in one round trip.
+async fn checkpoint_locked<C: GenericClient>(
+    tx: &C,
+    opening: &str,
+    name: &str,
+) -> Result<i64, ProjectionError> {
+    let lock = tx.prepare_cached(LOCK_SQL).await?;
+    let read = tx
+        .prepare_cached(&format!(
+            "SELECT position FROM {name}.projection_checkpoint WHERE name = $1"
+        ))
+        .await?;
+    let params: [&(dyn ToSql + Sync); 1] = [&name];
+    let (_, _, row) = tokio::try_join!(
+        tx.batch_execute(opening),
+        tx.execute(&lock, &params),
+        tx.query_one(&read, &params)
+    )?;
+    Ok(row.get(0))
 }
 
 /// Takes a projection's transaction lock (`$1`: its name): one writer of its schema at a time.
@@ -254,10 +303,22 @@ pub fn spawn_runner(
     watch: Option<ProjectionWatch>,
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
+    let read = ReadDatabase::of_log(&store);
+    spawn_runner_in(store, read, projection, watch, shutdown)
+}
+
+/// [`spawn_runner`] writing into `read`; `watch` follows that database.
+pub fn spawn_runner_in(
+    store: EventStore,
+    read: ReadDatabase,
+    projection: Arc<dyn Projection>,
+    watch: Option<ProjectionWatch>,
+    shutdown: CancellationToken,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
         let name = projection.name();
         let mut backoff = Duration::from_millis(50);
-        while let Err(e) = ensure(&store, projection.as_ref()).await {
+        while let Err(e) = ensure_in(&store, &read, projection.as_ref()).await {
             tracing::error!(projection = name, error = %e, "cannot set up read model");
             // A rebuild that stops on an event will stop there again: try it seldom.
             let wait = if e.is_transient() {
@@ -273,6 +334,7 @@ pub fn spawn_runner(
         }
         let mut runner = Runner {
             store: store.clone(),
+            read,
             projection,
             watch,
             checkpoint: None,
@@ -317,6 +379,8 @@ enum Next {
 /// A live projector between batches.
 struct Runner {
     store: EventStore,
+    /// Where its rows and checkpoint are.
+    read: ReadDatabase,
     projection: Arc<dyn Projection>,
     /// This process's waiters, told of each commit.
     watch: Option<ProjectionWatch>,
@@ -343,9 +407,13 @@ impl Runner {
                 }
                 // One at a time, the failing event is read from the log, not taken from memory.
                 let checkpoint = self.checkpoint.filter(|_| !one_by_one);
-                crate::planned::apply(&self.store, name, planner, checkpoint, limit).await
+                crate::planned::apply(&self.store, &self.read, name, planner, checkpoint, limit)
+                    .await
             }
-            None => apply_when_ready(&self.store, self.projection.as_ref(), limit, ready).await,
+            None => {
+                let projection = self.projection.as_ref();
+                apply_when_ready(&self.store, &self.read, projection, limit, ready).await
+            }
         };
         match applied {
             Ok(None) => {
@@ -438,7 +506,7 @@ impl Runner {
             "projection stopped: it cannot apply this event and skips nothing; fix the cause \
              (or the binary) and it resumes from this event"
         );
-        match self.store.pool().get().await {
+        match self.read.pool().get().await {
             Ok(client) => {
                 if let Err(e) = stall::record(&client, &stall).await {
                     tracing::error!(projection = name, error = %e, "cannot record the stall");
@@ -452,7 +520,7 @@ impl Runner {
     /// The event just after the projection's checkpoint.
     async fn next_event(&self) -> Result<Option<RecordedEvent>, ProjectionError> {
         let name = self.projection.name();
-        let client = self.store.pool().get().await?;
+        let client = self.read.pool().get().await?;
         let position: i64 = client
             .query_one(
                 &format!("SELECT position FROM {name}.projection_checkpoint WHERE name = $1"),
@@ -460,7 +528,8 @@ impl Runner {
             )
             .await?
             .get(0);
-        let events = palimpsest_log::store::read_all_with(&client, position, 1).await?;
+        drop(client);
+        let events = self.store.read_all(position, 1).await?;
         Ok(events.into_iter().next())
     }
 }

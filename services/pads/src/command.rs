@@ -95,7 +95,8 @@ impl Pads {
                 ..Metadata::default()
             },
         };
-        let read = self.state.read.clone();
+        // The write side reads the read database itself, never a replica (decision 0022).
+        let read = self.state.read.read_database().clone();
         let reply = self
             .state
             .commands

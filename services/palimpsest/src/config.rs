@@ -20,6 +20,45 @@ pub struct Settings {
         global = true
     )]
     pub database_url: String,
+    /// A read model kept in a Postgres of its own, `NAME=URL` (repeat the flag; the
+    /// environment form separates them by spaces): a context's name (`pads`, ...),
+    /// `stream_heads`, or `all` for every read model not named. Its projector writes rows and
+    /// checkpoint there, its context reads there and its writes wait for the checkpoint there.
+    /// The others stay in `DATABASE_URL`.
+    #[arg(
+        long = "read-database-url",
+        env = "PALIMPSEST_READ_DATABASE_URLS",
+        value_delimiter = ' ',
+        value_parser = read_database_url,
+        global = true
+    )]
+    pub read_database_urls: Vec<ReadModelUrl>,
+    /// A streaming replica of a read model's database, `NAME=URL` as for
+    /// `--read-database-url`: requests read that read model there once the replica has
+    /// replayed what they must see (the position a client names in header
+    /// `Palimpsest-Position`, or their own write), else from the primary.
+    #[arg(
+        long = "read-replica-url",
+        env = "PALIMPSEST_READ_REPLICA_URLS",
+        value_delimiter = ' ',
+        value_parser = read_database_url,
+        global = true
+    )]
+    pub read_replica_urls: Vec<ReadModelUrl>,
+    /// How long a request waits for a replica to replay what it must see before it reads the
+    /// primary instead.
+    #[arg(
+        long,
+        env = "PALIMPSEST_READ_REPLICA_WAIT",
+        default_value = "1s",
+        value_parser = duration,
+        global = true
+    )]
+    pub read_replica_wait: Duration,
+    /// Reads the replica without checking its checkpoint: never set by the binary; a test sets
+    /// it to show that the check is what keeps read-your-writes.
+    #[arg(skip)]
+    pub read_replica_unchecked: bool,
     /// NATS server(s) with JetStream.
     #[arg(
         long,
@@ -125,6 +164,10 @@ impl Settings {
     pub fn for_database(database_url: String, data_dir: PathBuf) -> Self {
         Settings {
             database_url,
+            read_database_urls: Vec::new(),
+            read_replica_urls: Vec::new(),
+            read_replica_wait: Duration::from_secs(1),
+            read_replica_unchecked: false,
             nats_url: String::new(),
             nats_replicas: 1,
             nats_stream: None,
@@ -173,8 +216,63 @@ impl Settings {
                 max_event_bytes: self.max_event_bytes,
                 max_append_bytes: self.max_append_bytes,
             },
+            read_databases: by_read_model(&self.read_database_urls),
+            read_replicas: by_read_model(&self.read_replica_urls),
+            replica_wait: self.read_replica_wait,
+            replica_unchecked: self.read_replica_unchecked,
         }
     }
+}
+
+/// A URL given to one read model (or to `all`): `NAME=URL` on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadModelUrl {
+    /// The read model's name, or `all`.
+    pub model: String,
+    /// Its database.
+    pub url: String,
+}
+
+/// The name that gives a URL to every read model not named on its own.
+pub const ALL_READ_MODELS: &str = "all";
+
+/// `NAME=URL`, refused (with what is known) unless NAME is a read model of the binary or
+/// `all`, and URL a Postgres URL.
+pub fn read_database_url(text: &str) -> Result<ReadModelUrl, String> {
+    let Some((model, url)) = text.split_once('=') else {
+        return Err(format!("`{text}` is not NAME=URL"));
+    };
+    let known: Vec<&'static str> = crate::contexts::projections(&crate::contexts::all())
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    if model != ALL_READ_MODELS && !known.contains(&model) {
+        return Err(format!(
+            "unknown read model `{model}`; known: {}, or {ALL_READ_MODELS}",
+            known.join(", ")
+        ));
+    }
+    url.parse::<tokio_postgres::Config>()
+        .map_err(|e| format!("{model}: `{url}` is not a Postgres URL: {e}"))?;
+    Ok(ReadModelUrl {
+        model: model.to_owned(),
+        url: url.to_owned(),
+    })
+}
+
+/// Read model → URL: `all` gives every read model of the binary its URL, and a read model
+/// named on its own takes its own; the last of repeated names wins.
+pub fn by_read_model(given: &[ReadModelUrl]) -> std::collections::BTreeMap<String, String> {
+    let mut urls = std::collections::BTreeMap::new();
+    if let Some(all) = given.iter().rev().find(|g| g.model == ALL_READ_MODELS) {
+        for projection in crate::contexts::projections(&crate::contexts::all()) {
+            urls.insert(projection.name().to_owned(), all.url.clone());
+        }
+    }
+    for one in given.iter().filter(|g| g.model != ALL_READ_MODELS) {
+        urls.insert(one.model.clone(), one.url.clone());
+    }
+    urls
 }
 
 /// HTTP settings of `serve` and `run`.
@@ -362,6 +460,47 @@ mod tests {
         assert_eq!(duration("7"), Ok(Duration::from_secs(7)));
         assert!(duration("ten").is_err());
         assert!(duration("5h").is_err());
+    }
+
+    #[test]
+    fn read_database_urls_name_read_models_and_all_gives_the_rest() {
+        use crate::cli::Cli;
+        use clap::Parser;
+        let cli = Cli::try_parse_from([
+            "palimpsest",
+            "tail",
+            "--read-database-url",
+            "all=postgres://a/reads",
+            "--read-database-url",
+            "pads=postgres://b/pads",
+            "--read-replica-url",
+            "atlas=postgres://c/reads",
+        ])
+        .expect("parses");
+        let platform = cli.settings.platform();
+        let reads = &platform.read_databases;
+        assert_eq!(
+            reads.get("pads").map(String::as_str),
+            Some("postgres://b/pads")
+        );
+        for other in ["atlas", "docs", "records", "resources", "stream_heads"] {
+            assert_eq!(
+                reads.get(other).map(String::as_str),
+                Some("postgres://a/reads")
+            );
+        }
+        let replicas: Vec<_> = platform.read_replicas.keys().collect();
+        assert_eq!(replicas, ["atlas"]);
+        let none = Cli::try_parse_from(["palimpsest", "tail"]).expect("parses");
+        assert!(
+            none.settings.platform().read_databases.is_empty(),
+            "one database by default"
+        );
+        for bad in ["nowhere=postgres://a/b", "pads", "pads=not a url"] {
+            let err = Cli::try_parse_from(["palimpsest", "tail", "--read-database-url", bad])
+                .expect_err(bad);
+            assert!(err.to_string().contains("read-database-url"), "{err}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::contexts::{self, Context};
 use crate::server;
 use palimpsest_log::relay::{self, RelayConfig};
 use palimpsest_log::tree::maker::{TreeHealth, TreeMaker};
-use palimpsest_projections::spawn_runner;
+use palimpsest_projections::spawn_runner_in;
 use palimpsest_web::AppState;
 use palimpsest_web::background::Background;
 use std::net::SocketAddr;
@@ -99,6 +99,31 @@ async fn heads_nats(settings: &Settings) -> Option<async_nats::Client> {
     }
 }
 
+/// Starts the projector of every read model of `selected` (and `stream_heads`), each writing
+/// into its read database and telling its waiters in this process at each commit; they stop
+/// with `shutdown`.
+pub fn projectors(
+    state: &AppState,
+    selected: &[Context],
+    shutdown: &CancellationToken,
+) -> Vec<JoinHandle<()>> {
+    contexts::projections(selected)
+        .into_iter()
+        .map(|projection| {
+            let name = projection.name();
+            let read = state.read_databases.for_projector(name, &state.store);
+            let watch = state.for_read_model(name).watch;
+            spawn_runner_in(
+                state.store.clone(),
+                read,
+                projection,
+                Some(watch),
+                shutdown.clone(),
+            )
+        })
+        .collect()
+}
+
 /// Opens the log and starts the roles for `contexts`.
 pub async fn start(
     settings: &Settings,
@@ -108,6 +133,9 @@ pub async fn start(
     // The flag's parser checks it too; settings built in code are checked here.
     palimpsest_events::subject::validate_prefix(&settings.nats_subject_prefix)?;
     palimpsest_log::store::create_database_if_missing(&settings.database_url).await?;
+    for url in settings.platform().read_databases.values() {
+        palimpsest_log::store::create_database_if_missing(url).await?;
+    }
     let mut state = AppState::connect(
         &settings.database_url,
         settings.data_dir.clone(),
@@ -122,14 +150,12 @@ pub async fn start(
         for projection in contexts::projections(&selected) {
             // Read models exist before the first request is served, so a read right after
             // start finds its tables (empty) rather than failing.
-            palimpsest_projections::ensure(&state.store, projection.as_ref()).await?;
-            tasks.push(spawn_runner(
-                state.store.clone(),
-                projection,
-                Some(state.watch.clone()),
-                shutdown.clone(),
-            ));
+            let read = state
+                .read_databases
+                .for_projector(projection.name(), &state.store);
+            palimpsest_projections::ensure_in(&state.store, &read, projection.as_ref()).await?;
         }
+        tasks.extend(projectors(&state, &selected, &shutdown));
     }
     if roles.relay {
         let store = state.store.clone();

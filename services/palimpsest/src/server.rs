@@ -9,7 +9,7 @@ use axum::http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use palimpsest_web::limits::{self, Guard, HttpLimits};
-use palimpsest_web::{AppState, admin, command, health, log_routes};
+use palimpsest_web::{AppState, admin, command, consistency, health, log_routes};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -31,8 +31,9 @@ pub fn app(
         .merge(log_routes::router(state.clone()))
         .merge(palimpsest_web::schemas::router(subject_prefix));
     for c in contexts {
-        let routes = (c.router)(state.clone())
-            .layer(axum::middleware::from_fn(command::fingerprint_requests));
+        let routes = (c.router)(state.for_read_model(c.name))
+            .layer(axum::middleware::from_fn(command::fingerprint_requests))
+            .layer(axum::middleware::from_fn(consistency::track));
         // `nest` answers `/ctx` but not `/ctx/`, which CouchDB clients ask for the server root.
         let root = Router::new()
             .fallback_service(routes.clone())

@@ -52,11 +52,7 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
             );
         }
     };
-    let stalled = match state.read.get().await {
-        Ok(client) => stall::all(&client).await,
-        Err(e) => Err(e.into()),
-    };
-    let stalled = match stalled {
+    let stalled = match stalls(&state).await {
         Ok(stalled) => stalled,
         Err(e) => {
             return (
@@ -95,6 +91,18 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (status, Json(body))
+}
+
+/// The stalls recorded in every read database of the process: the log's and those apart.
+async fn stalls(
+    state: &AppState,
+) -> Result<Vec<stall::Stall>, palimpsest_projections::ProjectionError> {
+    let mut stalled = Vec::new();
+    for pool in std::iter::once(&*state.read).chain(state.read_databases.pools()) {
+        let client = pool.get().await?;
+        stalled.extend(stall::all(&client).await?);
+    }
+    Ok(stalled)
 }
 
 async fn metrics_text() -> impl IntoResponse {

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod background;
 pub mod command;
+pub mod consistency;
 pub mod content;
 pub mod credentials;
 pub mod error;
@@ -13,6 +14,8 @@ pub mod limits;
 pub mod log_routes;
 pub mod login_throttle;
 pub mod platform_error;
+pub mod read_databases;
+pub mod read_pool;
 pub mod schemas;
 pub mod seal;
 pub mod secret;

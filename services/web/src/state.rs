@@ -2,25 +2,31 @@
 
 use crate::background::Background;
 use crate::command::{CommandError, CommandRunner};
+use crate::read_databases::ReadDatabases;
+use crate::read_pool::ReadPool;
 use crate::{ApiError, secret};
-use deadpool_postgres::Pool;
 use palimpsest_log::relay::RelayHealth;
 use palimpsest_log::tree::LogSigner;
 use palimpsest_log::tree::maker::TreeHealth;
 use palimpsest_log::{EventStore, Limits, LogError};
 use palimpsest_projections::{ProjectionWatch, Stall};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Shared by every handler: the log, a pool for read-model queries, the projection watch for
-/// read-your-writes, where secrets live, and the admin token.
+/// read-your-writes, where secrets live, and the admin token. A context whose read models live
+/// in a database of their own gets the state of that database ([`AppState::for_read_model`]).
 #[derive(Clone)]
 pub struct AppState {
     /// The event log (writes go here).
     pub store: EventStore,
-    /// Pool for read-model queries.
-    pub read: Pool,
+    /// Connections for read-model queries: the read database's, or a caught-up replica's
+    /// ([`ReadPool`]); it dereferences to the read database's pool.
+    pub read: ReadPool,
+    /// The read models that live apart from the log, and their databases.
+    pub read_databases: ReadDatabases,
     /// Where generated secrets are kept (`PALIMPSEST_DATA_DIR`, default `.data`).
     pub data_dir: PathBuf,
     /// Follows projection checkpoints.
@@ -70,6 +76,17 @@ pub struct PlatformSettings {
     pub log_signing_key: Option<String>,
     /// What the log accepts (event and append sizes).
     pub limits: Limits,
+    /// The read models kept in a database of their own: read-model name → its URL (the others
+    /// live in the log's database).
+    pub read_databases: BTreeMap<String, String>,
+    /// Streaming replicas their queries may read: read-model name → the replica's URL.
+    pub read_replicas: BTreeMap<String, String>,
+    /// How long a request waits for a replica to replay what it must see before it reads the
+    /// primary.
+    pub replica_wait: std::time::Duration,
+    /// Whether a replica's checkpoint is checked before reading it (always, but in the test
+    /// that shows what the check prevents).
+    pub replica_unchecked: bool,
 }
 
 impl AppState {
@@ -92,10 +109,12 @@ impl AppState {
             &data_dir.join("admin-token"),
         )?;
         let commands = CommandRunner::new(store.clone(), watch.clone());
+        let read_databases = ReadDatabases::connect(&platform, &read, &watch)?;
         Ok(AppState {
             commands,
             store,
-            read,
+            read: ReadPool::primary(read),
+            read_databases,
             data_dir,
             watch,
             admin_token: Arc::new(admin_token),
@@ -104,6 +123,20 @@ impl AppState {
             signer,
             background: Background::default(),
         })
+    }
+
+    /// The state the routes of read model `name`'s context get: its queries read, and its
+    /// writes wait, in the read model's own database when it has one; this state otherwise.
+    pub fn for_read_model(&self, name: &str) -> AppState {
+        let Some(apart) = self.read_databases.of(name) else {
+            return self.clone();
+        };
+        AppState {
+            read: apart.queries(name),
+            watch: apart.watch.clone(),
+            commands: self.commands.waiting_on(apart.watch.clone()),
+            ..self.clone()
+        }
     }
 
     /// Read-your-writes: waits (at most a few seconds) until projection `projection` has applied

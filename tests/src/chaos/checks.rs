@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::{Client, NoTls};
 
 /// The live read models of the database (schemas holding a `projection_checkpoint`).
-async fn projections(db: &Client) -> Vec<String> {
+pub async fn projections(db: &Client) -> Vec<String> {
     db.query(
         "SELECT table_schema::text FROM information_schema.tables \
          WHERE table_name = 'projection_checkpoint' AND table_schema::text NOT LIKE '%\\_rebuild' \
@@ -252,7 +252,7 @@ async fn jetstream_is_the_log(env: &Env, log: &[(i64, String)], verdict: &mut Ve
 }
 
 /// Every table of a read model, as sorted JSON rows (the checkpoint table left out).
-async fn dump(db: &Client, schema: &str) -> BTreeMap<String, String> {
+pub async fn dump(db: &Client, schema: &str) -> BTreeMap<String, String> {
     let tables: Vec<String> = db
         .query(
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 \

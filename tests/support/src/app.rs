@@ -5,7 +5,7 @@
 //! that panicked) still drops its database and folder.
 
 use crate::TestDb;
-use palimpsest::config::{LimitSettings, Settings};
+use palimpsest::config::{ALL_READ_MODELS, LimitSettings, ReadModelUrl, Settings};
 use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -27,6 +27,8 @@ pub struct TestApp {
     /// Its state (the log, the read pool, the command runner), for assertions beneath HTTP.
     pub state: AppState,
     db: Option<TestDb>,
+    /// The database of the read models, when they live apart from the log.
+    read_db: Option<TestDb>,
     database_url: String,
     data_dir: Option<tempfile::TempDir>,
     running: Option<Running>,
@@ -51,9 +53,41 @@ pub struct TestAppBuilder {
     subject_prefix: Option<String>,
     stream_name: Option<String>,
     relay_stuck_after: Option<std::time::Duration>,
+    read_models_apart: bool,
+    read_database: Option<String>,
+    read_replica: Option<String>,
+    replica_unchecked: bool,
 }
 
 impl TestAppBuilder {
+    /// Keeps every read model in the database at `url` (a test's own server; the app leaves it
+    /// in place).
+    pub fn read_database(mut self, url: &str) -> Self {
+        self.read_database = Some(url.to_owned());
+        self
+    }
+
+    /// Reads every read model through the streaming replica at `url` (`--read-replica-url
+    /// all=URL`).
+    pub fn read_replica(mut self, url: &str) -> Self {
+        self.read_replica = Some(url.to_owned());
+        self
+    }
+
+    /// Reads the replica without checking how far it has replayed: only to show what the
+    /// check prevents.
+    pub fn read_replica_unchecked(mut self) -> Self {
+        self.replica_unchecked = true;
+        self
+    }
+
+    /// Keeps every read model in a fresh database of its own (`--read-database-url
+    /// all=URL`), apart from the log's; the app drops it with its own.
+    pub fn read_models_apart(mut self) -> Self {
+        self.read_models_apart = true;
+        self
+    }
+
     /// Also runs the relay to the NATS server at `url`.
     pub fn nats(mut self, url: &str) -> Self {
         self.nats_url = Some(url.to_owned());
@@ -147,7 +181,29 @@ impl TestAppBuilder {
                 .unwrap_or_else(|e| panic!("data file {name}: {e}"));
         }
         let defaults = Settings::for_database(database_url, data_dir.path().to_path_buf());
+        let read_db = match self.read_models_apart {
+            true => Some(TestDb::create().await),
+            false => None,
+        };
+        let every = |url: &str| ReadModelUrl {
+            model: ALL_READ_MODELS.to_owned(),
+            url: url.to_owned(),
+        };
+        let read_database_urls = read_db
+            .iter()
+            .map(|db| db.url())
+            .chain(self.read_database.as_deref())
+            .map(every)
+            .collect();
         let settings = Settings {
+            read_database_urls,
+            read_replica_urls: self
+                .read_replica
+                .as_deref()
+                .map(every)
+                .into_iter()
+                .collect(),
+            read_replica_unchecked: self.replica_unchecked,
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
             nats_stream: self.stream_name.clone(),
@@ -187,6 +243,7 @@ impl TestAppBuilder {
             addr: running.addr.unwrap_or_else(|| panic!("no http address")),
             state: running.state.clone(),
             db,
+            read_db,
             database_url: settings.database_url,
             data_dir: Some(data_dir),
             running: Some(running),
@@ -211,6 +268,10 @@ impl TestApp {
             subject_prefix: None,
             stream_name: None,
             relay_stuck_after: None,
+            read_models_apart: false,
+            read_database: None,
+            read_replica: None,
+            replica_unchecked: false,
         }
     }
 
@@ -242,13 +303,8 @@ impl TestApp {
             return;
         };
         let configured = contexts::configured(self.contexts.clone());
-        for projection in contexts::projections(&configured) {
-            running.spawn(palimpsest_projections::spawn_runner(
-                self.state.store.clone(),
-                projection,
-                Some(self.state.watch.clone()),
-                running.shutdown.clone(),
-            ));
+        for runner in processes::projectors(&self.state, &configured, &running.shutdown) {
+            running.spawn(runner);
         }
     }
 
@@ -281,6 +337,12 @@ impl TestApp {
         self.database_url.clone()
     }
 
+    /// The URL of the read models' own database, when they live apart from the log
+    /// ([`TestAppBuilder::read_models_apart`]).
+    pub fn read_database_url(&self) -> Option<String> {
+        self.read_db.as_ref().map(|db| db.url().to_owned())
+    }
+
     /// Leaves the events of `stream` out of the schema check at [`TestApp::stop`]: a test that
     /// appends an invalid event on purpose (beneath the API) says so.
     pub fn allow_invalid_events(&self, stream: &StreamName) {
@@ -300,6 +362,9 @@ impl TestApp {
             self.check_schemas().await;
         }
         if let Some(db) = self.db.take() {
+            db.drop().await;
+        }
+        if let Some(db) = self.read_db.take() {
             db.drop().await;
         }
         self.data_dir.take();
@@ -345,15 +410,25 @@ impl Drop for TestApp {
         if let Some(running) = self.running.take() {
             running.shutdown.cancel();
         }
-        if let Some(db) = self.db.take() {
-            // Not stopped (the test panicked): drop the database from a thread of its own, as
-            // this runtime may be shutting down.
+        let databases: Vec<TestDb> = self
+            .db
+            .take()
+            .into_iter()
+            .chain(self.read_db.take())
+            .collect();
+        if !databases.is_empty() {
+            // Not stopped (the test panicked): drop the databases from a thread of their own,
+            // as this runtime may be shutting down.
             let dropped = std::thread::spawn(move || {
                 match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
-                    Ok(runtime) => runtime.block_on(db.drop()),
+                    Ok(runtime) => runtime.block_on(async {
+                        for db in databases {
+                            db.drop().await;
+                        }
+                    }),
                     Err(e) => eprintln!("test database not dropped: {e}"),
                 }
             });

@@ -83,6 +83,47 @@ impl PgCluster {
         cluster
     }
 
+    /// A streaming replica of this cluster: `pg_basebackup -R` into a directory of its own,
+    /// started as a hot standby following this server on a free port (stopped and removed on
+    /// drop like any cluster). Tests read through it and pause its replay
+    /// (`pg_wal_replay_pause()`) to make it lag.
+    pub async fn streaming_replica(&self) -> PgCluster {
+        let dir = std::env::temp_dir().join(format!("palimpsest-pg-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {dir:?}: {e}"));
+        if let Err(e) = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&dir)
+            .status()
+        {
+            eprintln!("chown {dir:?}: {e}");
+        }
+        let mut backup = as_server_user(&bindir().join("pg_basebackup"));
+        backup
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+            ])
+            .args(["-R", "-X", "stream", "-c", "fast", "-D"])
+            .arg(dir.join("data"))
+            .stdout(Stdio::null());
+        let status = tokio::process::Command::from(backup)
+            .status()
+            .await
+            .unwrap_or_else(|e| panic!("pg_basebackup: {e}"));
+        assert!(status.success(), "pg_basebackup failed");
+        let mut replica = PgCluster {
+            port: free_port(),
+            dir,
+            child: None,
+        };
+        replica.restart().await;
+        replica
+    }
+
     /// The connection URL of database `database`.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)

@@ -26,8 +26,10 @@ pub async fn published_candidates(
     if publication.last_position > 0 {
         state.wait_for(NAME, publication.last_position).await?;
     }
+    // The wait above is for the read database's checkpoint: read there, never on a replica.
     let mut client = state
         .read
+        .read_database()
         .get()
         .await
         .map_err(|e| CommandError::Unavailable(format!("atlas read model: {e}")))?;

@@ -6,8 +6,8 @@ use crate::projection::NAME as SCHEMA;
 use crate::projection::pad_rows::key_revision;
 use crate::store::keys;
 use crate::store::records::{PadRecord, RevisionRecord};
-use deadpool_postgres::Pool;
 use palimpsest_events::pads::AText;
+use palimpsest_web::read_pool::ReadPool;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
@@ -28,12 +28,12 @@ pub enum ReadError {
 /// Reads the store through the read-model pool.
 #[derive(Clone)]
 pub struct StoreReader {
-    pool: Pool,
+    pool: ReadPool,
 }
 
 impl StoreReader {
     /// A reader over `pool`.
-    pub fn new(pool: Pool) -> Self {
+    pub fn new(pool: ReadPool) -> Self {
         StoreReader { pool }
     }
 

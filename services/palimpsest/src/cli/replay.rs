@@ -4,9 +4,9 @@ use crate::config::Settings;
 use crate::contexts;
 use indicatif::{ProgressBar, ProgressStyle};
 use palimpsest_log::EventStore;
-use palimpsest_projections::rebuild;
+use palimpsest_projections::{ReadDatabase, rebuild_in};
 
-/// Rebuilds the named read model from position 0 and swaps it in.
+/// Rebuilds the named read model from position 0 and swaps it in, in its read database.
 pub async fn run(settings: &Settings, name: &str) -> anyhow::Result<()> {
     let projections = contexts::projections(&contexts::all());
     let Some(projection) = projections.iter().find(|p| p.name() == name) else {
@@ -20,6 +20,10 @@ pub async fn run(settings: &Settings, name: &str) -> anyhow::Result<()> {
         );
     };
     let store = EventStore::connect(&settings.database_url).await?;
+    let read = match settings.platform().read_databases.get(name) {
+        Some(url) => ReadDatabase::apart(palimpsest_log::store::pool(url, 4)?),
+        None => ReadDatabase::of_log(&store),
+    };
     let bar = ProgressBar::new(store.head_position().await?.max(0) as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -28,7 +32,7 @@ pub async fn run(settings: &Settings, name: &str) -> anyhow::Result<()> {
         .progress_chars("=> "),
     );
     bar.set_message(format!("replaying {name}"));
-    let report = rebuild(&store, projection.as_ref(), |done, total| {
+    let report = rebuild_in(&store, &read, projection.as_ref(), |done, total| {
         bar.set_length(total.max(done) as u64);
         bar.set_position(done as u64);
     })

@@ -2,8 +2,8 @@
 //! one indexed lookup or one scan of one parent's rows; none replays history.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use deadpool_postgres::Pool;
 use palimpsest_events::resources::{ContentRef, Parent, ResourceType, Revision};
+use palimpsest_web::read_pool::ReadPool;
 use tokio_postgres::Row;
 
 /// A revision as the read model has it, with what the API shows beside it.
@@ -112,12 +112,12 @@ fn to_row(row: &Row) -> RevisionRow {
 /// The read model's queries.
 #[derive(Clone)]
 pub struct Reader {
-    pool: Pool,
+    pool: ReadPool,
 }
 
 impl Reader {
     /// Queries on `pool`.
-    pub fn new(pool: Pool) -> Self {
+    pub fn new(pool: ReadPool) -> Self {
         Reader { pool }
     }
 

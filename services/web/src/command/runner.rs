@@ -55,6 +55,15 @@ impl CommandRunner {
         }
     }
 
+    /// The same runner (its state cache, its turns per key) waiting on `watch`: what a
+    /// context whose read models live in a database of their own writes through.
+    pub fn waiting_on(&self, watch: ProjectionWatch) -> Self {
+        CommandRunner {
+            watch,
+            ..self.clone()
+        }
+    }
+
     /// Runs a command: answers a repeated Idempotency-Key from the log, else loads and decides
     /// (`decide` does the loads through the [`Attempt`] and calls the pure decider), appends
     /// every stream at the version read with the reply, decides again from fresh state when a
@@ -170,6 +179,7 @@ impl CommandRunner {
     ) -> Result<Answer<T>, CommandError<E>> {
         self.wait_for_all(command.projections, appended.last_position)
             .await?;
+        crate::consistency::appended(appended.last_position);
         if appended.replayed
             && let Some(k) = key
             && let Some(stored) = self.stored_reply(k, command.request).await?
