@@ -6,6 +6,7 @@ use super::params::Params;
 use crate::access::auth;
 use crate::body::Incoming;
 use crate::command::{Reply, text_reply};
+use crate::local::batch::{PREFIX, command_of};
 use crate::local::{LocalCommand, command::local_command};
 use crate::projection::local_key;
 use crate::read;
@@ -38,7 +39,8 @@ pub async fn get(
     ))
 }
 
-/// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists).
+/// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists); with
+/// `"_deleted": true` deletes it, as CouchDB does. Attachments are refused (400).
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
@@ -55,13 +57,12 @@ pub async fn put(
             "Document exceeds the maximum size",
         ));
     }
-    let command = LocalCommand::Save {
-        db: db.clone(),
-        doc_id: doc_id.clone(),
-        base: doc.rev,
-        body: doc.body,
+    let command = command_of(&db, &format!("{PREFIX}{doc_id}"), &doc)?;
+    let status = match command {
+        LocalCommand::Delete { .. } => StatusCode::OK,
+        LocalCommand::Save { .. } => StatusCode::CREATED,
     };
-    local_command(&state, &request, &db, &doc_id, command, StatusCode::CREATED).await
+    local_command(&state, &request, &db, &doc_id, command, status).await
 }
 
 /// `DELETE /{db}/_local/{id}?rev=`.
