@@ -388,8 +388,9 @@ fn check_content_type(name: &str, content_type: &str) -> Result<(), AttachmentEr
     ))
 }
 
-/// The body with every attachment's data inline (`data` in place of `stub`), from `data` by
-/// md5 digest; entries whose bytes are unknown stay stubs.
+/// The body with every attachment's data inline (`data` in place of `stub`: CouchDB's
+/// `{content_type, digest, revpos, data}`, without `length`), from `data` by md5 digest;
+/// entries whose bytes are unknown stay stubs.
 pub fn inline(body: &str, data: &HashMap<String, Vec<u8>>) -> String {
     let Ok(mut members) = serde_json::from_str::<Members>(body) else {
         return body.to_owned();
@@ -404,7 +405,7 @@ pub fn inline(body: &str, data: &HashMap<String, Vec<u8>>) -> String {
     for (name, stub) in names {
         let value = match data.get(&stub.digest) {
             Some(bytes) => serde_json::json!({
-                "content_type": stub.content_type, "digest": stub.digest, "length": stub.length,
+                "content_type": stub.content_type, "digest": stub.digest,
                 "revpos": stub.revpos, "data": STANDARD.encode(bytes)
             }),
             None => serde_json::to_value(stub).unwrap_or_default(),
@@ -619,7 +620,7 @@ mod tests {
         let data = HashMap::from([("md5-a".to_owned(), b"hi".to_vec())]);
         assert_eq!(
             inline(body, &data),
-            r#"{"_attachments":{"x":{"content_type":"text/plain","data":"aGk=","digest":"md5-a","length":2,"revpos":1}}}"#
+            r#"{"_attachments":{"x":{"content_type":"text/plain","data":"aGk=","digest":"md5-a","revpos":1}}}"#
         );
     }
 }

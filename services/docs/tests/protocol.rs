@@ -281,7 +281,7 @@ async fn a_replicated_revision_is_read_from_its_revisions_and_bulk_errors_fail_t
 }
 
 #[tokio::test]
-async fn local_documents_are_written_in_bulk_deleted_by_put_and_take_no_attachments() {
+async fn local_documents_are_written_in_bulk_deleted_by_put_and_hold_no_attachments() {
     let docs = Docs::start().await;
     database(&docs, "db").await;
     let (status, saved) = docs
@@ -327,8 +327,15 @@ async fn local_documents_are_written_in_bulk_deleted_by_put_and_take_no_attachme
     assert_eq!(status, 200, "{put_deleted}");
     assert_eq!(docs.call("GET", "/db/_local/two", None).await.0, 404);
 
-    let with = json!({"_attachments": {"a.txt": {"content_type": "text/plain", "data": HELLO}}});
-    assert_eq!(docs.call("PUT", "/db/_local/att", Some(with)).await.0, 400);
+    let with =
+        json!({"n": 1, "_attachments": {"a.txt": {"content_type": "text/plain", "data": HELLO}}});
+    assert_eq!(docs.call("PUT", "/db/_local/att", Some(with)).await.0, 201);
+    let (_, kept) = docs.call("GET", "/db/_local/att", None).await;
+    assert!(
+        kept.get("_attachments").is_none(),
+        "a local document holds no attachment: {kept}"
+    );
+    assert_eq!(docs.call("GET", "/db/_local/att/a.txt", None).await.0, 404);
     docs.stop().await;
 }
 

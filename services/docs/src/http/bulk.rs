@@ -4,7 +4,7 @@ use super::error::CouchError;
 use crate::access::auth;
 use crate::body::{Incoming, Members};
 use crate::command::Reply;
-use crate::document::command::{Item, Shape, check_id, replicated_revision, write};
+use crate::document::command::{Item, Shape, check_id, write};
 use crate::local::batch::is_local;
 use crate::read;
 use crate::stored::StoredDoc;
@@ -68,14 +68,16 @@ pub async fn bulk_docs(
 }
 
 /// Refuses, for the whole batch, a document CouchDB could not read: an id it does not allow,
-/// or (`new_edits=false`) a revision missing or malformed.
+/// or (`new_edits=false`) no revision at all (a malformed one is that document's own error).
 fn readable(doc_id: &str, doc: &Incoming, new_edits: bool) -> Result<(), CouchError> {
     if is_local(doc_id) {
         return Ok(());
     }
     check_id(doc_id)?;
-    if !new_edits {
-        replicated_revision(doc)?;
+    if !new_edits && doc.rev.is_none() && doc.revisions.is_none() {
+        return Err(CouchError::bad_request(
+            "_rev or _revisions is required with new_edits=false",
+        ));
     }
     Ok(())
 }

@@ -40,7 +40,8 @@ pub async fn get(
 }
 
 /// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists); with
-/// `"_deleted": true` deletes it, as CouchDB does. Attachments are refused (400).
+/// `"_deleted": true` deletes it, as CouchDB does. `_attachments` are dropped (a local document
+/// holds none; PouchDB's suite expects none back).
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,

@@ -16,13 +16,14 @@ pub fn is_local(doc_id: &str) -> bool {
 }
 
 /// The command a batch item asks of its local document: a deletion when `_deleted`, else a
-/// save. A local document holds no attachments (CouchDB refuses them: 400).
+/// save. A local document holds no attachments: `_attachments` sent are dropped, as
+/// pouchdb-server drops them (PouchDB's suite saves such a document and expects no attachment
+/// back).
 pub fn command_of(db: &str, doc_id: &str, doc: &Incoming) -> Result<LocalCommand, CouchError> {
     let id = doc_id.strip_prefix(PREFIX).unwrap_or(doc_id);
     if id.is_empty() || id.contains('\0') {
         return Err(CouchError::bad_request("invalid local document id"));
     }
-    refuse_attachments(doc)?;
     Ok(if doc.deleted {
         LocalCommand::Delete {
             db: db.to_owned(),
@@ -34,22 +35,24 @@ pub fn command_of(db: &str, doc_id: &str, doc: &Incoming) -> Result<LocalCommand
             db: db.to_owned(),
             doc_id: id.to_owned(),
             base: doc.rev.clone(),
-            body: doc.body.clone(),
+            body: without_attachments(&doc.body),
         }
     })
 }
 
-/// Local documents take no attachments.
-pub fn refuse_attachments(doc: &Incoming) -> Result<(), CouchError> {
-    let has = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&doc.body)
-        .ok()
-        .is_some_and(|members| members.contains_key("_attachments"));
-    if has {
-        return Err(CouchError::bad_request(
-            "Local documents cannot have attachments",
-        ));
+/// `body` without its `_attachments` member (as sent when it has none).
+pub fn without_attachments(body: &str) -> String {
+    match serde_json::from_str::<crate::body::Members>(body) {
+        Ok(members) if members.0.iter().any(|(key, _)| key == "_attachments") => {
+            let kept = members
+                .0
+                .into_iter()
+                .filter(|(key, _)| key != "_attachments")
+                .collect();
+            crate::body::Members(kept).to_json()
+        }
+        _ => body.to_owned(),
     }
-    Ok(())
 }
 
 /// Decides `command` against `state`: its events, the state after them and the rev to answer
@@ -94,9 +97,16 @@ mod tests {
     }
 
     #[test]
-    fn attachments_and_an_empty_id_are_refused() {
-        let with = incoming(r#"{"_attachments":{"a":{"data":"eA=="}}}"#, false, None);
-        assert!(command_of("db", "_local/cp", &with).is_err());
+    fn attachments_are_dropped_and_an_empty_id_is_refused() {
+        let with = incoming(
+            r#"{"n":1,"_attachments":{"a":{"data":"eA=="}}}"#,
+            false,
+            None,
+        );
+        assert!(matches!(
+            command_of("db", "_local/cp", &with),
+            Ok(LocalCommand::Save { ref body, .. }) if body == r#"{"n":1}"#
+        ));
         assert!(command_of("db", "_local/", &incoming("{}", false, None)).is_err());
     }
 

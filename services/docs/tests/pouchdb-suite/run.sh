@@ -105,6 +105,46 @@ fi
 # The tests expected to fail, one a line: mocha's full title, a tab, the reason. Any other
 # failure fails this script.
 EXPECTED_FAILURES="$(cat <<'LIST'
+suite2 test.replication.js-local-http Test _conflicts key	queries a view of a design document (db.query), which Sync Gateway lacks (views: not in this pass)
+suite2 test.replication.js-local-http #2268 dont stop replication if single forbidden	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #2268 dont stop replication if single unauth	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #2268 dont stop replication if many unauth	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #3171 Forbidden validate_doc_update error message	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #3171 Unauthorized validate_doc_update error message	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #3070 Doc IDs with validate_doc_update errors	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #3270 triggers "denied" events	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-local-http #3606 - live replication with filtered ddoc	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-local-http #3606 - live repl with filtered ddoc+query_params	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-local-http #3606 - live repl with view	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-local-http #3543 replication with a ddoc filter	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-local-http #3578 replication with a ddoc filter w/ _deleted=true	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-local-http #3578 replication with a ddoc filter w/ remove()	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3136 open revs returned correctly 1	not investigated in this pass: times out (5 s) in the 2026-11-27 run, a live http-http replication of a conflicted document
+suite2 test.replication.js-http-http #3136 open revs returned correctly 2	not investigated in this pass: times out (5 s) in the 2026-11-27 run, a live http-http replication of a conflicted document
+suite2 test.replication.js-http-http Test _conflicts key	queries a view of a design document (db.query), which Sync Gateway lacks (views: not in this pass)
+suite2 test.replication.js-http-http doc count after multiple replications	queries a view of a design document (db.query), which Sync Gateway lacks (views: not in this pass)
+suite2 test.replication.js-http-http #2268 dont stop replication if single forbidden	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #2268 dont stop replication if single unauth	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #2268 dont stop replication if many unauth	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #3171 Forbidden validate_doc_update error message	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #3171 Unauthorized validate_doc_update error message	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #3070 Doc IDs with validate_doc_update errors	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+suite2 test.replication.js-http-http #3606 - live replication with filtered ddoc	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3606 - live repl with filtered ddoc+query_params	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3606 - live repl with view	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3543 replication with a ddoc filter	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3578 replication with a ddoc filter w/ _deleted=true	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-http #3578 replication with a ddoc filter w/ remove()	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+suite2 test.replication.js-http-local doc count after multiple replications	queries a view of a design document (db.query), which Sync Gateway lacks (views: not in this pass)
+test.bulk_docs.js-http #2935 new_edits=false with single unauthorized	needs a design document's validate_doc_update, which Sync Gateway lacks (design documents: not in this pass)
+test.changes.js-http Changes with filter not present in ddoc	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes with `filters` key not present in ddoc	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes limit and filter	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes with shorthand function name	needs a design document's filter function (_changes?filter=ddoc/name), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes with view not present in ddoc	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes with `views` key not present in ddoc	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
+test.changes.js-http Changes limit and view instead of filter	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
+test.changes.js-http #3609 view option implies filter: _view	needs a design document's view as a _changes filter (filter=_view), which Sync Gateway lacks (not in this pass)
 LIST
 )"
 
