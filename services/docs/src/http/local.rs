@@ -26,6 +26,12 @@ pub async fn get(
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
     auth::caller(&state, &client, &db, &headers).await?;
+    if doc_id.contains('/') {
+        // `_local/{id}/{attachment}`: CouchDB's answer, a local document holds none.
+        return Err(CouchError::bad_request(
+            "_local documents do not accept attachments.",
+        ));
+    }
     let row = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
