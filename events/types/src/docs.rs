@@ -62,6 +62,13 @@ pub enum DatabaseEvent {
         /// The horizon: a log position.
         up_to_seq: i64,
     },
+    /// `POST /docs/{db}/_compact` (CouchDB's compaction): the bodies of revisions that are no
+    /// longer leaves, which the read model keeps from the moment a revision gains a child (as
+    /// CouchDB keeps them until compaction), leave it. The log keeps every body.
+    RevisionBodiesCompacted {
+        /// The incarnation compacted.
+        incarnation: Uuid,
+    },
     /// `DELETE /docs/{db}`: the database and every document of this incarnation are gone.
     DatabaseDeleted {
         /// The incarnation that ends.

@@ -291,12 +291,16 @@ pub async fn receive_inline(
 
 /// Turns every entry of the body's `_attachments` into a stored stub: those in `uploaded`
 /// (received at the edge) name their new bytes, stubs are completed from `parent` (the body
-/// the revision descends from). `revpos` is the new revision's generation.
+/// the revision descends from). `revpos` is the new revision's generation: a new edit gives
+/// it to every attachment whose bytes it sends (CouchDB does, whatever `revpos` was sent); a
+/// replicated revision (`new_edit` false) keeps the one it sent. A name starting with `_` is
+/// refused, as CouchDB refuses it.
 pub fn prepare(
     body: &str,
     parent: Option<&str>,
     revpos: u64,
     uploaded: &[(&str, &Uploaded)],
+    new_edit: bool,
 ) -> Result<String, AttachmentError> {
     let Some(Parsed {
         mut members,
@@ -309,10 +313,20 @@ pub fn prepare(
     let inherited = parent.map(stubs).unwrap_or_default();
     let mut out = Vec::new();
     for (name, entry) in sent {
+        if name.starts_with('_') {
+            return Err(AttachmentError::Invalid(
+                name,
+                "Attachment name can't start with '_'".into(),
+            ));
+        }
         let stub = match uploaded.iter().find(|(n, _)| *n == name) {
             Some((_, upload)) => {
                 check_content_type(&name, &upload.content_type)?;
-                upload.stub(revpos)
+                let mut stub = upload.stub(revpos);
+                if new_edit {
+                    stub.revpos = revpos;
+                }
+                stub
             }
             None => resolve(&name, entry, &inherited)?,
         };
@@ -374,8 +388,9 @@ fn check_content_type(name: &str, content_type: &str) -> Result<(), AttachmentEr
     ))
 }
 
-/// The body with every attachment's data inline (`data` in place of `stub`), from `data` by
-/// md5 digest; entries whose bytes are unknown stay stubs.
+/// The body with every attachment's data inline (`data` in place of `stub`: CouchDB's
+/// `{content_type, digest, revpos, data}`, without `length`), from `data` by md5 digest;
+/// entries whose bytes are unknown stay stubs.
 pub fn inline(body: &str, data: &HashMap<String, Vec<u8>>) -> String {
     let Ok(mut members) = serde_json::from_str::<Members>(body) else {
         return body.to_owned();
@@ -390,7 +405,7 @@ pub fn inline(body: &str, data: &HashMap<String, Vec<u8>>) -> String {
     for (name, stub) in names {
         let value = match data.get(&stub.digest) {
             Some(bytes) => serde_json::json!({
-                "content_type": stub.content_type, "digest": stub.digest, "length": stub.length,
+                "content_type": stub.content_type, "digest": stub.digest,
                 "revpos": stub.revpos, "data": STANDARD.encode(bytes)
             }),
             None => serde_json::to_value(stub).unwrap_or_default(),
@@ -484,7 +499,7 @@ mod tests {
         assert_eq!(attachment.content, Content::Inline(b"hello".to_vec()));
         let named: Vec<(&str, &Uploaded)> = uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect();
         assert_eq!(
-            prepare(&received_body, None, 2, &named).expect("prepared"),
+            prepare(&received_body, None, 2, &named, false).expect("prepared"),
             r#"{"a":1,"_attachments":{"hi.txt":{"content_type":"text/plain","digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"revpos":2,"stub":true}}}"#
         );
         assert!(!store.dir.exists(), "inline bytes touch no file");
@@ -503,6 +518,31 @@ mod tests {
             b"hello"
         );
         assert_eq!(uploaded[0].1.stub(9).revpos, 3, "a sent revpos is kept");
+        let named: Vec<(&str, &Uploaded)> = vec![("x", &uploaded[0].1)];
+        let body = r#"{"_attachments":{"x":{"stub":true}}}"#;
+        let edited = prepare(body, None, 9, &named, true).expect("prepared");
+        assert_eq!(
+            stubs(&edited)["x"].revpos,
+            9,
+            "a new edit's data is at its generation"
+        );
+        let replicated = prepare(body, None, 9, &named, false).expect("prepared");
+        assert_eq!(
+            stubs(&replicated)["x"].revpos,
+            3,
+            "a replicated revision keeps its own"
+        );
+        assert!(
+            prepare(
+                r#"{"_attachments":{"_x":{"stub":true}}}"#,
+                None,
+                9,
+                &named,
+                true
+            )
+            .is_err(),
+            "a name starting with _ is refused"
+        );
         std::fs::remove_dir_all(&store.dir).expect("cleanup");
     }
 
@@ -514,6 +554,7 @@ mod tests {
             Some(parent),
             2,
             &[],
+            true,
         )
         .expect("valid");
         assert_eq!(stubs(&body)["x"].revpos, 1);
@@ -522,7 +563,8 @@ mod tests {
                 r#"{"_attachments":{"y":{"stub":true}}}"#,
                 Some(parent),
                 2,
-                &[]
+                &[],
+                true
             ),
             Err(AttachmentError::MissingStub("y".into()))
         );
@@ -534,24 +576,24 @@ mod tests {
         let elsewhere =
             r#"{"_attachments":{"x":{"stub":true,"digest":"md5-b","length":7,"revpos":1}}}"#;
         assert_eq!(
-            prepare(elsewhere, Some(parent), 2, &[]),
+            prepare(elsewhere, Some(parent), 2, &[], false),
             Err(AttachmentError::MissingStub("x".into())),
             "a digest the parent does not hold under that name"
         );
         assert_eq!(
-            prepare(elsewhere, None, 1, &[]),
+            prepare(elsewhere, None, 1, &[], false),
             Err(AttachmentError::MissingStub("x".into())),
             "a new document has no attachment to point at"
         );
         let renamed = r#"{"_attachments":{"y":{"stub":true,"digest":"md5-a","length":1}}}"#;
         assert_eq!(
-            prepare(renamed, Some(parent), 2, &[]),
+            prepare(renamed, Some(parent), 2, &[], false),
             Err(AttachmentError::MissingStub("y".into())),
             "the parent's digest under another name"
         );
         let same = r#"{"_attachments":{"x":{"stub":true,"digest":"md5-a"}}}"#;
         assert_eq!(
-            stubs(&prepare(same, Some(parent), 2, &[]).expect("held"))["x"].digest,
+            stubs(&prepare(same, Some(parent), 2, &[], false).expect("held"))["x"].digest,
             "md5-a"
         );
     }
@@ -564,7 +606,7 @@ mod tests {
         let (received, uploaded) = receive_inline(&store, body).await.expect("received");
         let named: Vec<(&str, &Uploaded)> = uploaded.iter().map(|(n, u)| (n.as_str(), u)).collect();
         assert!(matches!(
-            prepare(&received, None, 1, &named),
+            prepare(&received, None, 1, &named, false),
             Err(AttachmentError::Invalid(name, _)) if name == "x"
         ));
         assert_eq!(check_content_type("x", "text/plain; charset=utf-8"), Ok(()));
@@ -578,7 +620,7 @@ mod tests {
         let data = HashMap::from([("md5-a".to_owned(), b"hi".to_vec())]);
         assert_eq!(
             inline(body, &data),
-            r#"{"_attachments":{"x":{"content_type":"text/plain","data":"aGk=","digest":"md5-a","length":2,"revpos":1}}}"#
+            r#"{"_attachments":{"x":{"content_type":"text/plain","data":"aGk=","digest":"md5-a","revpos":1}}}"#
         );
     }
 }

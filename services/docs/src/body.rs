@@ -209,6 +209,8 @@ impl Incoming {
                 "_revisions" => doc.revisions = Some(field(&value, "_revisions")?),
                 "_deleted" => doc.deleted = field(&value, "_deleted")?,
                 "_attachments" => body.push((key, value)),
+                // CouchDB's replicator keeps its state in these members; they stay in the body.
+                kept if kept.starts_with("_replication_") => body.push((key, value)),
                 ignored if IGNORED.contains(&ignored) => {}
                 special if special.starts_with('_') => {
                     return Err(BodyError::BadSpecial(key));
@@ -315,6 +317,12 @@ mod tests {
         );
         let doc = Incoming::parse(br#"{"_conflicts":["1-a"],"a":1}"#).expect("valid");
         assert_eq!(doc.body, r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn the_replicators_state_members_stay_in_the_body() {
+        let doc = Incoming::parse(br#"{"_replication_state":"triggered","a":1}"#).expect("valid");
+        assert_eq!(doc.body, r#"{"_replication_state":"triggered","a":1}"#);
     }
 
     #[test]

@@ -174,10 +174,53 @@ fn recorded_sha1(key: &str) -> Result<String, CouchError> {
         .ok_or_else(|| CouchError::internal(format!("attachment key `{key}` names no SHA-1")))
 }
 
-/// The `md5-` digests of every attachment of the trees' leaves.
+/// An older revision's body, kept in the read model from when it stopped being a leaf until
+/// the database is compacted, with the channels it was in.
+pub struct OldRevision {
+    /// The revision.
+    pub rev: String,
+    /// Its body as JSON text.
+    pub body: String,
+    /// The channels the sync function gave it.
+    pub channels: Vec<String>,
+}
+
+/// The older revisions among `revs` whose bodies the read model still keeps.
+pub async fn old_revisions(
+    client: &Object,
+    db: &str,
+    doc_id: &str,
+    revs: &[String],
+) -> Result<Vec<OldRevision>, CouchError> {
+    if revs.is_empty() || !storable(doc_id) {
+        return Ok(Vec::new());
+    }
+    let rows = client
+        .query(
+            "SELECT rev, body, channels FROM docs.old_revs WHERE db = $1 AND key = $2 \
+             AND rev = ANY($3)",
+            &[&db, &doc_id, &revs],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let channels: String = row.get(2);
+            Ok(OldRevision {
+                rev: row.get(0),
+                body: row.get(1),
+                channels: serde_json::from_str(&channels).map_err(|e| {
+                    CouchError::internal(format!("old revision channels are malformed: {e}"))
+                })?,
+            })
+        })
+        .collect()
+}
+
+/// The `md5-` digests of every attachment of the trees' revisions that have a body (the
+/// leaves, and older revisions a read restored).
 pub fn digests<'a>(trees: impl Iterator<Item = &'a crate::tree::RevTree>) -> Vec<String> {
     let mut out: Vec<String> = trees
-        .flat_map(|tree| tree.leaves().filter_map(|n| n.body.as_deref()))
+        .flat_map(|tree| tree.nodes().iter().filter_map(|n| n.body.as_deref()))
         .filter(|body| body.contains("\"_attachments\""))
         .flat_map(|body| {
             crate::attachments::stubs(body)

@@ -18,7 +18,7 @@ pub struct SyncData {
     /// Whether the winner is a deletion.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
-    /// The sequence of the document's last change (the log position of its last event).
+    /// The sequence of the document's last change (its database's count of changes then).
     pub sequence: i64,
     /// The revision tree (pruned to the database's `revs_limit`).
     pub history: History,

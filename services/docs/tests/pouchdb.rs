@@ -1,6 +1,7 @@
 //! Real PouchDB 9 (Node) replicates a database with edits, deletions, conflicts and `_local`
 //! checkpoints through `/docs`, one-shot both ways and live; a second replication moves
-//! nothing. The Node side is `tests/pouchdb/replicate.js`; its packages are pinned by
+//! nothing; and it meets CouchDB's protocol where its own suite expects it (`protocol.js`,
+//! issue #28). The Node side is `tests/pouchdb/replicate.js`; its packages are pinned by
 //! `package-lock.json` and installed with `npm ci` on first run.
 
 mod common;
@@ -132,6 +133,30 @@ async fn real_pouchdb_replicates_a_large_attachment_both_ways() {
         stored.len(),
         1,
         "the attachment is in the folder: {stored:?}"
+    );
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn real_pouchdb_meets_couchdbs_protocol_where_its_own_suite_expects_it() {
+    tokio::task::spawn_blocking(install).await.expect("install");
+    let docs = Docs::start().await;
+    assert_eq!(docs.as_admin("PUT", "/protocol", None).await.0, 201);
+    let run = tokio::process::Command::new("node")
+        .arg("protocol.js")
+        .arg(docs.admin_url("/protocol"))
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("PouchDB finished within a minute")
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
     );
     docs.stop().await;
 }

@@ -300,6 +300,7 @@ async fn dump(docs: &Docs) -> Vec<Vec<Value>> {
         "SELECT * FROM docs.channels ORDER BY db, channel, key",
         "SELECT * FROM docs.access ORDER BY db, grantee, channel, key",
         "SELECT * FROM docs.role_access ORDER BY db, grantee, role, key",
+        "SELECT * FROM docs.old_revs ORDER BY db, key, rev",
     ] {
         out.push(docs.rows(sql).await);
     }

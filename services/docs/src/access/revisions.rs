@@ -12,6 +12,8 @@
 //! ([`crate::access::auth::Caller::sees`]).
 
 use crate::access::auth::Caller;
+use crate::read::OldRevision;
+use crate::rev::RevId;
 use crate::stored::{StoredDoc, StoredError, SyncData};
 use crate::tree::{History, Node, RevTree};
 
@@ -55,6 +57,29 @@ pub fn readable_tree(caller: &Caller, stored: &StoredDoc) -> Result<RevTree, Sto
     RevTree::try_from(&history).map_err(|e| StoredError::Malformed(e.to_string()))
 }
 
+/// Puts back into a [`readable_tree`] the bodies of older revisions a read named (kept until
+/// compaction): each as `caller` may read it, by the channels that revision was in (the
+/// removal body otherwise), as for a leaf.
+pub fn restore_old(caller: &Caller, tree: &mut RevTree, old: Vec<OldRevision>) {
+    for revision in old {
+        let Ok(rev) = RevId::parse(&revision.rev) else {
+            tracing::error!(rev = %revision.rev, "a kept old revision's id does not parse; skipped");
+            continue;
+        };
+        let readable = caller.sees_all()
+            || revision
+                .channels
+                .iter()
+                .any(|channel| caller.channels.contains(channel));
+        let body = if readable {
+            revision.body
+        } else {
+            WITHHELD.to_owned()
+        };
+        tree.restore_body(&rev, body);
+    }
+}
+
 /// Whether a node of a [`readable_tree`] stands for a revision the caller may not read.
 pub fn withheld(node: &Node) -> bool {
     node.body.as_deref() == Some(WITHHELD)
@@ -74,7 +99,6 @@ pub fn any_readable(tree: &RevTree) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rev::RevId;
 
     fn rev(text: &str) -> RevId {
         RevId::parse(text).expect("valid")
@@ -140,6 +164,24 @@ mod tests {
         let tree = readable_tree(&admin, &stored).expect("tree");
         assert!(tree.leaves().all(readable));
         assert!(may_read(&user(&["*"]), &stored.sync, "2-b"));
+    }
+
+    #[test]
+    fn an_old_revision_is_restored_to_those_in_its_channels_and_withheld_from_others() {
+        let stored = grafted();
+        let old = || {
+            vec![OldRevision {
+                rev: "1-r".into(),
+                body: r#"{"v":1}"#.into(),
+                channels: vec!["ch-b".into()],
+            }]
+        };
+        let mut bob = readable_tree(&user(&["ch-b"]), &stored).expect("tree");
+        restore_old(&user(&["ch-b"]), &mut bob, old());
+        assert_eq!(body_of(&bob, "1-r").as_deref(), Some(r#"{"v":1}"#));
+        let mut alice = readable_tree(&user(&["ch-a"]), &stored).expect("tree");
+        restore_old(&user(&["ch-a"]), &mut alice, old());
+        assert_eq!(body_of(&alice, "1-r").as_deref(), Some(WITHHELD));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! A database's stream: created (a fresh incarnation with its configuration) and deleted.
+//! A database's stream: created (a fresh incarnation with its configuration), configured,
+//! compacted, its tombstones purged, and deleted.
 
 pub mod command;
 mod state;
@@ -46,6 +47,8 @@ pub enum DbCommand {
         /// The horizon.
         up_to_seq: i64,
     },
+    /// `POST /{db}/_compact`: old revisions' bodies leave the read model.
+    Compact,
     /// Sets (or with `None` resets) the sync function.
     SetSync {
         /// The JavaScript source.
@@ -98,6 +101,10 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
             }])
         }
         (DbCommand::PurgeTombstones { .. }, None) => Err(DbError::Missing),
+        (DbCommand::Compact, Some((incarnation, _))) => {
+            Ok(vec![DatabaseEvent::RevisionBodiesCompacted { incarnation }])
+        }
+        (DbCommand::Compact, None) => Err(DbError::Missing),
         (DbCommand::Delete, Some((incarnation, _))) => {
             Ok(vec![DatabaseEvent::DatabaseDeleted { incarnation }])
         }
@@ -129,6 +136,7 @@ pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
         DatabaseEvent::TombstonesPurged { up_to_seq, .. } => {
             state.purged_up_to = state.purged_up_to.max(*up_to_seq);
         }
+        DatabaseEvent::RevisionBodiesCompacted { .. } => {}
     }
     state
 }
@@ -155,6 +163,24 @@ mod tests {
             .iter()
             .fold(DbState::default(), evolve);
         assert_eq!(decide(create(Uuid::max()), &state), Err(DbError::Exists));
+    }
+
+    #[test]
+    fn compacting_a_live_database_is_an_event_and_a_missing_one_is_refused() {
+        let state = decide(create(Uuid::nil()), &DbState::default())
+            .expect("created")
+            .iter()
+            .fold(DbState::default(), evolve);
+        assert_eq!(
+            decide(DbCommand::Compact, &state),
+            Ok(vec![DatabaseEvent::RevisionBodiesCompacted {
+                incarnation: Uuid::nil()
+            }])
+        );
+        assert_eq!(
+            decide(DbCommand::Compact, &DbState::default()),
+            Err(DbError::Missing)
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run
 use crate::database::DbState;
 use crate::document::{DocCommand, DocState, decide, evolve};
 use crate::http::error::CouchError;
+use crate::local::{self, LocalState};
 use crate::rev::RevId;
 use crate::streams;
 use crate::sync::{self, SyncError, Writer};
@@ -24,6 +25,11 @@ use std::collections::{HashMap, HashSet};
 
 /// Bodies above this size are refused: an event must stay under NATS' 1 MiB payload limit.
 pub const MAX_BODY: usize = 900_000;
+
+/// The longest document id (UTF-8 bytes): the read model's keys (a document's id beside its
+/// database, channel or grantee) must stay within a Postgres index entry (about 2,700 bytes).
+/// CouchDB sets no limit; PouchDB's own tests use ids of 1,250 characters.
+pub const MAX_ID_BYTES: usize = 1500;
 
 /// One document to write.
 pub struct Item {
@@ -124,8 +130,10 @@ pub fn check_id(doc_id: &str) -> Result<(), CouchError> {
             "Document id must not contain U+0000",
         ));
     }
-    if streams::escape(doc_id).len() > 900 {
-        return Err(CouchError::bad_request("Document id is too long"));
+    if doc_id.len() > MAX_ID_BYTES {
+        return Err(CouchError::bad_request(format!(
+            "Document id is longer than {MAX_ID_BYTES} bytes"
+        )));
     }
     Ok(())
 }
@@ -149,31 +157,7 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
             deleted: item.doc.deleted,
         });
     }
-    let rev = parse(
-        item.doc
-            .rev
-            .as_deref()
-            .ok_or_else(|| CouchError::bad_request("_rev is required with new_edits=false"))?,
-    )?;
-    let ancestry = match &item.doc.revisions {
-        None => Vec::new(),
-        Some(revisions) => {
-            let first = revisions
-                .ids
-                .first()
-                .map(|d| format!("{}-{d}", revisions.start));
-            if first.as_deref() != Some(rev.to_string().as_str())
-                || revisions.ids.len() as u64 > revisions.start
-            {
-                return Err(CouchError::bad_request("_revisions does not match _rev"));
-            }
-            revisions.ids[1..]
-                .iter()
-                .enumerate()
-                .map(|(i, digest)| parse(&format!("{}-{digest}", revisions.start - 1 - i as u64)))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-    };
+    let (rev, ancestry) = replicated_revision(&item.doc)?;
     Ok(DocCommand::Replicate {
         db: db.to_owned(),
         doc_id: item.doc_id.clone(),
@@ -184,12 +168,43 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
     })
 }
 
+/// A replicated revision's id and its ancestry (parent first), as CouchDB and PouchDB read
+/// them: `_revisions` when present (`_rev` is then ignored: PouchDB itself sends documents
+/// whose `_rev` disagrees with it), else `_rev` alone.
+pub fn replicated_revision(doc: &Incoming) -> Result<(RevId, Vec<RevId>), CouchError> {
+    let parse = |rev: &str| RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()));
+    let Some(revisions) = &doc.revisions else {
+        let rev = doc
+            .rev
+            .as_deref()
+            .ok_or_else(|| CouchError::bad_request("_rev is required with new_edits=false"))?;
+        return Ok((parse(rev)?, Vec::new()));
+    };
+    let Some(first) = revisions.ids.first() else {
+        return Err(CouchError::bad_request("_revisions.ids must not be empty"));
+    };
+    if revisions.ids.len() as u64 > revisions.start {
+        return Err(CouchError::bad_request(
+            "_revisions.ids holds more revisions than _revisions.start allows",
+        ));
+    }
+    let rev = parse(&format!("{}-{first}", revisions.start))?;
+    let ancestry = revisions.ids[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, digest)| parse(&format!("{}-{digest}", revisions.start - 1 - i as u64)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((rev, ancestry))
+}
+
 /// What a batch decided: each item's outcome and the events per stream.
 struct Batch {
     outcomes: Vec<Outcome>,
     writes: Vec<(StreamName, Vec<NewEvent>)>,
     stored: HashSet<StreamName>,
     states: HashMap<StreamName, DocState>,
+    /// The states of the batch's `_local/` documents.
+    locals: HashMap<StreamName, LocalState>,
 }
 
 impl Batch {
@@ -302,6 +317,9 @@ fn decide_one(
     if let Err(refused) = &received.uploaded {
         return Ok((item.doc_id.clone(), Err(refused.clone())));
     }
+    if local::batch::is_local(&item.doc_id) {
+        return decide_local(batch, scope, item);
+    }
     let uploads = received.uploads();
     let addressed = command(scope.db, item, scope.new_edits).and_then(|command| {
         streams::document(scope.incarnation, &item.doc_id)
@@ -329,6 +347,34 @@ fn decide_one(
         .states
         .insert(stream, events.iter().fold(state, evolve));
     Ok((item.doc_id.clone(), Ok(rev)))
+}
+
+/// Decides a `_local/` item of the batch against its local document's state (loaded before).
+fn decide_local(batch: &mut Batch, scope: &Scope<'_>, item: &Item) -> Result<Outcome, CouchError> {
+    let command = match local::batch::command_of(scope.db, &item.doc_id, &item.doc) {
+        Ok(command) => command,
+        Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
+    };
+    let stream = local_stream(scope.incarnation, &item.doc_id)?;
+    let state = batch
+        .locals
+        .get(&stream)
+        .cloned()
+        .ok_or_else(|| CouchError::internal(format!("the state of {stream} was not loaded")))?;
+    match local::batch::decide_in_batch(command, &state) {
+        Ok((events, after, rev)) => {
+            batch.push(stream.clone(), encode(&events)?);
+            batch.locals.insert(stream, after);
+            Ok((item.doc_id.clone(), Ok(rev)))
+        }
+        Err(refused) => Ok((item.doc_id.clone(), Err(refused))),
+    }
+}
+
+/// The stream of the local document `doc_id` (`_local/<id>`).
+fn local_stream(incarnation: uuid::Uuid, doc_id: &str) -> Result<StreamName, CouchError> {
+    let id = doc_id.strip_prefix(local::batch::PREFIX).unwrap_or(doc_id);
+    streams::local(incarnation, id).map_err(|e| CouchError::bad_request(e.to_string()))
 }
 
 /// This document's new revision against its state (pure but for the sync function): its
@@ -361,7 +407,8 @@ fn revision(
             }
         }
     };
-    let body = attachments::prepare(&body, parent.as_deref(), generation, uploads)
+    let new_edit = matches!(command, DocCommand::Edit { .. });
+    let body = attachments::prepare(&body, parent.as_deref(), generation, uploads, new_edit)
         .map_err(attachment_error)?;
     let command = with_body(command, body);
     let given_rev = match &command {
@@ -488,14 +535,26 @@ async fn decide_all(
         writes: Vec::new(),
         stored: HashSet::new(),
         states: HashMap::new(),
+        locals: HashMap::new(),
     };
     // Every document's stream in one read of the log (a refused id is answered in its place).
-    let streams: Vec<StreamName> = items
+    let (locals, documents): (Vec<&Received>, Vec<&Received>) = items
+        .iter()
+        .partition(|received| local::batch::is_local(&received.item.doc_id));
+    let streams: Vec<StreamName> = documents
         .iter()
         .filter_map(|received| streams::document(incarnation, &received.item.doc_id).ok())
         .collect();
     let states: Vec<DocState> = attempt.load_many(&streams).await?;
     batch.states.extend(streams.into_iter().zip(states));
+    let local_streams: Vec<StreamName> = locals
+        .iter()
+        .filter_map(|received| local_stream(incarnation, &received.item.doc_id).ok())
+        .collect();
+    if !local_streams.is_empty() {
+        let states: Vec<LocalState> = attempt.load_many(&local_streams).await?;
+        batch.locals.extend(local_streams.into_iter().zip(states));
+    }
     let scope = Scope {
         incarnation,
         db,
@@ -601,7 +660,48 @@ pub async fn write(
         new_edits,
         shape,
     };
-    run(state, request, &command).await
+    let reply = run(state, request, &command).await?;
+    if lost_a_conflict(&reply) {
+        show_the_winner(state).await;
+    }
+    Ok(reply)
+}
+
+/// How long a conflict's answer waits for the read model to show the revision it lost to.
+const CONFLICT_SETTLES: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether an answer tells of a conflict: a 409, or a `_bulk_docs` item whose `error` is
+/// `conflict`.
+fn lost_a_conflict(reply: &Reply) -> bool {
+    if reply.status == StatusCode::CONFLICT {
+        return true;
+    }
+    reply.status == StatusCode::CREATED
+        && reply
+            .json_body::<Vec<serde_json::Value>>()
+            .is_ok_and(|items| items.iter().any(|item| item["error"] == "conflict"))
+}
+
+/// A conflict is decided against the log, which may hold a concurrent winner the read model
+/// does not show yet: waits (bounded) until it shows the whole log, so a read right after the
+/// 409 finds the revision that won, as CouchDB's would.
+async fn show_the_winner(state: &AppState) {
+    match state.store.head_position().await {
+        Ok(head) => {
+            let projection = crate::projection::NAME;
+            if !state
+                .watch
+                .wait_for(projection, head, CONFLICT_SETTLES)
+                .await
+            {
+                tracing::warn!(
+                    head,
+                    "the docs read model did not reach the log's head in time"
+                );
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "the log's head could not be read after a conflict"),
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use palimpsest_events::docs::DocumentEvent;
 /// Decides the events of `command` against the document's tree.
 ///
 /// - A new edit must start from a leaf (`base`), or, without `base`, from nothing or from a
-///   deleted winner (re-creating a deleted document); anything else is a conflict.
+///   deleted winner (re-creating a deleted document); anything else is a conflict. A deletion
+///   without `base` of a document that does not exist (or is deleted) stores a tombstone, as
+///   CouchDB does.
 /// - A replicated revision is never a conflict: a revision already held changes nothing, any
 ///   other is stored with its ancestry cut after the first ancestor the tree holds.
 pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent>, DocError> {
@@ -19,7 +21,7 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
             body,
             deleted,
         } => {
-            let parent = edit_parent(state, base.as_ref(), deleted)?;
+            let parent = edit_parent(state, base.as_ref())?;
             let rev = RevId::next(parent.as_ref(), &body, deleted);
             Ok(vec![DocumentEvent::RevisionStored {
                 db,
@@ -64,19 +66,13 @@ pub fn decide(command: DocCommand, state: &DocState) -> Result<Vec<DocumentEvent
 }
 
 /// The revision a new edit extends, `None` for a new root.
-fn edit_parent(
-    state: &DocState,
-    base: Option<&RevId>,
-    deleting: bool,
-) -> Result<Option<RevId>, DocError> {
+fn edit_parent(state: &DocState, base: Option<&RevId>) -> Result<Option<RevId>, DocError> {
     let winner = state.tree.winner();
     match base {
         Some(base) if state.tree.is_leaf(base) => Ok(Some(base.clone())),
         Some(_) => Err(DocError::Conflict),
         None => match winner {
-            None if deleting => Err(DocError::NotFound),
             None => Ok(None),
-            Some(w) if w.deleted && deleting => Err(DocError::NotFound),
             Some(w) if w.deleted => Ok(Some(w.rev.clone())),
             Some(_) => Err(DocError::Conflict),
         },

@@ -134,11 +134,24 @@ fn an_edit_without_rev_recreates_a_deleted_document_on_its_tombstone() {
 }
 
 #[test]
-fn deleting_a_missing_document_without_rev_is_not_found() {
-    assert_eq!(
-        decide(edit(None, "{}", true), &given(&[])),
-        Err(DocError::NotFound)
-    );
+fn deleting_a_missing_document_without_rev_stores_a_tombstone() {
+    let events = decide(edit(None, "{}", true), &given(&[])).expect("accepted");
+    let (rev, ancestry) = the_rev(&events);
+    assert!(rev.starts_with("1-"));
+    assert!(ancestry.is_empty());
+    assert!(matches!(
+        events.as_slice(),
+        [DocumentEvent::RevisionStored { deleted: true, .. }]
+    ));
+}
+
+#[test]
+fn deleting_a_deleted_document_without_rev_extends_its_tombstone() {
+    let state = given(&[stored("1-a", &[], false), stored("2-b", &["1-a"], true)]);
+    let events = decide(edit(None, "{}", true), &state).expect("accepted");
+    let (rev, ancestry) = the_rev(&events);
+    assert!(rev.starts_with("3-"));
+    assert_eq!(ancestry, ["2-b"]);
 }
 
 #[test]

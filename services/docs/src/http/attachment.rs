@@ -38,7 +38,17 @@ pub async fn get(
     let stored = read::document(&client, &db, &doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    let tree = crate::access::revisions::readable_tree(&caller, &stored)?;
+    let mut tree = crate::access::revisions::readable_tree(&caller, &stored)?;
+    if let Some(rev) = params.get("rev")
+        && RevId::parse(rev)
+            .ok()
+            .and_then(|parsed| tree.get(&parsed))
+            .is_some_and(|node| node.body.is_none())
+    {
+        // An older revision: its body is kept until compaction.
+        let kept = read::old_revisions(&client, &db, &doc_id, std::slice::from_ref(rev)).await?;
+        crate::access::revisions::restore_old(&caller, &mut tree, kept);
+    }
     let by_revision = params.contains_key("rev") && crate::access::revisions::any_readable(&tree);
     if caller.sees(&stored.sync) != auth::Visibility::Visible && !by_revision {
         return Err(auth::forbidden());

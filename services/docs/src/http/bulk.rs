@@ -4,7 +4,8 @@ use super::error::CouchError;
 use crate::access::auth;
 use crate::body::{Incoming, Members};
 use crate::command::Reply;
-use crate::document::command::{Item, Shape, write};
+use crate::document::command::{Item, Shape, check_id, write};
+use crate::local::batch::is_local;
 use crate::read;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
@@ -25,7 +26,10 @@ struct BulkDocs {
 }
 
 /// `POST /{db}/_bulk_docs` `{docs, new_edits?}`: every document in one append; each answered
-/// on its own (`new_edits=false` answers only the failures, as CouchDB 3 does).
+/// on its own (`new_edits=false` answers only the failures, as CouchDB 3 does). A document
+/// CouchDB cannot even read (an invalid id; with `new_edits=false`, no revision) fails the
+/// whole request with a 400 before anything is decided, as CouchDB does. `_local/` documents
+/// are saved (or deleted) as local documents.
 pub async fn bulk_docs(
     State(state): State<AppState>,
     Path(db): Path<String>,
@@ -44,6 +48,7 @@ pub async fn bulk_docs(
             .id
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        readable(&doc_id, &doc, new_edits)?;
         items.push(Item {
             doc_id,
             doc,
@@ -60,6 +65,21 @@ pub async fn bulk_docs(
         Shape::Bulk { new_edits },
     )
     .await
+}
+
+/// Refuses, for the whole batch, a document CouchDB could not read: an id it does not allow,
+/// or (`new_edits=false`) no revision at all (a malformed one is that document's own error).
+fn readable(doc_id: &str, doc: &Incoming, new_edits: bool) -> Result<(), CouchError> {
+    if is_local(doc_id) {
+        return Ok(());
+    }
+    check_id(doc_id)?;
+    if !new_edits && doc.rev.is_none() && doc.revisions.is_none() {
+        return Err(CouchError::bad_request(
+            "_rev or _revisions is required with new_edits=false",
+        ));
+    }
+    Ok(())
 }
 
 /// Loads the stored documents among `ids`, in one query.

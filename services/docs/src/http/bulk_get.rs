@@ -365,6 +365,23 @@ pub(super) fn nodes<'t>(
     found.into_iter().map(Ok).collect()
 }
 
+/// The nodes `open_revs` names, each revision once: with `latest`, several named revisions of
+/// one branch answer its leaf once, as CouchDB answers them.
+pub(super) fn open_nodes<'t>(
+    tree: &'t RevTree,
+    revs: &[String],
+    latest: bool,
+) -> Vec<Result<&'t Node, String>> {
+    let mut seen = std::collections::HashSet::new();
+    revs.iter()
+        .flat_map(|rev| nodes(tree, Some(rev), latest))
+        .filter(|found| match found {
+            Ok(node) => seen.insert(node.rev.clone()),
+            Err(_) => true,
+        })
+        .collect()
+}
+
 /// One entry's `{"id", "docs": [...]}` object.
 fn json_result(id: &Value, answers: &[Answer]) -> String {
     let mut out = String::from("{\"id\":");

@@ -2,8 +2,9 @@
 //! longpoll, continuous and eventsource feeds, with heartbeats while a feed waits (a newline;
 //! on the eventsource feed CouchDB's `heartbeat` event).
 //!
-//! A document's sequence is the log position of its last event, so sequences are integers that
-//! only grow and a client's `since` is exact.
+//! A document's sequence is its database's count of changes at its last change (each database
+//! counts its own, as CouchDB and Sync Gateway do), so sequences are integers that only grow
+//! and a client's `since` is exact.
 
 use super::error::CouchError;
 use super::params::{Params, flag, json, number};
@@ -22,6 +23,7 @@ use axum::response::Response;
 use deadpool_postgres::Object;
 use futures::TryStreamExt;
 use palimpsest_web::AppState;
+use palimpsest_web::content::ContentStore;
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -37,6 +39,8 @@ struct Ask {
     all_docs: bool,
     include_docs: bool,
     conflicts: bool,
+    /// `attachments=true` (with `include_docs`): where the attachments' bytes are read from.
+    attachments: Option<std::sync::Arc<ContentStore>>,
     doc_ids: Option<Vec<String>>,
     /// `filter=sync_gateway/bychannel&channels=a,b`.
     channels: Option<Vec<String>>,
@@ -56,6 +60,7 @@ fn row_json(
     stored: &StoredDoc,
     ask: &Ask,
     removed: Option<&[String]>,
+    atts: &Atts,
 ) -> Result<String, CouchError> {
     let tree = stored.tree()?;
     let mut revs: Vec<String> = vec![stored.sync.rev.clone()];
@@ -91,11 +96,12 @@ fn row_json(
     if ask.include_docs {
         let show = Show {
             conflicts: ask.conflicts,
+            attachments: ask.attachments.is_some(),
             ..Show::default()
         };
         let doc = tree
             .winner()
-            .map(|w| render(key, &tree, w, show, &Atts::new()))
+            .map(|w| render(key, &tree, w, show, atts))
             .unwrap_or_else(|| "null".into());
         out.push_str(",\"doc\":");
         out.push_str(&doc);
@@ -184,8 +190,11 @@ fn light_row(
     out
 }
 
-/// One row of a change query (`key, value or null, seq, rev, deleted`) as its JSON.
-fn change_row(
+/// One row of a change query (`key, value or null, seq, rev, deleted`) as its JSON; with
+/// `attachments=true` its document's attachment bytes are read on `reader`, a connection of
+/// its own (the query's is busy streaming the rows).
+async fn change_row(
+    reader: Option<&Object>,
     row: &tokio_postgres::Row,
     ask: &Ask,
     removed: Option<&[String]>,
@@ -203,7 +212,16 @@ fn change_row(
         return Ok((seq, light_row(&key, seq, &revs, deleted, removed)));
     }
     let stored = StoredDoc::parse(&value)?;
-    Ok((seq, row_json(&key, seq, &stored, ask, removed)?))
+    let atts = match (&ask.attachments, reader) {
+        (Some(store), Some(reader))
+            if removed.is_none() && stored.body.contains("\"_attachments\"") =>
+        {
+            let tree = stored.tree()?;
+            read::attachment_data(store, reader, &read::digests(std::iter::once(&tree))).await?
+        }
+        _ => Atts::new(),
+    };
+    Ok((seq, row_json(&key, seq, &stored, ask, removed, &atts)?))
 }
 
 /// A change query under way: its rows as Postgres sends them, and the rows of the channels the
@@ -267,7 +285,15 @@ async fn lost_rows(
     .await?;
     let mut rows = Vec::with_capacity(removed.len());
     for gone in removed {
-        let row = row_json(&gone.key, gone.seq, &gone.stored, ask, Some(&gone.channels))?;
+        let removed = Some(gone.channels.as_slice());
+        let row = row_json(
+            &gone.key,
+            gone.seq,
+            &gone.stored,
+            ask,
+            removed,
+            &Atts::new(),
+        )?;
         rows.push((gone.seq, row));
     }
     rows.sort_by_key(|(seq, _)| *seq);
@@ -299,7 +325,12 @@ async fn start_all(client: &Object, ask: &Ask) -> Result<RowStream, CouchError> 
 
 /// Writes the rows of a started query (the lost ones merged in by sequence, a query row
 /// first at an equal one), at most `limit` of them.
-async fn write_rows(mut scan: Scan, ask: &Ask, out: &mut Rows<'_>) -> Result<(), StreamError> {
+async fn write_rows(
+    reader: Option<&Object>,
+    mut scan: Scan,
+    ask: &Ask,
+    out: &mut Rows<'_>,
+) -> Result<(), StreamError> {
     let limit = ask.limit.unwrap_or(i64::MAX);
     let mut rows = std::pin::pin!(scan.rows);
     while out.count < limit {
@@ -309,7 +340,7 @@ async fn write_rows(mut scan: Scan, ask: &Ask, out: &mut Rows<'_>) -> Result<(),
         let gone: Option<Vec<String>> = row.get(5);
         let all_removed: bool = row.get(6);
         let removed = all_removed.then(|| gone.unwrap_or_default());
-        let (seq, text) = change_row(&row, ask, removed.as_deref())?;
+        let (seq, text) = change_row(reader, &row, ask, removed.as_deref()).await?;
         while out.count < limit && scan.lost.front().is_some_and(|(lost, _)| *lost < seq) {
             if let Some((lost, text)) = scan.lost.pop_front() {
                 out.row(lost, &text).await?;
@@ -412,12 +443,13 @@ impl<'w> Rows<'w> {
 /// `pending`.
 async fn normal(
     client: Object,
+    reader: Option<Object>,
     scan: Scan,
     ask: Ask,
     mut out: BodyWriter,
 ) -> Result<BodyWriter, StreamError> {
     let mut rows = Rows::new(&mut out, Feed::Normal);
-    write_rows(scan, &ask, &mut rows).await?;
+    write_rows(reader.as_ref(), scan, &ask, &mut rows).await?;
     let last_seq = last_seq(&ask, rows.last);
     let pending = pending(&client, &ask, last_seq).await?;
     rows.finish(last_seq, pending).await?;
@@ -482,14 +514,21 @@ async fn ask_of(
             None => allowed,
         });
     }
+    let include_docs = flag(params, "include_docs")?;
+    let attachments = if flag(params, "attachments")? && include_docs {
+        Some(crate::access::scope::attachments()?)
+    } else {
+        None
+    };
     Ok(Ask {
         db,
         since,
         limit: number(params, "limit")?.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         descending: flag(params, "descending")?,
         all_docs: params.get("style").is_some_and(|s| s == "all_docs"),
-        include_docs: flag(params, "include_docs")?,
+        include_docs,
         conflicts: flag(params, "conflicts")?,
+        attachments,
         doc_ids,
         channels,
         lost,
@@ -556,13 +595,20 @@ async fn changes(
         ask.since = parse_since(last)
             .ok_or_else(|| CouchError::bad_request(format!("Malformed Last-Event-ID: {last}")))?;
     }
-    let purged: i64 = client
+    let counts = client
         .query_one(
-            "SELECT purged_seq FROM docs.databases WHERE name = $1",
+            "SELECT purged_seq, last_seq FROM docs.databases WHERE name = $1",
             &[&ask.db],
         )
-        .await?
-        .get(0);
+        .await?;
+    let (purged, counted): (i64, i64) = (counts.get(0), counts.get(1));
+    if ask.since > counted {
+        // A checkpoint of another numbering (the log positions sequences were before each
+        // database counted its own, or an earlier incarnation's): the changes start over,
+        // which a replicator survives (it skips what it holds), rather than none being listed
+        // until the count passes it.
+        ask.since = 0;
+    }
     if ask.since > 0 && ask.since < purged {
         return Err(CouchError::new(
             StatusCode::GONE,
@@ -588,9 +634,10 @@ async fn changes(
         }
     };
     if feed == Feed::Normal {
+        let reader = attachment_reader(&state, &ask).await?;
         let scan = start(&client, &ask).await?;
         return Ok(streaming::json("_changes", move |out| {
-            normal(client, scan, ask, out)
+            normal(client, reader, scan, ask, out)
         }));
     }
     drop(client);
@@ -603,6 +650,14 @@ async fn changes(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(response)
+}
+
+/// A connection of its own to read attachment bytes on, when `attachments=true` asks for them.
+async fn attachment_reader(state: &AppState, ask: &Ask) -> Result<Option<Object>, CouchError> {
+    match ask.attachments {
+        Some(_) => Ok(Some(read::client(state).await?)),
+        None => Ok(None),
+    }
 }
 
 /// How a `_changes` answer frames its rows, heartbeats and end.
@@ -670,9 +725,10 @@ async fn follow(
     let asked = ask.limit;
     loop {
         let client = read::client(state).await?;
+        let reader = attachment_reader(state, &ask).await?;
         let scan = start(&client, &ask).await?;
         let mut rows = Rows::new(&mut out, feed);
-        write_rows(scan, &ask, &mut rows).await?;
+        write_rows(reader.as_ref(), scan, &ask, &mut rows).await?;
         let (count, last) = (rows.count, rows.last);
         let now = Instant::now();
         if feed == Feed::Longpoll && (count > 0 || now >= deadline) {
@@ -740,6 +796,7 @@ mod tests {
             all_docs: false,
             include_docs: false,
             conflicts: false,
+            attachments: None,
             doc_ids: None,
             channels: None,
             lost: Default::default(),
@@ -765,7 +822,7 @@ mod tests {
         assert_eq!(revs, ["2-ccc", "3-ddd", "2-abc"]);
         assert_eq!(
             light_row("k", 7, &revs, stored.sync.deleted, None),
-            row_json("k", 7, &stored, &all_docs, None).expect("row")
+            row_json("k", 7, &stored, &all_docs, None, &Atts::new()).expect("row")
         );
     }
 
@@ -789,7 +846,7 @@ mod tests {
                     stored.sync.deleted,
                     removed.as_deref()
                 ),
-                row_json(key, 42, &stored, &ask(), removed.as_deref()).expect("row"),
+                row_json(key, 42, &stored, &ask(), removed.as_deref(), &Atts::new()).expect("row"),
             );
         }
     }

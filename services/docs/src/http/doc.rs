@@ -29,7 +29,8 @@ pub fn show(params: &Params) -> Result<Show, CouchError> {
     })
 }
 
-/// The revisions `open_revs` names: `all` (every leaf) or a JSON list.
+/// The revisions `open_revs` names: `all` (every leaf) or a JSON list of revision ids (one
+/// that is not a revision id is CouchDB's 400).
 fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, CouchError> {
     match params.get("open_revs").map(String::as_str) {
         None => Ok(None),
@@ -39,8 +40,33 @@ fn open_revs(params: &Params, tree: &RevTree) -> Result<Option<Vec<String>>, Cou
                 .map(|n| n.rev.to_string())
                 .collect(),
         )),
-        Some(_) => json::<Vec<String>>(params, "open_revs"),
+        Some(_) => {
+            let revs = json::<Vec<String>>(params, "open_revs")?.unwrap_or_default();
+            for rev in &revs {
+                RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()))?;
+            }
+            Ok(Some(revs))
+        }
     }
+}
+
+/// The revisions a read names (`rev`, an `open_revs` list) that have no body in the tree:
+/// older revisions, whose bodies the read model keeps until compaction.
+fn named_without_body(
+    rev: Option<&String>,
+    open: Option<&[String]>,
+    tree: &RevTree,
+) -> Vec<String> {
+    rev.into_iter()
+        .chain(open.unwrap_or_default())
+        .filter(|rev| {
+            RevId::parse(rev)
+                .ok()
+                .and_then(|parsed| tree.get(&parsed))
+                .is_some_and(|node| node.body.is_none())
+        })
+        .cloned()
+        .collect()
 }
 
 /// The revisions `atts_since` names (a JSON list): the client holds their attachments.
@@ -79,7 +105,7 @@ fn render_node(
 }
 
 /// The `{"ok": doc}` / `{"missing": rev}` items of `open_revs` (with `latest`, a superseded
-/// revision answers with the leaves that descend from it).
+/// revision answers with the leaves that descend from it, each leaf once).
 pub fn open_items(
     doc_id: &str,
     tree: &RevTree,
@@ -89,26 +115,10 @@ pub fn open_items(
     atts: &Atts,
     since: Option<&[RevId]>,
 ) -> Vec<Result<String, String>> {
-    let mut out = Vec::new();
-    for rev in revs {
-        let Ok(parsed) = RevId::parse(rev) else {
-            out.push(Err(rev.clone()));
-            continue;
-        };
-        let nodes = match tree.get(&parsed) {
-            Some(node) if latest && node.children > 0 => tree.leaves_under(&parsed),
-            Some(node) => vec![node],
-            None => Vec::new(),
-        };
-        let found: Vec<_> = nodes.into_iter().filter(|n| n.body.is_some()).collect();
-        if found.is_empty() {
-            out.push(Err(rev.clone()));
-        }
-        for node in found {
-            out.push(Ok(render_node(doc_id, tree, node, show, atts, since)));
-        }
-    }
-    out
+    super::bulk_get::open_nodes(tree, revs, latest)
+        .into_iter()
+        .map(|found| found.map(|node| render_node(doc_id, tree, node, show, atts, since)))
+        .collect()
 }
 
 /// Reads document `doc_id` of `db` as `GET` answers it.
@@ -125,7 +135,13 @@ pub async fn read_doc(
     let stored = read::document(&client, db, doc_id)
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    let tree = revisions::readable_tree(&caller, &stored)?;
+    let mut tree = revisions::readable_tree(&caller, &stored)?;
+    let open = open_revs(params, &tree)?;
+    let older = named_without_body(params.get("rev"), open.as_deref(), &tree);
+    if !older.is_empty() {
+        let kept = read::old_revisions(&client, db, doc_id, &older).await?;
+        revisions::restore_old(&caller, &mut tree, kept);
+    }
     let by_revision = params.contains_key("rev") || params.contains_key("open_revs");
     match caller.sees(&stored.sync) {
         _ if by_revision && revisions::any_readable(&tree) => {}
@@ -147,7 +163,7 @@ pub async fn read_doc(
     } else {
         Atts::new()
     };
-    if let Some(revs) = open_revs(params, &tree)? {
+    if let Some(revs) = open {
         if super::multipart::named(headers, "multipart/mixed") {
             let asked = super::open_revs::Asked {
                 revs: &revs,
@@ -179,7 +195,17 @@ pub async fn read_doc(
     let node = match params.get("rev") {
         Some(rev) => {
             let rev = RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()))?;
-            tree.get(&rev)
+            let node = tree
+                .get(&rev)
+                .ok_or_else(|| CouchError::not_found("missing"))?;
+            let node = match flag(params, "latest")? {
+                // The newest leaf descending from it (CouchDB's `latest` on one `rev`).
+                true if node.children > 0 => {
+                    tree.leaves_under(&rev).into_iter().next().unwrap_or(node)
+                }
+                _ => node,
+            };
+            Some(node)
                 .filter(|n| n.body.is_some())
                 .ok_or_else(|| CouchError::not_found("missing"))?
         }

@@ -6,6 +6,7 @@ use super::params::Params;
 use crate::access::auth;
 use crate::body::Incoming;
 use crate::command::{Reply, text_reply};
+use crate::local::batch::{PREFIX, command_of};
 use crate::local::{LocalCommand, command::local_command};
 use crate::projection::local_key;
 use crate::read;
@@ -25,6 +26,12 @@ pub async fn get(
     let client = read::client(&state).await?;
     read::database(&client, &db).await?;
     auth::caller(&state, &client, &db, &headers).await?;
+    if doc_id.contains('/') {
+        // `_local/{id}/{attachment}`: CouchDB's answer, a local document holds none.
+        return Err(CouchError::bad_request(
+            "_local documents do not accept attachments.",
+        ));
+    }
     let row = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
@@ -38,7 +45,9 @@ pub async fn get(
     ))
 }
 
-/// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists).
+/// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists); with
+/// `"_deleted": true` deletes it, as CouchDB does. `_attachments` are dropped (a local document
+/// holds none; PouchDB's suite expects none back).
 pub async fn put(
     State(state): State<AppState>,
     Path((db, doc_id)): Path<(String, String)>,
@@ -55,13 +64,12 @@ pub async fn put(
             "Document exceeds the maximum size",
         ));
     }
-    let command = LocalCommand::Save {
-        db: db.clone(),
-        doc_id: doc_id.clone(),
-        base: doc.rev,
-        body: doc.body,
+    let command = command_of(&db, &format!("{PREFIX}{doc_id}"), &doc)?;
+    let status = match command {
+        LocalCommand::Delete { .. } => StatusCode::OK,
+        LocalCommand::Save { .. } => StatusCode::CREATED,
     };
-    local_command(&state, &request, &db, &doc_id, command, StatusCode::CREATED).await
+    local_command(&state, &request, &db, &doc_id, command, status).await
 }
 
 /// `DELETE /{db}/_local/{id}?rev=`.

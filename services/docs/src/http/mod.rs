@@ -42,6 +42,7 @@ fn database() -> axum::routing::MethodRouter<AppState> {
 fn admin_routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/_admin/{db}", put(admin::create))
+        .route("/_admin/{db}/", put(admin::create))
         .route("/_admin/{db}/_user/", get(principals::list_users))
         .route(
             "/_admin/{db}/_user/{name}",
@@ -115,6 +116,7 @@ fn database_routes(state: AppState) -> Router<AppState> {
         .route("/{db}/_bulk_docs", post(bulk::bulk_docs))
         .route("/{db}/_bulk_get", post(bulk_get::bulk_get))
         .route("/{db}/_revs_diff", post(bulk::revs_diff))
+        .route("/{db}/_compact", post(server::compact))
         .route("/{db}/_all_docs", get(all_docs::get).post(all_docs::post))
         .route("/{db}/_changes", get(changes::get).post(changes::post))
         .route(

@@ -3,7 +3,7 @@
 //! each revision a part, its carried attachments following it ([`super::multipart`]), a revision
 //! not held an `application/json; error="true"` part `{"missing": rev}`.
 
-use super::bulk_get::nodes;
+use super::bulk_get::open_nodes;
 use super::multipart::{self, Part};
 use super::render::{Atts, Show, render, render_delivered};
 use crate::command::Reply;
@@ -32,26 +32,24 @@ pub fn multipart_reply(doc_id: &str, tree: &RevTree, asked: &Asked<'_>, atts: &A
         ..asked.show
     };
     let mut parts = Vec::new();
-    for rev in asked.revs {
-        for found in nodes(tree, Some(rev), asked.latest) {
-            parts.push(match found {
-                Err(rev) => Part::Error(serde_json::json!({ "missing": rev }).to_string()),
-                Ok(node) => {
-                    let (json, following) = if carries {
-                        let held = asked.since.map_or(0, |since| held_up_to(tree, node, since));
-                        render_delivered(doc_id, tree, node, plain, atts, held, Carry::Follows)
-                    } else {
-                        (render(doc_id, tree, node, plain, atts), Vec::new())
-                    };
-                    Part::Doc {
-                        id: doc_id.to_owned(),
-                        rev: node.rev.to_string(),
-                        json,
-                        following,
-                    }
+    for found in open_nodes(tree, asked.revs, asked.latest) {
+        parts.push(match found {
+            Err(rev) => Part::Error(serde_json::json!({ "missing": rev }).to_string()),
+            Ok(node) => {
+                let (json, following) = if carries {
+                    let held = asked.since.map_or(0, |since| held_up_to(tree, node, since));
+                    render_delivered(doc_id, tree, node, plain, atts, held, Carry::Follows)
+                } else {
+                    (render(doc_id, tree, node, plain, atts), Vec::new())
+                };
+                Part::Doc {
+                    id: doc_id.to_owned(),
+                    rev: node.rev.to_string(),
+                    json,
+                    following,
                 }
-            });
-        }
+            }
+        });
     }
     let (content_type, body) = multipart::body("multipart/mixed", &parts);
     Reply::new(StatusCode::OK, content_type, body)

@@ -41,6 +41,8 @@ mod tests {
             "/{db}/{doc}",
             "/{db}/{doc}/{name}",
             "/_admin/{db}",
+            "/_admin/{db}/",
+            "/{db}/_compact",
             "/_admin/{db}/_config/sync",
             "/_admin/{db}/_raw/{doc}",
             "/_admin/{db}/_revtree/{doc}",

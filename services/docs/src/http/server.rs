@@ -77,6 +77,27 @@ pub async fn delete(
     database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
 }
 
+/// `POST /{db}/_compact`: CouchDB's compaction, the database administrator's (as in CouchDB):
+/// the bodies of revisions that are no longer leaves leave the read model (the log keeps
+/// them). Answered 202 as CouchDB answers it; it is done when answered (`compact_running` is
+/// always false).
+pub async fn compact(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    request: CommandRequest,
+) -> Result<Reply, CouchError> {
+    crate::access::gate::administrator_of(&state, Some(&name), &headers).await?;
+    database_command(
+        &state,
+        &request,
+        &name,
+        DbCommand::Compact,
+        StatusCode::ACCEPTED,
+    )
+    .await
+}
+
 /// `GET /{db}`: the database's info.
 pub async fn info(
     State(state): State<AppState>,

@@ -1,5 +1,6 @@
 //! `_local/` documents: no revision tree, never replicated, `_rev` is `0-N` counting saves.
 
+pub mod batch;
 pub mod command;
 mod state;
 

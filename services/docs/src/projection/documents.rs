@@ -9,7 +9,8 @@
 //! The rows written are those of applying the revisions one by one: a document's `kv` row and
 //! its live grants are its last state in the run; a grant it stopped making keeps its row with
 //! the sequence of the revision that dropped it (`revoked_seq`); a `channels` row is the last
-//! one any revision of the run wrote for it. Replays use the same path (`apply_batch`), so a
+//! one any revision of the run wrote for it; a leaf that gains a child keeps its body in
+//! `old_revs` (until compaction). Replays use the same path (`apply_batch`), so a
 //! rebuild equals the live read model.
 
 use super::{Grants, invalid, route};
@@ -42,6 +43,77 @@ struct Rows {
     revoked_access: BTreeMap<Grant, i64>,
     /// `role()` grants the run's revisions stopped making → the sequence that revoked them.
     revoked_roles: BTreeMap<Grant, i64>,
+    /// The revisions that stopped being leaves in the run, with their bodies.
+    old_revs: OldRevColumns,
+    /// Each database's sequence: its last change's before the run, then counted up per change.
+    last_seq: HashMap<String, i64>,
+    /// The log position of each touched document's last change in the run.
+    positions: HashMap<Key, i64>,
+}
+
+impl Rows {
+    /// The database's next sequence (a change of one of its documents).
+    fn next_seq(&mut self, db: &str) -> Result<i64, ProjectionError> {
+        let last = self
+            .last_seq
+            .get_mut(db)
+            .ok_or_else(|| invalid(format!("change in missing database `{db}`")))?;
+        *last += 1;
+        Ok(*last)
+    }
+}
+
+/// `old_revs` rows as the columns of one multi-row insert: `(db, key, rev, body, channels as
+/// JSON)`.
+#[derive(Default)]
+struct OldRevColumns {
+    dbs: Vec<String>,
+    keys: Vec<String>,
+    revs: Vec<String>,
+    bodies: Vec<String>,
+    channels: Vec<String>,
+}
+
+impl OldRevColumns {
+    /// Keeps the body of the leaf in `tree` that `ancestry` extends, if storing a revision with
+    /// that ancestry makes it stop being a leaf (`rev_channels`: the leaves' channels before).
+    fn keep_parent(
+        &mut self,
+        key: &Key,
+        tree: &RevTree,
+        ancestry: &[RevId],
+        rev_channels: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(), ProjectionError> {
+        let Some(parent) = ancestry.iter().find(|a| tree.contains(a)) else {
+            return Ok(());
+        };
+        let Some(body) = tree
+            .get(parent)
+            .filter(|node| node.children == 0)
+            .and_then(|node| node.body.clone())
+        else {
+            return Ok(());
+        };
+        let rev = parent.to_string();
+        let channels = rev_channels.get(&rev).cloned().unwrap_or_default();
+        self.dbs.push(key.0.clone());
+        self.keys.push(key.1.clone());
+        self.channels
+            .push(serde_json::to_string(&channels).map_err(invalid)?);
+        self.revs.push(rev);
+        self.bodies.push(body);
+        Ok(())
+    }
+
+    fn params(&self) -> [&(dyn ToSql + Sync); 5] {
+        [
+            &self.dbs,
+            &self.keys,
+            &self.revs,
+            &self.bodies,
+            &self.channels,
+        ]
+    }
 }
 
 /// The `channels` rows of a run as the columns of one multi-row statement.
@@ -64,8 +136,12 @@ pub async fn apply(
         return Ok(());
     }
     // Both reads sent at once (pipelined on the transaction's connection).
-    let (limits, stored) = tokio::try_join!(revs_limits(tx, s, run), stored_docs(tx, s, run))?;
-    let mut rows = Rows::default();
+    let ((limits, last_seq), stored) =
+        tokio::try_join!(revs_limits(tx, s, run), stored_docs(tx, s, run))?;
+    let mut rows = Rows {
+        last_seq,
+        ..Rows::default()
+    };
     for (key, doc) in stored {
         rows.at.insert(key.clone(), rows.docs.len());
         rows.docs.push((key, doc));
@@ -82,12 +158,12 @@ pub async fn apply(
     write(tx, s, &rows).await
 }
 
-/// Each database's `revs_limit`, for the databases of the run.
+/// Each database's `revs_limit` and sequence, for the databases of the run.
 async fn revs_limits(
     tx: &Transaction<'_>,
     s: &str,
     run: &[(&RecordedEvent, DocumentEvent)],
-) -> Result<HashMap<String, i32>, ProjectionError> {
+) -> Result<(HashMap<String, i32>, HashMap<String, i64>), ProjectionError> {
     let mut names: Vec<&str> = run
         .iter()
         .filter_map(|(_, payload)| key_of(payload))
@@ -97,11 +173,13 @@ async fn revs_limits(
     names.dedup();
     let statement = tx
         .prepare_cached(&format!(
-            "SELECT name, revs_limit FROM {s}.databases WHERE name = ANY($1)"
+            "SELECT name, revs_limit, last_seq FROM {s}.databases WHERE name = ANY($1)"
         ))
         .await?;
     let rows = tx.query(&statement, &[&names]).await?;
-    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    let limits = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+    let seqs = rows.iter().map(|row| (row.get(0), row.get(2))).collect();
+    Ok((limits, seqs))
 }
 
 /// The stored documents the run touches, in one query.
@@ -211,6 +289,8 @@ fn revision(
         .get(db)
         .ok_or_else(|| invalid(format!("revision for missing database `{db}`")))?;
     let key: Key = (db.clone(), doc_id.clone());
+    let seq = rows.next_seq(db)?;
+    rows.positions.insert(key.clone(), event.position);
     let before = rows.at.get(&key).map(|&i| &rows.docs[i].1);
     let mut tree = match before {
         Some(doc) => doc.tree().map_err(invalid)?,
@@ -222,10 +302,16 @@ fn revision(
         .map(|a| RevId::parse(a))
         .collect::<Result<Vec<_>, _>>()
         .map_err(invalid)?;
+    if !tree.contains(&rev_id) {
+        let leaves_channels = before.map(|doc| &doc.sync.rev_channels);
+        let empty = BTreeMap::new();
+        rows.old_revs
+            .keep_parent(&key, &tree, &ancestry, leaves_channels.unwrap_or(&empty))?;
+    }
     tree.insert(rev_id, &ancestry, body.clone(), *deleted);
     tree.prune(usize::try_from(limit).unwrap_or(1));
-    let mut stored = StoredDoc::of_tree(&tree, event.position)
-        .ok_or_else(|| invalid("a document without revisions"))?;
+    let mut stored =
+        StoredDoc::of_tree(&tree, seq).ok_or_else(|| invalid("a document without revisions"))?;
     let empty = SyncData::default();
     let previous = before.map_or(&empty, |doc| &doc.sync);
     stored.sync.channels = previous.channels.clone();
@@ -233,7 +319,7 @@ fn revision(
     stored.sync.role_access = previous.role_access.clone();
     if stored.sync.rev == *rev {
         let grants = Grants { access, roles };
-        route(&mut stored.sync, channels, grants, *deleted, event.position);
+        route(&mut stored.sync, channels, grants, *deleted, seq);
     }
     let parent = ancestry.first().map(ToString::to_string);
     let own = RevisionChannels {
@@ -244,7 +330,7 @@ fn revision(
     };
     stored.sync.rev_channels = leaf_channels(&previous.rev_channels, &tree, &own);
     let held = HeldGrants::of(db, doc_id, previous);
-    settle(rows, key, held, stored, event.position);
+    settle(rows, key, held, stored, seq);
     Ok(())
 }
 
@@ -315,19 +401,21 @@ fn resync(
     }
     let held = HeldGrants::of(db, doc_id, &before.sync);
     let mut stored = before.clone();
+    let seq = rows.next_seq(db)?;
+    rows.positions.insert(key.clone(), event.position);
     route(
         &mut stored.sync,
         channels,
         Grants { access, roles },
         false,
-        event.position,
+        seq,
     );
-    stored.sync.sequence = event.position;
+    stored.sync.sequence = seq;
     stored
         .sync
         .rev_channels
         .insert(rev.clone(), channels.clone());
-    settle(rows, key, held, stored, event.position);
+    settle(rows, key, held, stored, seq);
     Ok(())
 }
 
@@ -382,6 +470,7 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
     let mut seqs = Vec::with_capacity(rows.docs.len());
     let mut revs = Vec::with_capacity(rows.docs.len());
     let mut deleted = Vec::with_capacity(rows.docs.len());
+    let mut positions = Vec::with_capacity(rows.docs.len());
     let mut access = GrantColumns::default();
     let mut roles = GrantColumns::default();
     for ((db, key), doc) in &rows.docs {
@@ -391,6 +480,7 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
         seqs.push(doc.sync.sequence);
         revs.push(doc.sync.rev.as_str());
         deleted.push(doc.sync.deleted);
+        positions.push(rows.positions.get(&(db.clone(), key.clone())).copied());
         access.live(access_grants(db, key, &doc.sync));
         roles.live(role_grants(db, key, &doc.sync));
     }
@@ -406,10 +496,10 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
     }
     let upsert = tx
         .prepare_cached(&format!(
-            "INSERT INTO {s}.kv (db, key, value, seq, rev, deleted) \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bool[]) \
+            "INSERT INTO {s}.kv (db, key, value, seq, rev, deleted, position) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bool[], $7::bigint[]) \
              ON CONFLICT (db, key) DO UPDATE SET value = EXCLUDED.value, seq = EXCLUDED.seq, \
-             rev = EXCLUDED.rev, deleted = EXCLUDED.deleted"
+             rev = EXCLUDED.rev, deleted = EXCLUDED.deleted, position = EXCLUDED.position"
         ))
         .await?;
     let index = tx
@@ -425,7 +515,24 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
     let grant_roles = tx
         .prepare_cached(&GrantColumns::upsert(s, "role_access", "role"))
         .await?;
-    let kv_params: [&(dyn ToSql + Sync); 6] = [&dbs, &keys, &values, &seqs, &revs, &deleted];
+    let keep_old = tx
+        .prepare_cached(&format!(
+            "INSERT INTO {s}.old_revs (db, key, rev, body, channels) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) \
+             ON CONFLICT (db, key, rev) DO NOTHING"
+        ))
+        .await?;
+    let kv_params: [&(dyn ToSql + Sync); 7] =
+        [&dbs, &keys, &values, &seqs, &revs, &deleted, &positions];
+    let counted = tx
+        .prepare_cached(&format!(
+            "UPDATE {s}.databases d SET last_seq = u.seq \
+             FROM unnest($1::text[], $2::bigint[]) AS u(name, seq) WHERE d.name = u.name"
+        ))
+        .await?;
+    let (counted_dbs, counted_seqs): (Vec<&String>, Vec<i64>) =
+        rows.last_seq.iter().map(|(db, seq)| (db, *seq)).unzip();
+    let counted_params: [&(dyn ToSql + Sync); 2] = [&counted_dbs, &counted_seqs];
     let channel_params: [&(dyn ToSql + Sync); 5] = [
         &channels.dbs,
         &channels.channels,
@@ -434,12 +541,15 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
         &channels.removed,
     ];
     let (access_params, role_params) = (access.params(), roles.params());
+    let old_params = rows.old_revs.params();
     // Sent at once; no two statements touch the same rows.
     tokio::try_join!(
         tx.execute(&upsert, &kv_params),
         tx.execute(&index, &channel_params),
         tx.execute(&grant_access, &access_params),
         tx.execute(&grant_roles, &role_params),
+        tx.execute(&keep_old, &old_params),
+        tx.execute(&counted, &counted_params),
     )?;
     Ok(())
 }

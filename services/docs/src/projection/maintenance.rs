@@ -1,10 +1,9 @@
 //! The admin `_purge` in the read model: `DocumentPurged` removes the document and its channel
-//! rows; its grants end (kept as revoked, so their users learn what they lost). Stored
-//! revisions and `_resync`'s reroutings are applied in runs (`documents.rs`).
+//! rows and its old revisions' bodies; its grants end (kept as revoked, so their users learn
+//! what they lost). Stored revisions and `_resync`'s reroutings are applied in runs (`documents.rs`).
 
 use super::{invalid, revoke};
 use deadpool_postgres::Transaction;
-use palimpsest_events::RecordedEvent;
 use palimpsest_events::docs::DocumentEvent;
 use palimpsest_projections::ProjectionError;
 
@@ -12,7 +11,6 @@ use palimpsest_projections::ProjectionError;
 pub(super) async fn document(
     tx: &Transaction<'_>,
     s: &str,
-    event: &RecordedEvent,
     payload: &DocumentEvent,
 ) -> Result<(), ProjectionError> {
     match payload {
@@ -22,12 +20,30 @@ pub(super) async fn document(
                 &[db, doc_id],
             )
             .await?;
-            // Its grants end, remembered as revoked so their users learn what they lost.
-            for table in ["access", "role_access"] {
-                revoke(tx, s, table, db, doc_id, event.position).await?;
+            // Its grants end, remembered as revoked (at the database's next sequence) so their
+            // users learn what they lost. A database no longer there holds no grants.
+            let counted = tx
+                .query_opt(
+                    &format!(
+                        "UPDATE {s}.databases SET last_seq = last_seq + 1 WHERE name = $1 \
+                         RETURNING last_seq"
+                    ),
+                    &[db],
+                )
+                .await?;
+            if let Some(row) = counted {
+                let seq: i64 = row.get(0);
+                for table in ["access", "role_access"] {
+                    revoke(tx, s, table, db, doc_id, seq).await?;
+                }
             }
             tx.execute(
                 &format!("DELETE FROM {s}.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL"),
+                &[db, doc_id],
+            )
+            .await?;
+            tx.execute(
+                &format!("DELETE FROM {s}.old_revs WHERE db = $1 AND key = $2"),
                 &[db, doc_id],
             )
             .await?;

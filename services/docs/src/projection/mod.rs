@@ -1,7 +1,8 @@
 //! The docs projector: Sync Gateway's key-value form in schema `docs`.
 //!
 //! Deterministic: every value comes from the event (payload and position) and the rows written
-//! before, so a replay from position 0 writes the same rows. The read model prunes each tree
+//! before (each database's sequence counts its documents' changes in log order), so a replay
+//! from position 0 writes the same rows. The read model prunes each tree
 //! to the database's `revs_limit`; the log keeps every revision.
 
 mod documents;
@@ -38,8 +39,10 @@ impl Projection for DocsProjection {
 
     /// 2: attachments may be a location in the attachment folder instead of bytes.
     /// 3: each leaf revision's channels in `_sync.rev_channels`.
+    /// 4: the bodies of revisions that stopped being leaves, in `old_revs` until compaction;
+    /// sequences counted per database (`databases.last_seq`), `kv.position` for the purge.
     fn version(&self) -> i32 {
-        3
+        4
     }
 
     async fn create_tables(
@@ -66,7 +69,7 @@ impl Projection for DocsProjection {
                 payload if documents::in_run(&payload) => {
                     documents::apply(tx, schema, &[(event, payload)]).await
                 }
-                payload => maintenance::document(tx, schema, event, &payload).await,
+                payload => maintenance::document(tx, schema, &payload).await,
             },
             "local" => local(tx, schema, &LocalEvent::decode(event)?).await,
             "attachment" => attachment(tx, schema, &AttachmentEvent::decode(event)?).await,
@@ -94,7 +97,7 @@ impl Projection for DocsProjection {
                     run.push((event, payload));
                 } else {
                     documents::apply(tx, schema, &std::mem::take(&mut run)).await?;
-                    maintenance::document(tx, schema, event, &payload).await?;
+                    maintenance::document(tx, schema, &payload).await?;
                 }
                 continue;
             }
@@ -138,6 +141,16 @@ async fn database(
             incarnation,
             up_to_seq,
         } => purge(tx, s, *incarnation, *up_to_seq).await?,
+        DatabaseEvent::RevisionBodiesCompacted { incarnation } => {
+            tx.execute(
+                &format!(
+                    "DELETE FROM {s}.old_revs WHERE db = \
+                     (SELECT name FROM {s}.databases WHERE incarnation = $1)"
+                ),
+                &[incarnation],
+            )
+            .await?;
+        }
         DatabaseEvent::SyncFunctionSet { incarnation, sync } => {
             tx.execute(
                 &format!("UPDATE {s}.databases SET sync = $2 WHERE incarnation = $1"),
@@ -165,14 +178,16 @@ async fn database(
                     &[&name],
                 )
                 .await?;
+                tx.execute(&format!("DELETE FROM {s}.old_revs WHERE db = $1"), &[&name])
+                    .await?;
             }
         }
     }
     Ok(())
 }
 
-/// Removes the tombstones last changed at or before `up_to`, remembering the newest one
-/// removed so `_changes` can tell an older checkpoint to start over.
+/// Removes the tombstones last changed at or before log position `up_to`, remembering the
+/// sequence of the newest one removed so `_changes` can tell an older checkpoint to start over.
 async fn purge(
     tx: &Transaction<'_>,
     s: &str,
@@ -192,11 +207,12 @@ async fn purge(
     let purged = tx
         .query_one(
             &format!(
-                "WITH gone AS (DELETE FROM {s}.kv WHERE db = $1 AND deleted AND seq <= $2 \
+                "WITH gone AS (DELETE FROM {s}.kv WHERE db = $1 AND deleted AND position <= $2 \
                  RETURNING key, seq), \
                  c AS (DELETE FROM {s}.channels WHERE db = $1 AND key IN (SELECT key FROM gone)), \
                  a AS (DELETE FROM {s}.access WHERE db = $1 AND key IN (SELECT key FROM gone)), \
-                 r AS (DELETE FROM {s}.role_access WHERE db = $1 AND key IN (SELECT key FROM gone)) \
+                 r AS (DELETE FROM {s}.role_access WHERE db = $1 AND key IN (SELECT key FROM gone)), \
+                 o AS (DELETE FROM {s}.old_revs WHERE db = $1 AND key IN (SELECT key FROM gone)) \
                  SELECT coalesce(max(seq), 0) FROM gone"
             ),
             &[&db, &up_to],

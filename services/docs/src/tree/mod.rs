@@ -118,6 +118,17 @@ impl RevTree {
         out
     }
 
+    /// Gives `rev`, a revision that is no longer a leaf (so without its body in the tree), the
+    /// body kept for it until compaction, for a read that names it. A revision with a body, or
+    /// one the tree does not hold, is left as it is.
+    pub fn restore_body(&mut self, rev: &RevId, body: String) {
+        if let Some(&i) = self.index.get(rev)
+            && self.nodes[i].body.is_none()
+        {
+            self.nodes[i].body = Some(body);
+        }
+    }
+
     /// Adds `rev` with its `ancestry` (parent first): the ancestors the tree does not hold are
     /// grafted below the first one it holds (or as a new root when it holds none). Adding a
     /// revision the tree already holds changes nothing.

@@ -73,6 +73,7 @@ pub fn table() -> Vec<Row> {
         Row::new("PUT", db("/_design/{ddoc}"), Admin).json(r#"{"views": {}}"#),
         Row::new("DELETE", db("/_design/{ddoc}"), Admin).query("rev=${ddoc_rev}"),
         Row::new("POST", db("/_ensure_full_commit"), AnyUser),
+        Row::new("POST", db("/_compact"), Admin),
         Row::new("GET", db("/_local/{id}"), AnyUser),
         Row::new("PUT", db("/_local/{id}"), AnyUser).json(r#"{"checkpoint": 2}"#),
         Row::new("DELETE", db("/_local/{id}"), AnyUser),
@@ -96,6 +97,9 @@ pub fn table() -> Vec<Row> {
         Row::new("DELETE", db("/{doc}/{name}"), Owner).query("rev=${rev}"),
         Row::new("PUT", "/docs/_admin/{db}", Admin)
             .param("db", "authz-admin-created")
+            .json("{}"),
+        Row::new("PUT", "/docs/_admin/{db}/", Admin)
+            .param("db", "authz-admin-slash")
             .json("{}"),
         Row::new("POST", admin("/_compact"), Admin),
         Row::new("GET", admin("/_config/sync"), Admin),
