@@ -343,9 +343,7 @@ async fn a_leaf_changed_under_the_kept_head_is_a_fork_naming_its_position() {
     assert_eq!(changed, 1);
     drop(client);
     let _ = running.await;
-    let failed = witness_once(&app, &state, 10)
-        .await
-        .expect_err("a fork");
+    let failed = witness_once(&app, &state, 10).await.expect_err("a fork");
     assert!(failed.contains("fork at position 3:"), "{failed}");
     app.stop().await;
 }
