@@ -15,20 +15,74 @@ pub async fn write(
     body: (&'static str, String),
     bearer: Option<&str>,
 ) -> Value {
-    let mut request = reqwest::Client::new().request(method, app.url(path));
-    if let Some(token) = bearer {
-        request = request.bearer_auth(token);
-    }
-    let answer = request
-        .header("content-type", body.0)
-        .body(body.1)
-        .send()
+    Client::of(app)
+        .write(method, path, body, bearer, None)
         .await
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let status = answer.status();
-    let text = answer.text().await.expect("body");
-    assert!(status.is_success(), "{path}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A client of the app on one keep-alive connection (as a browser tab or a replicating client
+/// keeps one): the end-to-end tests' writes and the latency bench's.
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Client {
+    /// A client of `app`, keeping at most one idle connection.
+    pub fn of(app: &TestApp) -> Client {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(1)
+            .tcp_nodelay(true)
+            .build()
+            .unwrap_or_else(|e| panic!("http client: {e}"));
+        Client {
+            http,
+            base: app.url(""),
+        }
+    }
+
+    /// One write through a real route, under Idempotency-Key `key` if given; answers its JSON
+    /// body (or `null`), asserting a success.
+    pub async fn write(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: (&'static str, String),
+        bearer: Option<&str>,
+        key: Option<&str>,
+    ) -> Value {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        let answer = request
+            .header("content-type", body.0)
+            .body(body.1)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let status = answer.status();
+        let text = answer.text().await.expect("body");
+        assert!(status.is_success(), "{path}: {status} {text}");
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
+    /// A `GET` of `path`: its status and body as text.
+    pub async fn get(&self, path: &str, bearer: Option<&str>) -> (reqwest::StatusCode, String) {
+        let mut request = self.http.get(format!("{}{path}", self.base));
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        let answer = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let status = answer.status();
+        (status, answer.text().await.expect("body"))
+    }
 }
 
 /// A JSON request body.
