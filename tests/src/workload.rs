@@ -20,6 +20,20 @@ pub async fn write(
         .await
 }
 
+/// A JSON `POST` through a real route as the administrator ([`write`]); gives the answer's JSON.
+/// The audit tests write this way: the admin may write in every context.
+pub async fn post_as_admin(app: &TestApp, path: &str, body: Value) -> Value {
+    let admin = app.admin_token();
+    write(
+        app,
+        reqwest::Method::POST,
+        path,
+        json_body(body),
+        Some(&admin),
+    )
+    .await
+}
+
 /// A client of the app on one keep-alive connection (as a browser tab or a replicating client
 /// keeps one): the end-to-end tests' writes and the latency bench's.
 pub struct Client {

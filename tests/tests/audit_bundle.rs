@@ -10,18 +10,8 @@ use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// A write through a real route as the admin ([`workload::write`]); gives the answer's JSON.
-async fn post(app: &TestApp, path: &str, body: Value) -> Value {
-    let admin = app.admin_token();
-    workload::write(
-        app,
-        reqwest::Method::POST,
-        path,
-        workload::json_body(body),
-        Some(&admin),
-    )
-    .await
-}
+// Writes go through a real route as the admin.
+use workload::post_as_admin as post;
 
 /// Two sections written in turn (so their positions interleave), each created, then locked
 /// and unlocked twice: five events a stream. Gives the first section's stream.

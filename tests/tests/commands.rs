@@ -4,6 +4,7 @@
 //! with its key appends nothing more; concurrent writers on one stream get a success or a 409,
 //! never a 5xx; a write right after a create does not depend on a projector.
 
+use palimpsest_e2e::workload;
 use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -1048,5 +1049,38 @@ async fn resources_write_routes_answer_a_repeated_key_once() {
         })
         .await;
     }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_repeated_key_answers_the_position_of_the_first_write() {
+    let app = TestApp::start().await;
+    let http = reqwest::Client::new();
+    let create = || {
+        http.post(app.url("/atlas/sections"))
+            .bearer_auth(app.admin_token())
+            .header("idempotency-key", "k-position")
+            .json(&json!({"title": "once"}))
+    };
+    let position_of = |answer: &reqwest::Response| {
+        answer
+            .headers()
+            .get("palimpsest-position")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+    };
+    let first = create().send().await.expect("first");
+    assert_eq!(first.status(), 201);
+    let written = position_of(&first).expect("the first answer names its position");
+    // Something else is written in between: the repeat must name the first write's position,
+    // not the head's.
+    workload::post_as_admin(&app, "/atlas/sections", json!({"title": "other"})).await;
+    let repeat = create().send().await.expect("repeat");
+    assert_eq!(repeat.status(), 201);
+    assert_eq!(
+        position_of(&repeat),
+        Some(written),
+        "a client whose first answer was lost learns where its write is from the repeat"
+    );
     app.stop().await;
 }

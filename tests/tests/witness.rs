@@ -14,18 +14,8 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// A write through a real route as the admin ([`workload::write`]); gives the answer's JSON.
-async fn post(app: &TestApp, path: &str, body: Value) -> Value {
-    let admin = app.admin_token();
-    workload::write(
-        app,
-        reqwest::Method::POST,
-        path,
-        workload::json_body(body),
-        Some(&admin),
-    )
-    .await
-}
+// Writes go through a real route as the admin.
+use workload::post_as_admin as post;
 
 /// A section created, locked and unlocked: three events of its stream.
 async fn write_section(app: &TestApp, title: &str) {

@@ -34,7 +34,7 @@ mod writer;
 pub use append::{AppendError, AppendRequest, Appended, StoredReply, StreamAppend};
 pub use error::LogError;
 pub use limits::{Limits, Refusal};
-pub use store::{AppendOptions, EventStore};
+pub use store::{AppendOptions, EventStore, KeptCommand};
 
 /// The key of the transaction-level advisory lock every append holds from before it reads
 /// stream versions until its commit is visible; `log.events` refuses inserts without it.

@@ -348,17 +348,23 @@ impl EventStore {
         &self,
         key: &str,
     ) -> Result<Option<Option<crate::StoredReply>>, LogError> {
+        Ok(self.kept_command(key).await?.map(|kept| kept.reply))
+    }
+
+    /// The command appended under idempotency key `key`, if any: its stored answer and the last
+    /// position it wrote, which a repeat of the command must let its client read.
+    pub async fn kept_command(&self, key: &str) -> Result<Option<KeptCommand>, LogError> {
         let client = self.inner.pool.get().await?;
         let row = client
             .query_opt(
-                "SELECT request_hash, reply_status, reply_content_type, reply_body \
+                "SELECT request_hash, reply_status, reply_content_type, reply_body, last_position \
                  FROM log.idempotency WHERE key = $1",
                 &[&key],
             )
             .await?;
         Ok(row.map(|r| {
             let status: Option<i16> = r.get(1);
-            match (r.get(0), status, r.get(2), r.get(3)) {
+            let reply = match (r.get(0), status, r.get(2), r.get(3)) {
                 (Some(request_hash), Some(status), Some(content_type), Some(body)) => {
                     Some(crate::StoredReply {
                         request_hash,
@@ -368,6 +374,10 @@ impl EventStore {
                     })
                 }
                 _ => None,
+            };
+            KeptCommand {
+                reply,
+                last_position: r.get(4),
             }
         }))
     }
@@ -398,4 +408,13 @@ pub async fn read_all_with(
         )
         .await?;
     to_events(&rows)
+}
+
+/// A command appended under an idempotency key, as the log keeps it ([`EventStore::kept_command`]).
+#[derive(Debug, Clone)]
+pub struct KeptCommand {
+    /// Its first answer; `None` for an append made without one (an import's, say).
+    pub reply: Option<crate::StoredReply>,
+    /// The last position it appended (0 when it appended no event, only its answer).
+    pub last_position: i64,
 }

@@ -53,27 +53,24 @@ fn as_server_user(program: &Path) -> Command {
     }
 }
 
+/// A new directory for one cluster, owned by the server user (a no-op chown when the test is not
+/// root), removed with the cluster.
+fn cluster_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("palimpsest-pg-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {dir:?}: {e}"));
+    if let Err(e) = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(&dir)
+        .status()
+    {
+        eprintln!("chown {dir:?}: {e}");
+    }
+    dir
+}
+
 impl PgCluster {
-    /// Creates a cluster (trust authentication, user `postgres`) and starts it.
-    pub async fn start() -> PgCluster {
-        let dir = std::env::temp_dir().join(format!("palimpsest-pg-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {dir:?}: {e}"));
-        // The server user must own its directory (a no-op when the test is not root).
-        if let Err(e) = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&dir)
-            .status()
-        {
-            eprintln!("chown {dir:?}: {e}");
-        }
-        let status = as_server_user(&bindir().join("initdb"))
-            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "-D"])
-            .arg(dir.join("data"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap_or_else(|e| panic!("initdb: {e}"));
-        assert!(status.success(), "initdb failed");
+    /// The cluster whose data directory is `dir/data`, started on a free port.
+    async fn started_in(dir: PathBuf) -> PgCluster {
         let mut cluster = PgCluster {
             port: free_port(),
             dir,
@@ -83,20 +80,26 @@ impl PgCluster {
         cluster
     }
 
+    /// Creates a cluster (trust authentication, user `postgres`) and starts it.
+    pub async fn start() -> PgCluster {
+        let dir = cluster_dir();
+        let status = as_server_user(&bindir().join("initdb"))
+            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "-D"])
+            .arg(dir.join("data"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("initdb: {e}"));
+        assert!(status.success(), "initdb failed");
+        PgCluster::started_in(dir).await
+    }
+
     /// A streaming replica of this cluster: `pg_basebackup -R` into a directory of its own,
     /// started as a hot standby following this server on a free port (stopped and removed on
     /// drop like any cluster). Tests read through it and pause its replay
     /// (`pg_wal_replay_pause()`) to make it lag.
     pub async fn streaming_replica(&self) -> PgCluster {
-        let dir = std::env::temp_dir().join(format!("palimpsest-pg-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {dir:?}: {e}"));
-        if let Err(e) = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&dir)
-            .status()
-        {
-            eprintln!("chown {dir:?}: {e}");
-        }
+        let dir = cluster_dir();
         let mut backup = as_server_user(&bindir().join("pg_basebackup"));
         backup
             .args([
@@ -115,13 +118,7 @@ impl PgCluster {
             .await
             .unwrap_or_else(|e| panic!("pg_basebackup: {e}"));
         assert!(status.success(), "pg_basebackup failed");
-        let mut replica = PgCluster {
-            port: free_port(),
-            dir,
-            child: None,
-        };
-        replica.restart().await;
-        replica
+        PgCluster::started_in(dir).await
     }
 
     /// The connection URL of database `database`.

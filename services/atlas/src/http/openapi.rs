@@ -311,7 +311,8 @@ fn add_admin_routes(doc: &mut Value) {
 /// `GET /openapi.json`: the routes, every write documented with the platform's
 /// `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
-    Json(palimpsest_web::command::document_commands(spec()))
+    let spec = palimpsest_web::command::document_commands(spec());
+    Json(palimpsest_web::consistency::document_positions(spec))
 }
 
 #[cfg(test)]

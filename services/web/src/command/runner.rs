@@ -112,8 +112,10 @@ impl CommandRunner {
             None => None,
         };
         if let Some(k) = &key
-            && let Some(stored) = self.stored_reply(k, command.request).await?
+            && let Some((stored, position)) = self.kept_reply(k, command.request).await?
         {
+            // A repeat (a client retrying after a lost answer) reads its write like the first.
+            self.wait_for_all(command.projections, position).await?;
             return Ok(Answer::Repeated(stored));
         }
         let mut last = LastTry::None;
@@ -238,26 +240,43 @@ impl CommandRunner {
         }
     }
 
-    /// The stored answer of key `key`, or `KeyReused` if it was stored for another request.
+    /// The first answer kept under `key`, if a command was appended under it; a request for
+    /// another method, path or body under the same key is [`CommandError::KeyReused`].
     pub(super) async fn stored_reply<E>(
         &self,
         key: &str,
         request: &CommandRequest,
     ) -> Result<Option<Reply>, CommandError<E>> {
-        let stored = self.store.command_reply(key).await.map_err(log_error)?;
-        match stored {
-            None => Ok(None),
-            Some(None) => Err(CommandError::Internal(format!(
+        Ok(self.kept_reply(key, request).await?.map(|(reply, _)| reply))
+    }
+
+    /// [`CommandRunner::stored_reply`] with the last position the first command appended, which
+    /// becomes this request's too: its answer names it (`Palimpsest-Position`) and its later
+    /// reads reflect it, as for the first answer.
+    async fn kept_reply<E>(
+        &self,
+        key: &str,
+        request: &CommandRequest,
+    ) -> Result<Option<(Reply, i64)>, CommandError<E>> {
+        let kept = self.store.kept_command(key).await.map_err(log_error)?;
+        let Some(kept) = kept else {
+            return Ok(None);
+        };
+        match kept.reply {
+            None => Err(CommandError::Internal(format!(
                 "idempotency key {key} was appended without a stored reply"
             ))),
-            Some(Some(stored)) if stored.request_hash != request.fingerprint() => {
+            Some(stored) if stored.request_hash != request.fingerprint() => {
                 Err(CommandError::KeyReused)
             }
-            Some(Some(stored)) => Ok(Some(Reply::new(
-                StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK),
-                stored.content_type,
-                stored.body,
-            ))),
+            Some(stored) => {
+                if kept.last_position > 0 {
+                    crate::consistency::appended(kept.last_position);
+                }
+                let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+                let reply = Reply::new(status, stored.content_type, stored.body);
+                Ok(Some((reply, kept.last_position)))
+            }
         }
     }
 
