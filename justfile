@@ -28,7 +28,7 @@ fuzz: services
     bash tests/schemathesis/run.sh
 
 # Benchmarks: the log (appends, latency, replay), atlas bbox reads, pads appendText/getText, resources revisions,
-# docs _bulk_docs/_changes/PouchDB and a 200 MB attachment up and down (process growth against the 50 MB target),
+# docs _bulk_docs/_changes, PouchDB replicating beside pouchdb-server, a 200 MB attachment up and down (process growth against the 50 MB target),
 # the latency one client feels: each context's write acknowledged and readable, beside the log's own append.
 bench: services
     cargo bench -p palimpsest-log --bench log
@@ -37,6 +37,7 @@ bench: services
     cargo bench -p palimpsest-resources --bench resources
     cargo bench -p palimpsest-records --bench records
     cargo bench -p palimpsest-docs --bench docs
+    cargo bench -p palimpsest-docs --bench replication
     cargo bench -p palimpsest-docs --bench attachments
     cargo bench -p palimpsest-e2e --bench latency
 

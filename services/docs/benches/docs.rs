@@ -6,19 +6,17 @@
 //!   updates, a second event on each of those streams) [≥ 50%]; and new documents again
 //!   into a database with a JavaScript sync function (QuickJS), beside a fresh floor;
 //! - `_changes` of 100,000 documents (normal feed, read whole by the client) beside a plain scan
-//!   of the same columns of the same rows of the read model's table in one query [≥ 30%];
-//! - real PouchDB 9 (Node, `tests/pouchdb/bench.js`) pushing 10,000 documents and a fresh
-//!   PouchDB pulling them back: documents per second (no target).
+//!   of the same columns of the same rows of the read model's table in one query [≥ 30%].
+//!
+//! Real PouchDB replicating, beside pouchdb-server, is `benches/replication.rs`.
 //!
 //! `cargo bench -p palimpsest-docs --bench docs` (a fresh database on the local Postgres, or
-//! on the server `PALIMPSEST_TEST_ADMIN_URL` names, dropped at the end; PouchDB is installed by
-//! `npm ci` in `tests/pouchdb` when missing).
+//! on the server `PALIMPSEST_TEST_ADMIN_URL` names, dropped at the end).
 
 use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
 use palimpsest_log::{AppendRequest, EventStore};
 use palimpsest_testkit::TestApp;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Documents per `_bulk_docs` request and events per floor append.
@@ -27,8 +25,6 @@ const BATCH: usize = 100;
 const BATCHES: usize = 20;
 /// Documents in the `_changes` read.
 const CHANGES_DOCS: usize = 100_000;
-/// Documents PouchDB pushes and pulls.
-const POUCH_DOCS: usize = 10_000;
 
 /// A document body of an ordinary size.
 fn body(batch: usize, i: usize, round: usize) -> Value {
@@ -152,24 +148,6 @@ async fn seed_changes(app: &TestApp, http: &reqwest::Client, db: &str) {
         .expect("analyze");
 }
 
-/// The PouchDB package folder (installed on first use).
-fn pouchdb_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pouchdb")
-}
-
-fn install_pouchdb() {
-    let dir = pouchdb_dir();
-    if dir.join("node_modules/pouchdb/package.json").exists() {
-        return;
-    }
-    let status = std::process::Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .status()
-        .expect("npm must be installed (Node 20 and npm)");
-    assert!(status.success(), "npm ci failed in {}", dir.display());
-}
-
 #[tokio::main]
 async fn main() {
     let app = TestApp::start().await;
@@ -260,36 +238,5 @@ async fn main() {
         100.0 * scan / read
     );
 
-    tokio::task::spawn_blocking(install_pouchdb)
-        .await
-        .expect("install");
-    let output = tokio::process::Command::new("node")
-        .arg("bench.js")
-        // Databases are the administrator's: PouchDB sends the URL's credentials as Basic.
-        .arg(app.url("/docs/pouch").replacen(
-            "http://",
-            &format!("http://admin:{}@", app.admin_token()),
-            1,
-        ))
-        .arg(POUCH_DOCS.to_string())
-        .current_dir(pouchdb_dir())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("node must be installed");
-    assert!(
-        output.status.success(),
-        "PouchDB bench failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let figures: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
-    let per_second = |ms: &Value| POUCH_DOCS as f64 * 1000.0 / ms.as_f64().unwrap_or(f64::NAN);
-    println!(
-        "  PouchDB 9, {POUCH_DOCS} docs: push {:>6.0} docs/s ({} ms)   pull {:>6.0} docs/s ({} ms)   (no target)",
-        per_second(&figures["push_ms"]),
-        figures["push_ms"],
-        per_second(&figures["pull_ms"]),
-        figures["pull_ms"]
-    );
     app.stop().await;
 }

@@ -1,5 +1,6 @@
 //! The platform's own routes: `/v1` (the log, streams and chain audit: admin bearer token only),
-//! `/v1/log` (the signed tree's key, heads and proofs: public) and the health routes (public). They have no OpenAPI document, so this table is their
+//! `/v1/log` (the signed tree's key, heads and proofs: public), the events' contract
+//! (`/v1/schemas`, `/v1/asyncapi.json`: public) and the health routes (public). They have no OpenAPI document, so this table is their
 //! inventory. The admin API has no users: the "user" here is a valid credential of another kind
 //! (records organisation `orga`'s bearer token), which must not open it; a refusal is
 //! `{"error": …}` with status 401.
@@ -28,6 +29,10 @@ pub fn table() -> Vec<Row> {
         Row::new("GET", "/v1/log/proof/inclusion", Policy::Public).query("position=1&tree_size=1"),
         Row::new("GET", "/v1/log/proof/consistency", Policy::Public).query("from=1&to=1"),
         Row::new("GET", "/v1/log/batches", Policy::Public).query("from=1&to=5"),
+        // The events' contract (JSON Schemas, AsyncAPI): public, like the published docs.
+        Row::new("GET", "/v1/schemas", Policy::Public),
+        Row::new("GET", "/v1/schemas/{schema}", Policy::Public),
+        Row::new("GET", "/v1/asyncapi.json", Policy::Public),
         Row::new("GET", "/healthz", Policy::Public),
         Row::new("GET", "/readyz", Policy::Public),
         Row::new("GET", "/metrics", Policy::Public),
@@ -72,6 +77,7 @@ pub async fn context(app: &TestApp) -> Context {
             ("context", "records".to_owned()),
             ("category", "token".to_owned()),
             ("key", "orga".to_owned()),
+            ("schema", "envelope.v1.json".to_owned()),
         ]),
         secret: None,
         refusal: error_message,
