@@ -3,9 +3,10 @@
 
 use super::load::{Acked, Context};
 use super::processes::{Env, one_shot};
+use crate::postgres::connect;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 /// The live read models of the database (schemas holding a `projection_checkpoint`).
 pub async fn projections(db: &Client) -> Vec<String> {
@@ -65,14 +66,6 @@ impl Verdict {
             && self.jetstream
             && self.rebuild
     }
-}
-
-async fn connect(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {url}: {e}"));
-    tokio::spawn(connection);
-    client
 }
 
 /// Waits (bounded) until every projection and the JetStream stream have reached the log's head.
