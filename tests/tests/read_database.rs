@@ -4,8 +4,7 @@
 //! `replay` into the read database equal to the live one, and not one read-model row in the
 //! log's database.
 
-use palimpsest::config::{ALL_READ_MODELS, ReadModelUrl, Settings};
-use palimpsest_e2e::chaos::checks::{dump, projections};
+use palimpsest_e2e::chaos::checks::{projections, replay_equals_live};
 use palimpsest_e2e::postgres::connect;
 use palimpsest_e2e::workload::write_and_read_back_in_every_context;
 use palimpsest_testkit::TestApp;
@@ -54,13 +53,7 @@ async fn read_models_apart_answer_reads_wait_for_writes_and_rebuild_equal_to_liv
     );
     let head = app.state.store.head_position().await.expect("head");
     let log_id = app.state.store.log_id();
-    let settings = Settings {
-        read_database_urls: vec![ReadModelUrl {
-            model: ALL_READ_MODELS.to_owned(),
-            url: read_url.clone(),
-        }],
-        ..Settings::for_database(app.database_url(), app.data_dir())
-    };
+    let settings = app.tool_settings();
     for name in &names {
         let checkpoint = format!("SELECT position, log_id FROM {name}.projection_checkpoint");
         let row = reads.query_one(&checkpoint, &[]).await.expect("checkpoint");
@@ -70,15 +63,7 @@ async fn read_models_apart_answer_reads_wait_for_writes_and_rebuild_equal_to_liv
             "{name} is fed by this log"
         );
         assert!(row.get::<_, i64>(0) > 0, "{name} has applied events");
-        let live = dump(&reads, name).await;
-        palimpsest::cli::replay::run(&settings, name)
-            .await
-            .unwrap_or_else(|e| panic!("replay {name}: {e:#}"));
-        let rebuilt = dump(&reads, name).await;
-        assert_eq!(
-            live, rebuilt,
-            "{name}: the rebuild equals the live read model"
-        );
+        replay_equals_live(&settings, &reads, name).await;
         let at: i64 = reads
             .query_one(&checkpoint, &[])
             .await

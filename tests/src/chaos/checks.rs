@@ -244,6 +244,24 @@ async fn jetstream_is_the_log(env: &Env, log: &[(i64, String)], verdict: &mut Ve
     }
 }
 
+/// Rebuilds read model `name` with `palimpsest replay` (from the log, with `settings`) and
+/// asserts that the rebuild in `reads` equals the read model as it was live.
+pub async fn replay_equals_live(
+    settings: &palimpsest::config::Settings,
+    reads: &Client,
+    name: &str,
+) {
+    let live = dump(reads, name).await;
+    palimpsest::cli::replay::run(settings, name)
+        .await
+        .unwrap_or_else(|e| panic!("replay {name}: {e:#}"));
+    let rebuilt = dump(reads, name).await;
+    assert_eq!(
+        live, rebuilt,
+        "{name}: the rebuild equals the live read model"
+    );
+}
+
 /// Every table of a read model, as sorted JSON rows (the checkpoint table left out).
 pub async fn dump(db: &Client, schema: &str) -> BTreeMap<String, String> {
     let tables: Vec<String> = db
