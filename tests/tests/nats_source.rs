@@ -2,7 +2,9 @@
 //! projector), its read models live in a database of their own, and a real `palimpsest
 //! project` process, given `PALIMPSEST_PROJECTOR_SOURCE=nats` and
 //! `PALIMPSEST_READ_DATABASE_URLS=all=URL` (the environment forms of the flags), keeps every
-//! read model from the relay's stream. Each test has its own nats-server and databases.
+//! read model from the relay's stream; a second such process waits and takes over when the
+//! first is killed (the time it took is printed, and recorded in
+//! docs/performance/projectors.md). Each test has its own nats-server and databases.
 
 use palimpsest::config::ALL_READ_MODELS;
 use palimpsest_e2e::chaos::checks::{dump, projections, replay_equals_live};
@@ -316,4 +318,39 @@ async fn a_stream_of_another_log_stops_the_projector_loudly() {
     project.stop().await;
     app.stop().await;
     other.stop().await;
+}
+
+#[tokio::test]
+async fn a_waiting_process_takes_over_the_feeds_of_a_killed_one() {
+    let (app, nats) = app_and_nats().await;
+    let mut first = nats_fed_project(&app, &nats.url()).await;
+    write_and_read_back_in_every_context(&app).await;
+    // A second process offers to follow the same read models: the first holds every feed lock,
+    // so it waits.
+    let mut second = nats_fed_project(&app, &nats.url()).await;
+    let reads = connect(&app.read_database_url().expect("read database")).await;
+    first.kill();
+    let killed = Instant::now();
+    let admin = app.admin_token();
+    let section = json_body(serde_json::json!({"title": "after the kill"}));
+    let created = write(
+        &app,
+        reqwest::Method::POST,
+        "/atlas/sections",
+        section,
+        Some(&admin),
+    )
+    .await;
+    let head = app.state.store.head_position().await.expect("head");
+    caught_up(&reads, head).await;
+    let took = killed.elapsed();
+    eprintln!(
+        "takeover: every read model at the head {} ms after kill -9 of the process following them",
+        took.as_millis()
+    );
+    let id = created["id"].as_str().expect("section id");
+    let got = read(&app, &format!("/atlas/sections/{id}"), Some(&admin)).await;
+    assert_eq!(got["title"], "after the kill", "read back: {got}");
+    second.stop().await;
+    app.stop().await;
 }
