@@ -40,6 +40,8 @@ bench: services
     cargo bench -p palimpsest-docs --bench replication
     cargo bench -p palimpsest-docs --bench attachments
     cargo bench -p palimpsest-e2e --bench latency
+    cargo build --release -p palimpsest --bin palimpsest
+    cargo bench -p palimpsest-e2e --bench projector_source
 
 # The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
 # of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a

@@ -4,4 +4,5 @@
 
 pub mod authorization;
 pub mod chaos;
+pub mod postgres;
 pub mod workload;

@@ -126,6 +126,17 @@ pub fn form(params: &[(&str, &str)]) -> (&'static str, String) {
 /// Writes through one or more real routes of each of the five contexts, with text that needs
 /// escaping and numbers that JSON writes in more than one way.
 pub async fn write_through_every_context(app: &TestApp) {
+    write_in_every_context(app, false).await;
+}
+
+/// [`write_through_every_context`], reading each context's write back through HTTP at once
+/// after it: read-your-writes, wherever the read models live and whatever feeds them.
+pub async fn write_and_read_back_in_every_context(app: &TestApp) {
+    write_in_every_context(app, true).await;
+}
+
+/// The writes of [`write_through_every_context`]; with `read_back`, each read back at once.
+async fn write_in_every_context(app: &TestApp, read_back: bool) {
     use reqwest::Method as M;
     let admin = app.admin_token();
     let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("APIKEY.txt");
@@ -135,68 +146,75 @@ pub async fn write_through_every_context(app: &TestApp) {
     write(app, M::POST, &pads("createPad"), created, None).await;
     let set = form(&[("apikey", key.trim()), ("padID", "p1"), ("text", "ünïcödé")]);
     write(app, M::POST, &pads("setText"), set, None).await;
+    if read_back {
+        let path = format!("{}?apikey={}&padID=p1", pads("getText"), key.trim());
+        let got = read(app, &path, None).await;
+        assert_eq!(got["data"]["text"], json!("ünïcödé\n"), "pads: {got}");
+    }
 
+    let title = "Thăng Long ✓";
     let section = write(
         app,
         M::POST,
         "/atlas/sections",
-        json_body(json!({"title": "Thăng Long ✓", "description": "a\u{1}b"})),
+        json_body(json!({"title": title, "description": "a\u{1}b"})),
         Some(&admin),
     )
     .await;
     let id = section["id"].as_str().expect("section id");
     let lock = json_body(json!({}));
-    write(
-        app,
-        M::POST,
-        &format!("/atlas/sections/{id}/lock"),
-        lock,
-        Some(&admin),
-    )
-    .await;
+    let locked = format!("/atlas/sections/{id}/lock");
+    write(app, M::POST, &locked, lock, Some(&admin)).await;
+    if read_back {
+        let got = read(app, &format!("/atlas/sections/{id}"), Some(&admin)).await;
+        assert_eq!(got["title"], json!(title), "atlas: {got}");
+    }
 
-    write(
-        app,
-        M::PUT,
-        "/docs/db",
-        ("application/json", String::new()),
-        Some(&admin),
-    )
-    .await;
+    let empty = ("application/json", String::new());
+    write(app, M::PUT, "/docs/db", empty, Some(&admin)).await;
     let doc = json!({"float": 1.5, "whole": 3.0, "big": 1e21, "tiny": 1e-7, "neg": -0.25,
                      "int": 12345678901234i64, "é": ["\u{7f}", null, true]});
     write(app, M::PUT, "/docs/db/d1", json_body(doc), Some(&admin)).await;
+    if read_back {
+        let got = read(app, "/docs/db/d1", Some(&admin)).await;
+        assert_eq!(got["float"], json!(1.5), "docs: {got}");
+    }
 
     let records = |function: &str| format!("/records/api/{function}");
     let class = json!({"clazz": "Book", "sync": true, "pk": ["p1"], "collections": [],
                        "indexes": [{"name": "code", "type": "uniq"}]});
-    write(
-        app,
-        M::POST,
-        &records("declareClass"),
-        json_body(class),
-        Some(&admin),
-    )
-    .await;
+    let declare = records("declareClass");
+    write(app, M::POST, &declare, json_body(class), Some(&admin)).await;
     let doc = json!({"org": "o1", "data": {"clazz": "Book", "p1": "b1", "code": "Œ", "n": 0.1}});
-    write(
-        app,
-        M::POST,
-        &records("insertDoc"),
-        json_body(doc),
-        Some(&admin),
-    )
-    .await;
+    let insert = records("insertDoc");
+    let stored = write(app, M::POST, &insert, json_body(doc), Some(&admin)).await;
+    if read_back {
+        let pk = stored["result"]["pk"].as_str().expect("pk");
+        let get = json_body(json!({"org": "o1", "cl": "Book", "pk": pk}));
+        let got = write(app, M::POST, &records("getDoc"), get, Some(&admin)).await;
+        assert_eq!(got["result"]["pk"], json!(pk), "records: {got}");
+    }
 
     let file = "/resources/@api/deki/pages/1/files/a.txt";
-    write(
-        app,
-        M::PUT,
-        file,
-        ("text/plain", "one".into()),
-        Some(&admin),
-    )
-    .await;
+    let one = ("text/plain", "one".into());
+    write(app, M::PUT, file, one, Some(&admin)).await;
+    if read_back {
+        let got = read(app, file, Some(&admin)).await;
+        assert_eq!(got, json!("one"), "resources");
+    }
+}
+
+/// A GET answered with a success, as JSON (or the text as a JSON string).
+pub async fn read(app: &TestApp, path: &str, bearer: Option<&str>) -> Value {
+    let mut request = reqwest::Client::new().get(app.url(path));
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    let answer = request.send().await.expect("request");
+    let status = answer.status();
+    let text = answer.text().await.expect("body");
+    assert!(status.is_success(), "{path}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 /// Appends one event at a time through the log until one is recorded at a whole millisecond

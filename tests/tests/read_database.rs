@@ -4,102 +4,10 @@
 //! `replay` into the read database equal to the live one, and not one read-model row in the
 //! log's database.
 
-use palimpsest::config::{ALL_READ_MODELS, ReadModelUrl, Settings};
-use palimpsest_e2e::chaos::checks::{dump, projections};
-use palimpsest_e2e::workload::{form, json_body, write};
+use palimpsest_e2e::chaos::checks::{projections, replay_equals_live};
+use palimpsest_e2e::postgres::connect;
+use palimpsest_e2e::workload::write_and_read_back_in_every_context;
 use palimpsest_testkit::TestApp;
-use reqwest::Method as M;
-use serde_json::{Value, json};
-use tokio_postgres::{Client, NoTls};
-
-async fn connect(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {url}: {e}"));
-    tokio::spawn(connection);
-    client
-}
-
-/// A GET answered 200, as JSON (or the text as a JSON string).
-async fn read(app: &TestApp, path: &str, bearer: Option<&str>) -> Value {
-    let mut request = reqwest::Client::new().get(app.url(path));
-    if let Some(token) = bearer {
-        request = request.bearer_auth(token);
-    }
-    let answer = request.send().await.expect("request");
-    let status = answer.status();
-    let text = answer.text().await.expect("body");
-    assert!(status.is_success(), "{path}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::String(text))
-}
-
-/// Writes in every context, each read back at once through HTTP.
-async fn write_and_read_back_in_every_context(app: &TestApp) {
-    let admin = app.admin_token();
-    let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("APIKEY.txt");
-    let key = key.trim();
-    let created = form(&[("apikey", key), ("padID", "p1"), ("text", "hello")]);
-    write(app, M::POST, "/pads/api/1.3.0/createPad", created, None).await;
-    let set = form(&[("apikey", key), ("padID", "p1"), ("text", "apart")]);
-    write(app, M::POST, "/pads/api/1.3.0/setText", set, None).await;
-    let text = read(
-        app,
-        &format!("/pads/api/1.3.0/getText?apikey={key}&padID=p1"),
-        None,
-    )
-    .await;
-    assert_eq!(text["data"]["text"], json!("apart\n"), "pads: {text}");
-
-    let section = json_body(json!({"title": "Thăng Long", "description": "d"}));
-    let section = write(app, M::POST, "/atlas/sections", section, Some(&admin)).await;
-    let id = section["id"].as_str().expect("section id");
-    let got = read(app, &format!("/atlas/sections/{id}"), Some(&admin)).await;
-    assert_eq!(got["title"], json!("Thăng Long"), "atlas: {got}");
-
-    let empty = ("application/json", String::new());
-    write(app, M::PUT, "/docs/db", empty, Some(&admin)).await;
-    let doc = json_body(json!({"n": 1.5}));
-    write(app, M::PUT, "/docs/db/d1", doc, Some(&admin)).await;
-    let got = read(app, "/docs/db/d1", Some(&admin)).await;
-    assert_eq!(got["n"], json!(1.5), "docs: {got}");
-
-    let class = json!({"clazz": "Book", "sync": true, "pk": ["p1"], "collections": [],
-                       "indexes": []});
-    let records = |function: &str| format!("/records/api/{function}");
-    write(
-        app,
-        M::POST,
-        &records("declareClass"),
-        json_body(class),
-        Some(&admin),
-    )
-    .await;
-    let doc = json!({"org": "o1", "data": {"clazz": "Book", "p1": "b1", "n": 2}});
-    let stored = write(
-        app,
-        M::POST,
-        &records("insertDoc"),
-        json_body(doc),
-        Some(&admin),
-    )
-    .await;
-    let pk = stored["result"]["pk"].as_str().expect("pk");
-    let get = json_body(json!({"org": "o1", "cl": "Book", "pk": pk}));
-    let got = write(app, M::POST, &records("getDoc"), get, Some(&admin)).await;
-    assert_eq!(got["result"]["pk"], json!(pk), "records: {got}");
-
-    let file = "/resources/@api/deki/pages/1/files/a.txt";
-    write(
-        app,
-        M::PUT,
-        file,
-        ("text/plain", "one".into()),
-        Some(&admin),
-    )
-    .await;
-    let got = read(app, file, Some(&admin)).await;
-    assert_eq!(got, json!("one"), "resources");
-}
 
 #[tokio::test]
 async fn read_models_apart_answer_reads_wait_for_writes_and_rebuild_equal_to_live() {
@@ -145,13 +53,7 @@ async fn read_models_apart_answer_reads_wait_for_writes_and_rebuild_equal_to_liv
     );
     let head = app.state.store.head_position().await.expect("head");
     let log_id = app.state.store.log_id();
-    let settings = Settings {
-        read_database_urls: vec![ReadModelUrl {
-            model: ALL_READ_MODELS.to_owned(),
-            url: read_url.clone(),
-        }],
-        ..Settings::for_database(app.database_url(), app.data_dir())
-    };
+    let settings = app.tool_settings();
     for name in &names {
         let checkpoint = format!("SELECT position, log_id FROM {name}.projection_checkpoint");
         let row = reads.query_one(&checkpoint, &[]).await.expect("checkpoint");
@@ -161,15 +63,7 @@ async fn read_models_apart_answer_reads_wait_for_writes_and_rebuild_equal_to_liv
             "{name} is fed by this log"
         );
         assert!(row.get::<_, i64>(0) > 0, "{name} has applied events");
-        let live = dump(&reads, name).await;
-        palimpsest::cli::replay::run(&settings, name)
-            .await
-            .unwrap_or_else(|e| panic!("replay {name}: {e:#}"));
-        let rebuilt = dump(&reads, name).await;
-        assert_eq!(
-            live, rebuilt,
-            "{name}: the rebuild equals the live read model"
-        );
+        replay_equals_live(&settings, &reads, name).await;
         let at: i64 = reads
             .query_one(&checkpoint, &[])
             .await

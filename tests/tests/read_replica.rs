@@ -6,18 +6,11 @@
 //! the primary), while a read naming nothing is served by the lagging standby. With the wait
 //! turned off the same read misses the write: the check is what keeps the guarantee.
 
+use palimpsest_e2e::postgres::connect;
 use palimpsest_testkit::{PgCluster, TestApp};
 use reqwest::StatusCode;
 use serde_json::json;
-use tokio_postgres::{Client, NoTls};
-
-async fn connect(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {url}: {e}"));
-    tokio::spawn(connection);
-    client
-}
+use tokio_postgres::Client;
 
 /// A private primary holding database `reads` and a streaming replica of it.
 async fn primary_and_replica() -> (PgCluster, PgCluster) {

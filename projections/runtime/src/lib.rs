@@ -8,11 +8,13 @@
 //! ([`rebuild`]), and lets HTTP handlers wait until their own write is visible ([`watch`]).
 //! A projection that cannot apply an event stops there, loudly and visibly, and skips nothing
 //! ([`stall`]). The rows and checkpoint live in the log's own database or in one of their own
-//! ([`read_database`]). A projection whose writes depend on its events alone plans them as
+//! ([`read_database`]). The events come from the log, or from the relay's JetStream stream
+//! ([`nats_feed`]). A projection whose writes depend on its events alone plans them as
 //! [`statement`]s, and a live batch of it takes one round trip, with the events this process
 //! appended taken from memory ([`planned`]).
 
 pub mod checkpoint;
+pub mod nats_feed;
 mod planned;
 pub mod projection;
 pub mod read_database;
@@ -22,6 +24,7 @@ pub mod stall;
 pub mod statement;
 pub mod watch;
 
+pub use nats_feed::{NatsFeed, spawn_nats_runner};
 pub use projection::{Planner, Projection, ProjectionError};
 pub use read_database::ReadDatabase;
 pub use rebuild::{RebuildReport, rebuild, rebuild_in};

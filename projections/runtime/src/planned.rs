@@ -124,7 +124,7 @@ async fn write(
         Ok(dml) => batch.pipelined(store, &dml).await?,
         Err(with_ddl) => batch.in_steps(store, with_ddl).await?,
     }
-    record_batch(store, name, count, to, last_time);
+    record_batch(name, count, to, last_time, store.head().current() - to);
     Ok(Some(Committed {
         events: count,
         position: to,

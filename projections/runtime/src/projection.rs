@@ -43,6 +43,26 @@ pub enum ProjectionError {
         /// The log of this process.
         log_id: uuid::Uuid,
     },
+    /// A JetStream message that does not belong to this log (its `Palimpsest-Log-Id` is
+    /// another's, or missing): a projector fed by that stream would mix two histories. Point
+    /// it at this log's stream (`--nats-stream`).
+    #[error(
+        "message {sequence} of JetStream stream {stream} belongs to {found}, not to this log \
+         ({log_id}): give the projector this log's stream"
+    )]
+    ForeignMessage {
+        /// The JetStream stream.
+        stream: String,
+        /// The message's sequence.
+        sequence: u64,
+        /// What its header names (`log <uuid>`, or that it names none).
+        found: String,
+        /// The log of this process.
+        log_id: uuid::Uuid,
+    },
+    /// NATS could not be reached or refused a request (the projector connects again).
+    #[error("nats: {0}")]
+    Nats(String),
 }
 
 impl ProjectionError {
@@ -56,12 +76,14 @@ impl ProjectionError {
             ProjectionError::Log(palimpsest_log::LogError::Db(e)) => db_transient(e),
             ProjectionError::Log(palimpsest_log::LogError::Pool(_)) => true,
             ProjectionError::Log(palimpsest_log::LogError::NotDurable(_)) => true,
+            ProjectionError::Nats(_) => true,
             ProjectionError::Log(_)
             | ProjectionError::Decode(_)
             | ProjectionError::Invalid(_)
             | ProjectionError::Stopped(_)
             | ProjectionError::CheckpointMoved
-            | ProjectionError::OtherLog { .. } => false,
+            | ProjectionError::OtherLog { .. }
+            | ProjectionError::ForeignMessage { .. } => false,
         }
     }
 }

@@ -16,7 +16,7 @@ use tokio_postgres::types::ToSql;
 use tokio_util::sync::CancellationToken;
 
 /// Most events one live batch applies.
-const BATCH: i64 = 500;
+pub(crate) const BATCH: i64 = 500;
 
 /// Makes sure the projection's schema, tables and checkpoint exist at the projection's version,
 /// in the log's own database ([`ensure_in`]).
@@ -138,6 +138,31 @@ async fn apply_in(
         return Ok(None);
     };
     let (last_position, last_time) = (last.position, last.recorded_at);
+    let durable = on_disk(store, last_position, false);
+    commit_batch(tx, projection, &events, durable).await?;
+    let lag = store.head().current() - last_position;
+    record_batch(name, events.len(), last_position, last_time, lag);
+    Ok(Some(Committed {
+        events: events.len(),
+        position: last_position,
+    }))
+}
+
+/// Applies `events` in `tx` (which holds the projection's lock and read its checkpoint), moves
+/// the checkpoint to the last of them, announces it, and commits once `durable` (the wait for
+/// the events to be on disk in the log) has answered: the rows, the checkpoint and the
+/// notification commit together or not at all.
+pub(crate) async fn commit_batch(
+    tx: deadpool_postgres::Transaction<'_>,
+    projection: &dyn Projection,
+    events: &[RecordedEvent],
+    durable: impl std::future::Future<Output = Result<(), ProjectionError>>,
+) -> Result<(), ProjectionError> {
+    let name = projection.name();
+    let Some(last) = events.last() else {
+        return Ok(());
+    };
+    let last_position = last.position;
     let write = tx
         .prepare_cached(&format!(
             "UPDATE {name}.projection_checkpoint SET position = $2, updated_at = now(), \
@@ -149,7 +174,7 @@ async fn apply_in(
     let write_params: [&(dyn ToSql + Sync); 2] = [&name, &last_position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&PROJECTION_CHANNEL, &note];
     tokio::try_join!(
-        projection.apply_batch(&tx, name, &events),
+        projection.apply_batch(&tx, name, events),
         async {
             tx.execute(&write, &write_params)
                 .await
@@ -160,14 +185,10 @@ async fn apply_in(
                 .await
                 .map_err(ProjectionError::from)
         },
-        on_disk(store, last_position, false),
+        durable,
     )?;
     tx.commit().await?;
-    record_batch(store, name, events.len(), last_position, last_time);
-    Ok(Some(Committed {
-        events: events.len(),
-        position: last_position,
-    }))
+    Ok(())
 }
 
 /// Sends `opening` (what the transaction needs first: at least the asynchronous commit mode),
@@ -202,7 +223,7 @@ pub(crate) async fn read_locked<C: GenericClient>(
 }
 
 /// Sends `opening`, takes projection `name`'s lock and reads its checkpoint, in one round trip.
-async fn checkpoint_locked<C: GenericClient>(
+pub(crate) async fn checkpoint_locked<C: GenericClient>(
     tx: &C,
     opening: &str,
     name: &str,
@@ -235,15 +256,16 @@ pub(crate) fn read_sql(name: &str) -> String {
     )
 }
 
-/// Shows a committed batch in the projection's metrics: its position, its lag, its events.
+/// Shows a committed batch in the projection's metrics: its position, its lag (`lag` events
+/// still to apply after it), its events.
 pub(crate) fn record_batch(
-    store: &EventStore,
     name: &'static str,
     events: usize,
     last_position: i64,
     last_time: chrono::DateTime<chrono::Utc>,
+    lag: i64,
 ) {
-    let lag = (store.head().current() - last_position).max(0);
+    let lag = lag.max(0);
     metrics::gauge!("palimpsest_projection_position", "projection" => name)
         .set(last_position as f64);
     metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(lag as f64);
@@ -285,10 +307,10 @@ const DURABLE_WAIT: Duration = Duration::from_millis(20);
 
 /// The longest wait between tries while the database is away: a projector resumes within this
 /// of Postgres accepting connections again.
-const MAX_BACKOFF: Duration = Duration::from_millis(250);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_millis(250);
 
 /// How often a stopped projector tries its event again (a fixed database may take it).
-const STALL_RETRY: Duration = Duration::from_secs(5);
+pub(crate) const STALL_RETRY: Duration = Duration::from_secs(5);
 
 /// Starts a task that ensures the projection, catches it up and follows the log until
 /// `shutdown`. A failure of the database is retried with a short backoff (the failed batch left
@@ -316,21 +338,8 @@ pub fn spawn_runner_in(
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let name = projection.name();
-        let mut backoff = Duration::from_millis(50);
-        while let Err(e) = ensure_in(&store, &read, projection.as_ref()).await {
-            tracing::error!(projection = name, error = %e, "cannot set up read model");
-            // A rebuild that stops on an event will stop there again: try it seldom.
-            let wait = if e.is_transient() {
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                backoff
-            } else {
-                STALL_RETRY
-            };
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = shutdown.cancelled() => return,
-            }
+        if !ensure_until_ready(&store, &read, projection.as_ref(), &shutdown).await {
+            return;
         }
         let mut runner = Runner {
             store: store.clone(),
@@ -367,6 +376,33 @@ pub fn spawn_runner_in(
             next = runner.step(ready).await;
         }
     })
+}
+
+/// Ensures the projection ([`ensure_in`]), trying again after a failure (soon when the
+/// database was away, seldom when a rebuild stopped on an event); false when `shutdown` came
+/// first.
+pub(crate) async fn ensure_until_ready(
+    store: &EventStore,
+    read: &ReadDatabase,
+    projection: &dyn Projection,
+    shutdown: &CancellationToken,
+) -> bool {
+    let mut backoff = Duration::from_millis(50);
+    while let Err(e) = ensure_in(store, read, projection).await {
+        tracing::error!(projection = projection.name(), error = %e, "cannot set up read model");
+        // A rebuild that stops on an event will stop there again: try it seldom.
+        let wait = if e.is_transient() {
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            backoff
+        } else {
+            STALL_RETRY
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shutdown.cancelled() => return false,
+        }
+    }
+    true
 }
 
 /// When the runner tries again.
@@ -429,14 +465,7 @@ impl Runner {
                 }
                 self.backoff = Duration::from_millis(50);
                 self.narrowing = self.narrowing.saturating_sub(batch.events);
-                if let Some(stall) = self.stalled.take() {
-                    metrics::gauge!("palimpsest_projection_stalled", "projection" => name).set(0.0);
-                    tracing::info!(
-                        projection = name,
-                        position = stall.position,
-                        "projection resumed"
-                    );
-                }
+                stall::resumed(name, self.stalled.take());
                 Next::Now
             }
             Err(ProjectionError::CheckpointMoved) => {
@@ -485,35 +514,8 @@ impl Runner {
             }
         };
         let stall = Stall::at(name, &event, error);
-        let lag = (self.store.head().current() - event.position + 1).max(0);
-        metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(lag as f64);
-        metrics::gauge!("palimpsest_projection_stalled", "projection" => name).set(1.0);
-        let known = self
-            .stalled
-            .as_ref()
-            .is_some_and(|s| s.position == stall.position && s.error == stall.error);
-        if known {
-            return;
-        }
-        metrics::counter!("palimpsest_projection_stalls_total", "projection" => name).increment(1);
-        tracing::error!(
-            projection = name,
-            position = event.position,
-            event_id = %event.event_id,
-            event_type = %event.event_type,
-            stream = %stall.stream,
-            error = %error,
-            "projection stopped: it cannot apply this event and skips nothing; fix the cause \
-             (or the binary) and it resumes from this event"
-        );
-        match self.read.pool().get().await {
-            Ok(client) => {
-                if let Err(e) = stall::record(&client, &stall).await {
-                    tracing::error!(projection = name, error = %e, "cannot record the stall");
-                }
-            }
-            Err(e) => tracing::error!(projection = name, error = %e, "cannot record the stall"),
-        }
+        let lag = self.store.head().current() - event.position + 1;
+        stall::announce(&self.read, &stall, lag, self.stalled.as_ref()).await;
         self.stalled = Some(stall);
     }
 

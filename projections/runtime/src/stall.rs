@@ -9,7 +9,7 @@
 //! so a fixed binary (or a fixed database) resumes from that event. The next checkpoint it
 //! writes clears the record.
 
-use crate::ProjectionError;
+use crate::{ProjectionError, ReadDatabase};
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use palimpsest_events::RecordedEvent;
@@ -47,11 +47,16 @@ impl Stall {
             event_id: event.event_id.to_string(),
             event_type: event.event_type.clone(),
             stream: palimpsest_events::subject::stream_header(&event.stream),
-            // Postgres jsonb holds no U+0000; an error text quoting one is shown escaped.
-            error: error.to_string().replace('\0', "\\u0000"),
+            error: describe(error),
             since: Utc::now(),
         }
     }
+}
+
+/// The text of `error` as a stall records it: Postgres jsonb holds no U+0000, so an error text
+/// quoting one is shown escaped.
+pub(crate) fn describe(error: &ProjectionError) -> String {
+    error.to_string().replace('\0', "\\u0000")
 }
 
 impl std::fmt::Display for Stall {
@@ -61,6 +66,49 @@ impl std::fmt::Display for Stall {
             "projection {} stopped at position {} (event {} {} of {}): {}",
             self.projection, self.position, self.event_id, self.event_type, self.stream, self.error
         )
+    }
+}
+
+/// Makes a projection's stop on an event loud: the lag (`lag` events, the stopped one
+/// included) and the stall in its metrics; once per event and error (`known`: the stall already
+/// announced, if any) an error line, a counted stall, and the record beside its checkpoint
+/// ([`record`]), announced to every process.
+pub(crate) async fn announce(read: &ReadDatabase, stall: &Stall, lag: i64, known: Option<&Stall>) {
+    let name = stall.projection.clone();
+    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name.clone())
+        .set(lag.max(0) as f64);
+    metrics::gauge!("palimpsest_projection_stalled", "projection" => name.clone()).set(1.0);
+    if known.is_some_and(|s| s.position == stall.position && s.error == stall.error) {
+        return;
+    }
+    metrics::counter!("palimpsest_projection_stalls_total", "projection" => name.clone())
+        .increment(1);
+    tracing::error!(
+        projection = %name,
+        position = stall.position,
+        event_id = %stall.event_id,
+        event_type = %stall.event_type,
+        stream = %stall.stream,
+        error = %stall.error,
+        "projection stopped: it cannot apply this event and skips nothing; fix the cause \
+         (or the binary) and it resumes from this event"
+    );
+    match read.pool().get().await {
+        Ok(client) => {
+            if let Err(e) = record(&client, stall).await {
+                tracing::error!(projection = %name, error = %e, "cannot record the stall");
+            }
+        }
+        Err(e) => tracing::error!(projection = %name, error = %e, "cannot record the stall"),
+    }
+}
+
+/// Ends `stall`, if any, once a batch past it committed: the gauge back to 0 and a line saying
+/// so (the committed checkpoint cleared the record).
+pub(crate) fn resumed(projection: &'static str, stall: Option<Stall>) {
+    if let Some(stall) = stall {
+        metrics::gauge!("palimpsest_projection_stalled", "projection" => projection).set(0.0);
+        tracing::info!(projection, position = stall.position, "projection resumed");
     }
 }
 

@@ -59,6 +59,17 @@ pub struct Settings {
     /// it to show that the check is what keeps read-your-writes.
     #[arg(skip)]
     pub read_replica_unchecked: bool,
+    /// Where the projectors of `project` and `run` take their events: `log` (read from the
+    /// log's database) or `nats` (the relay's JetStream stream, through a durable consumer per
+    /// read model: the log's database then serves appends and the relay only).
+    #[arg(
+        long = "source",
+        env = "PALIMPSEST_PROJECTOR_SOURCE",
+        value_enum,
+        default_value_t = ProjectorSource::Log,
+        global = true
+    )]
+    pub projector_source: ProjectorSource,
     /// NATS server(s) with JetStream.
     #[arg(
         long,
@@ -168,6 +179,7 @@ impl Settings {
             read_replica_urls: Vec::new(),
             read_replica_wait: Duration::from_secs(1),
             read_replica_unchecked: false,
+            projector_source: ProjectorSource::Log,
             nats_url: String::new(),
             nats_replicas: 1,
             nats_stream: None,
@@ -222,6 +234,16 @@ impl Settings {
             replica_unchecked: self.read_replica_unchecked,
         }
     }
+}
+
+/// Where projectors take their events from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProjectorSource {
+    /// The log's database, read on from each checkpoint.
+    #[default]
+    Log,
+    /// The relay's JetStream stream (`--nats-stream`, `--nats-subject-prefix`).
+    Nats,
 }
 
 /// A URL given to one read model (or to `all`): `NAME=URL` on the command line.
@@ -501,6 +523,23 @@ mod tests {
                 .expect_err(bad);
             assert!(err.to_string().contains("read-database-url"), "{err}");
         }
+    }
+
+    #[test]
+    fn projectors_read_the_log_unless_told_to_read_nats() {
+        use crate::cli::Cli;
+        use clap::Parser;
+        let default = Cli::try_parse_from(["palimpsest", "project"]).expect("parses");
+        assert_eq!(default.settings.projector_source, ProjectorSource::Log);
+        assert!(crate::processes::feed(&default.settings).is_none());
+        let nats = Cli::try_parse_from(["palimpsest", "run", "--source", "nats"]).expect("parses");
+        assert_eq!(nats.settings.projector_source, ProjectorSource::Nats);
+        let feed = crate::processes::feed(&nats.settings).expect("a feed");
+        assert_eq!(feed.stream, "PALIMPSEST");
+        assert_eq!(feed.subject_prefix, "palimpsest");
+        let err = Cli::try_parse_from(["palimpsest", "project", "--source", "kafka"])
+            .expect_err("an unknown source");
+        assert!(err.to_string().contains("--source"), "{err}");
     }
 
     #[test]

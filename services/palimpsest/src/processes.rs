@@ -1,11 +1,11 @@
 //! Starting the long-running roles of the binary: HTTP, relay, projectors, the tree maker.
 
-use crate::config::Settings;
+use crate::config::{ProjectorSource, Settings};
 use crate::contexts::{self, Context};
 use crate::server;
 use palimpsest_log::relay::{self, RelayConfig};
 use palimpsest_log::tree::maker::{TreeHealth, TreeMaker};
-use palimpsest_projections::spawn_runner_in;
+use palimpsest_projections::{NatsFeed, spawn_nats_runner, spawn_runner_in};
 use palimpsest_web::AppState;
 use palimpsest_web::background::Background;
 use std::net::SocketAddr;
@@ -99,12 +99,28 @@ async fn heads_nats(settings: &Settings) -> Option<async_nats::Client> {
     }
 }
 
+/// Where projectors take their events: the log, or the relay's stream as `settings` name it.
+pub fn feed(settings: &Settings) -> Option<NatsFeed> {
+    match settings.projector_source {
+        ProjectorSource::Log => None,
+        ProjectorSource::Nats => {
+            let relay = relay_config(settings);
+            Some(NatsFeed {
+                nats_url: relay.nats_url,
+                stream: relay.stream_name,
+                subject_prefix: relay.subject_prefix,
+            })
+        }
+    }
+}
+
 /// Starts the projector of every read model of `selected` (and `stream_heads`), each writing
-/// into its read database and telling its waiters in this process at each commit; they stop
-/// with `shutdown`.
+/// into its read database, fed by the log or by JetStream (`feed`), and telling its waiters
+/// in this process at each commit; they stop with `shutdown`.
 pub fn projectors(
     state: &AppState,
     selected: &[Context],
+    feed: Option<&NatsFeed>,
     shutdown: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
     contexts::projections(selected)
@@ -112,14 +128,12 @@ pub fn projectors(
         .map(|projection| {
             let name = projection.name();
             let read = state.read_databases.for_projector(name, &state.store);
-            let watch = state.for_read_model(name).watch;
-            spawn_runner_in(
-                state.store.clone(),
-                read,
-                projection,
-                Some(watch),
-                shutdown.clone(),
-            )
+            let watch = Some(state.for_read_model(name).watch);
+            let (store, stop) = (state.store.clone(), shutdown.clone());
+            match feed {
+                None => spawn_runner_in(store, read, projection, watch, stop),
+                Some(feed) => spawn_nats_runner(store, read, projection, watch, feed.clone(), stop),
+            }
         })
         .collect()
 }
@@ -155,7 +169,8 @@ pub async fn start(
                 .for_projector(projection.name(), &state.store);
             palimpsest_projections::ensure_in(&state.store, &read, projection.as_ref()).await?;
         }
-        tasks.extend(projectors(&state, &selected, &shutdown));
+        let feed = feed(settings);
+        tasks.extend(projectors(&state, &selected, feed.as_ref(), &shutdown));
     }
     if roles.relay {
         let store = state.store.clone();

@@ -3,9 +3,10 @@
 
 use super::load::{Acked, Context};
 use super::processes::{Env, one_shot};
+use crate::postgres::connect;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 /// The live read models of the database (schemas holding a `projection_checkpoint`).
 pub async fn projections(db: &Client) -> Vec<String> {
@@ -65,14 +66,6 @@ impl Verdict {
             && self.jetstream
             && self.rebuild
     }
-}
-
-async fn connect(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect {url}: {e}"));
-    tokio::spawn(connection);
-    client
 }
 
 /// Waits (bounded) until every projection and the JetStream stream have reached the log's head.
@@ -249,6 +242,24 @@ async fn jetstream_is_the_log(env: &Env, log: &[(i64, String)], verdict: &mut Ve
     if let Err(p) = problem {
         verdict.notes.push(p);
     }
+}
+
+/// Rebuilds read model `name` with `palimpsest replay` (from the log, with `settings`) and
+/// asserts that the rebuild in `reads` equals the read model as it was live.
+pub async fn replay_equals_live(
+    settings: &palimpsest::config::Settings,
+    reads: &Client,
+    name: &str,
+) {
+    let live = dump(reads, name).await;
+    palimpsest::cli::replay::run(settings, name)
+        .await
+        .unwrap_or_else(|e| panic!("replay {name}: {e:#}"));
+    let rebuilt = dump(reads, name).await;
+    assert_eq!(
+        live, rebuilt,
+        "{name}: the rebuild equals the live read model"
+    );
 }
 
 /// Every table of a read model, as sorted JSON rows (the checkpoint table left out).

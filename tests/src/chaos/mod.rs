@@ -135,6 +135,7 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
         },
         replicas: if fault == Fault::LeaderLoss { 3 } else { 1 },
         data_dir: std::env::temp_dir().join(format!("palimpsest-chaos-{database}")),
+        extra: Vec::new(),
     };
     let resources_key = env.configure().unwrap_or_else(|e| panic!("data dir: {e}"));
     let api_port = free_port();

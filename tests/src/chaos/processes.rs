@@ -44,6 +44,9 @@ pub struct Env {
     /// Secrets (admin token, pads API key), the records schema, resources' API keys, its
     /// content store and process logs.
     pub data_dir: PathBuf,
+    /// More environment every process of the case is given (`PALIMPSEST_PROJECTOR_SOURCE`,
+    /// `PALIMPSEST_READ_DATABASE_URLS`, ...).
+    pub extra: Vec<(String, String)>,
 }
 
 impl Env {
@@ -80,7 +83,8 @@ impl Env {
             .env("PALIMPSEST_DATA_DIR", &self.data_dir)
             .env("PALIMPSEST_RECORDS_SCHEMA", self.records_schema())
             .env("PALIMPSEST_RESOURCES_CONTENT_DIR", self.resources_content())
-            .env("RUST_LOG", "warn");
+            .env("RUST_LOG", "warn")
+            .envs(self.extra.iter().map(|(name, value)| (name, value)));
     }
 }
 

@@ -303,7 +303,7 @@ impl TestApp {
             return;
         };
         let configured = contexts::configured(self.contexts.clone());
-        for runner in processes::projectors(&self.state, &configured, &running.shutdown) {
+        for runner in processes::projectors(&self.state, &configured, None, &running.shutdown) {
             running.spawn(runner);
         }
     }
@@ -335,6 +335,22 @@ impl TestApp {
     /// The app's database URL (for a second process against the same log).
     pub fn database_url(&self) -> String {
         self.database_url.clone()
+    }
+
+    /// The binary's settings for a tool run beside this app (`replay`, `audit`): its log, its
+    /// data folder and its read models' own database, if any.
+    pub fn tool_settings(&self) -> Settings {
+        Settings {
+            read_database_urls: self
+                .read_database_url()
+                .map(|url| ReadModelUrl {
+                    model: ALL_READ_MODELS.to_owned(),
+                    url,
+                })
+                .into_iter()
+                .collect(),
+            ..Settings::for_database(self.database_url(), self.data_dir())
+        }
     }
 
     /// The URL of the read models' own database, when they live apart from the log
