@@ -87,10 +87,7 @@ function requireAccess(channels) { if (!__writer.admin && __writer.channels.inde
 
 /// Whether `source` is a JavaScript function expression (compiled, not run).
 pub fn compiles(source: &str) -> Result<(), SyncError> {
-    let runtime = Runtime::new().map_err(failed)?;
-    runtime.set_memory_limit(MEMORY_LIMIT);
-    let deadline = Instant::now() + TIME_LIMIT;
-    runtime.set_interrupt_handler(Some(Box::new(move || Instant::now() > deadline)));
+    let (runtime, _deadline) = limited_runtime().map_err(failed)?;
     let context = Context::full(&runtime).map_err(failed)?;
     context.with(|ctx| match ctx.eval::<Value, _>(format!("({source})")) {
         Ok(value) if value.is_function() => Ok(()),
@@ -170,17 +167,7 @@ pub struct Engine {
 impl Engine {
     /// Compiles `source` for `writer` (the `require…()` helpers' caller).
     pub fn new(source: &str, writer: &Writer) -> Result<Engine, SyncError> {
-        let runtime = Runtime::new().map_err(failed)?;
-        runtime.set_memory_limit(MEMORY_LIMIT);
-        let deadline = Arc::new(Mutex::new(Instant::now() + TIME_LIMIT));
-        let watched = Arc::clone(&deadline);
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            let until = match watched.lock() {
-                Ok(until) => *until,
-                Err(poisoned) => *poisoned.into_inner(),
-            };
-            Instant::now() > until
-        })));
+        let (runtime, deadline) = limited_runtime().map_err(failed)?;
         let context = Context::full(&runtime).map_err(failed)?;
         let writer = serde_json::to_string(writer).map_err(failed)?;
         context.with(|ctx| {
@@ -202,10 +189,7 @@ impl Engine {
 
     /// Runs the function on `doc` and `old_doc`, within [`TIME_LIMIT`].
     pub fn run(&self, doc: &str, old_doc: Option<&str>) -> Result<Outcome, SyncError> {
-        match self.deadline.lock() {
-            Ok(mut until) => *until = Instant::now() + TIME_LIMIT,
-            Err(poisoned) => *poisoned.into_inner() = Instant::now() + TIME_LIMIT,
-        }
+        set_deadline(&self.deadline, Instant::now() + TIME_LIMIT);
         self.context.with(|ctx| {
             let outcome = call(&ctx, doc, old_doc);
             outcome.map_err(|e| match e {
@@ -213,6 +197,32 @@ impl Engine {
                 other => failed(other),
             })?
         })
+    }
+}
+
+/// A QuickJS runtime under [`MEMORY_LIMIT`], interrupted once the instant in the answered
+/// deadline has passed: the sync function and the design documents' functions
+/// ([`crate::design`]) run under the same limits.
+pub(crate) fn limited_runtime() -> Result<(Runtime, Arc<Mutex<Instant>>), rquickjs::Error> {
+    let runtime = Runtime::new()?;
+    runtime.set_memory_limit(MEMORY_LIMIT);
+    let deadline = Arc::new(Mutex::new(Instant::now() + TIME_LIMIT));
+    let watched = Arc::clone(&deadline);
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        let until = match watched.lock() {
+            Ok(until) => *until,
+            Err(poisoned) => *poisoned.into_inner(),
+        };
+        Instant::now() > until
+    })));
+    Ok((runtime, deadline))
+}
+
+/// Sets when the current run of a [`limited_runtime`] must stop.
+pub(crate) fn set_deadline(deadline: &Mutex<Instant>, until: Instant) {
+    match deadline.lock() {
+        Ok(mut current) => *current = until,
+        Err(poisoned) => *poisoned.into_inner() = until,
     }
 }
 

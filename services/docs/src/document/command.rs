@@ -147,6 +147,9 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
             "Document exceeds the maximum size",
         ));
     }
+    if item.doc_id.starts_with(crate::design::PREFIX) && !item.doc.deleted {
+        crate::design::DesignDoc::parse(&item.doc.body).check()?;
+    }
     let parse = |rev: &str| RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()));
     if new_edits {
         return Ok(DocCommand::Edit {
