@@ -209,3 +209,128 @@ async fn a_runaway_map_function_is_an_error_and_one_that_does_not_compile_is_ref
     assert_eq!(status, 404, "nothing was stored");
     docs.stop().await;
 }
+
+/// The ids of a `_changes` answer's rows, in order.
+fn changed(answer: &Value) -> Vec<&str> {
+    answer["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|row| row["id"].as_str().expect("id"))
+        .collect()
+}
+
+/// `_design/f`: a filter by parity (`req.query.p`) and a view emitting for odd `n`.
+fn filters() -> Value {
+    json!({
+        "filters": {"parity": "function (doc, req) { return doc.n % 2 === Number(req.query.p); }"},
+        "views": {"odd": {"map": "function (doc) { if (doc.n % 2 === 1) emit(doc._id); }"}},
+    })
+}
+
+#[tokio::test]
+async fn changes_are_filtered_by_a_design_function_with_its_query_or_by_a_view() {
+    let docs = Docs::start().await;
+    numbers(&docs).await;
+    assert_eq!(
+        docs.as_admin("PUT", "/db/_design/f", Some(filters()))
+            .await
+            .0,
+        201
+    );
+    let (status, odd) = docs
+        .call("GET", "/db/_changes?filter=f/parity&p=1", None)
+        .await;
+    assert_eq!(status, 200, "{odd}");
+    assert_eq!(changed(&odd), ["d1", "d3", "d5"]);
+    let (_, even) = docs
+        .call(
+            "GET",
+            "/db/_changes?filter=f/parity&p=0&limit=2&include_docs=true",
+            None,
+        )
+        .await;
+    assert_eq!(
+        changed(&even),
+        ["d0", "d2"],
+        "the limit counts kept rows: {even}"
+    );
+    assert_eq!(even["results"][1]["doc"]["n"], 2);
+    let (_, by_view) = docs
+        .call("GET", "/db/_changes?filter=_view&view=f/odd", None)
+        .await;
+    assert_eq!(changed(&by_view), ["d1", "d3", "d5"]);
+    let (_, implied) = docs.call("GET", "/db/_changes?view=f/odd", None).await;
+    assert_eq!(
+        changed(&implied),
+        ["d1", "d3", "d5"],
+        "view alone implies _view"
+    );
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_design_document_filter_or_view_is_couchdbs_error() {
+    let docs = Docs::start().await;
+    numbers(&docs).await;
+    assert_eq!(
+        docs.as_admin("PUT", "/db/_design/f", Some(filters()))
+            .await
+            .0,
+        201
+    );
+    for (path, status, error) in [
+        ("/db/_changes?filter=f/none", 404, "not_found"),
+        ("/db/_changes?filter=none/parity", 404, "not_found"),
+        ("/db/_changes?filter=_view&view=f/none", 404, "not_found"),
+        ("/db/_changes?filter=_view&view=v/parity", 404, "not_found"),
+        ("/db/_changes?filter=_view", 400, "bad_request"),
+    ] {
+        let (got, answer) = docs.call("GET", path, None).await;
+        assert_eq!(
+            (got, answer["error"].clone()),
+            (status, json!(error)),
+            "{path}: {answer}"
+        );
+    }
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn a_user_sees_through_a_filter_only_the_documents_of_its_channels() {
+    let docs = Docs::start().await;
+    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
+    let user = json!({"password": "pw", "admin_channels": ["a"]}).to_string();
+    assert_eq!(
+        docs.admin("PUT", "/_admin/chan/_user/ann", &user).await.0,
+        200
+    );
+    for (id, channel) in [("a1", "a"), ("b1", "b"), ("b2", "b")] {
+        let body = json!({"channels": [channel]});
+        assert_eq!(
+            docs.as_admin("PUT", &format!("/chan/{id}"), Some(body))
+                .await
+                .0,
+            201
+        );
+    }
+    let ddoc = json!({
+        "filters": {"all": "function (doc) { return true; }"},
+        "views": {"all": {"map": "function (doc) { emit(doc._id); }"}},
+    });
+    assert_eq!(
+        docs.as_admin("PUT", "/chan/_design/all", Some(ddoc))
+            .await
+            .0,
+        201
+    );
+    for path in [
+        "/chan/_changes?filter=all/all",
+        "/chan/_changes?filter=_view&view=all/all",
+    ] {
+        let (status, ann) = docs.as_user("ann", "pw", "GET", path, None).await;
+        assert_eq!(status, 200, "{ann}");
+        assert_eq!(changed(&ann), ["a1"], "{path}: {ann}");
+    }
+    docs.stop().await;
+}

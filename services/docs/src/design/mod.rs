@@ -5,6 +5,7 @@
 //! CouchDB's collation ([`collate`]). Decision 0032 says why views are computed per query.
 
 pub mod collate;
+pub mod filter;
 
 pub mod js;
 

@@ -21,7 +21,7 @@ pub(crate) mod render;
 mod server;
 mod session;
 mod streaming;
-mod view;
+pub(crate) mod view;
 
 use crate::access::{self, gate, scope};
 use axum::Router;
