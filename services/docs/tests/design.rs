@@ -334,3 +334,116 @@ async fn a_user_sees_through_a_filter_only_the_documents_of_its_channels() {
     }
     docs.stop().await;
 }
+
+/// `_design/validate`: no `bad` member (403) and, for users, a name (401).
+fn validator() -> Value {
+    json!({"validate_doc_update": "function (newDoc, oldDoc, userCtx, secObj) { \
+        if (newDoc.bad) throw({forbidden: 'bad is not allowed'}); \
+        if (newDoc.anonymous) throw({unauthorized: 'log in first'}); \
+        if (oldDoc && oldDoc.frozen) throw({forbidden: 'frozen'}); }"})
+}
+
+#[tokio::test]
+async fn validate_doc_update_refuses_with_403_or_401_and_bulk_docs_answers_per_document() {
+    let docs = Docs::start().await;
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
+    assert_eq!(
+        docs.as_admin("PUT", "/db/_design/validate", Some(validator()))
+            .await
+            .0,
+        201
+    );
+
+    let (status, answer) = docs.call("PUT", "/db/a", Some(json!({"bad": true}))).await;
+    assert_eq!(status, 403, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"error": "forbidden", "reason": "bad is not allowed"})
+    );
+    let (status, answer) = docs
+        .call("PUT", "/db/a", Some(json!({"anonymous": true})))
+        .await;
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"error": "unauthorized", "reason": "log in first"})
+    );
+    let (status, frozen) = docs
+        .call("PUT", "/db/f", Some(json!({"frozen": true})))
+        .await;
+    assert_eq!(status, 201, "{frozen}");
+    let edit = json!({"_rev": frozen["rev"], "frozen": false});
+    assert_eq!(
+        docs.call("PUT", "/db/f", Some(edit)).await.0,
+        403,
+        "oldDoc is the stored one"
+    );
+
+    let batch = json!({"docs": [{"_id": "ok", "n": 1}, {"_id": "no", "bad": 1}, {"_id": "who", "anonymous": 1}]});
+    let (status, items) = docs.call("POST", "/db/_bulk_docs", Some(batch)).await;
+    assert_eq!(status, 201, "{items}");
+    assert_eq!(items[0]["ok"], true, "{items}");
+    assert_eq!(
+        (items[1]["id"].clone(), items[1]["error"].clone()),
+        (json!("no"), json!("forbidden"))
+    );
+    assert_eq!(items[2]["error"], "unauthorized", "{items}");
+    let replicated = json!({"new_edits": false, "docs": [
+        {"_id": "r1", "_rev": "1-a", "n": 1},
+        {"_id": "r2", "_rev": "1-b", "bad": true},
+    ]});
+    let (_, items) = docs.call("POST", "/db/_bulk_docs", Some(replicated)).await;
+    assert_eq!(
+        items,
+        json!([{"id": "r2", "error": "forbidden", "reason": "bad is not allowed"}])
+    );
+    assert_eq!(docs.call("GET", "/db/r1", None).await.0, 200);
+    assert_eq!(docs.call("GET", "/db/r2", None).await.0, 404);
+    docs.stop().await;
+}
+
+#[tokio::test]
+async fn a_validator_follows_its_design_document_through_edits_and_deletion() {
+    let docs = Docs::start().await;
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
+    let (_, first) = docs
+        .as_admin("PUT", "/db/_design/validate", Some(validator()))
+        .await;
+    assert_eq!(
+        docs.call("PUT", "/db/a", Some(json!({"bad": true})))
+            .await
+            .0,
+        403
+    );
+    let mut lenient = json!({"validate_doc_update": "function (doc) { if (doc.worse) throw({forbidden: 'worse'}); }"});
+    lenient["_rev"] = first["rev"].clone();
+    let (status, second) = docs
+        .as_admin("PUT", "/db/_design/validate", Some(lenient))
+        .await;
+    assert_eq!(status, 201, "{second}");
+    assert_eq!(
+        docs.call("PUT", "/db/a", Some(json!({"bad": true})))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        docs.call("PUT", "/db/b", Some(json!({"worse": true})))
+            .await
+            .0,
+        403
+    );
+    let path = format!(
+        "/db/_design/validate?rev={}",
+        second["rev"].as_str().expect("rev")
+    );
+    assert_eq!(docs.as_admin("DELETE", &path, None).await.0, 200);
+    assert_eq!(
+        docs.call("PUT", "/db/b", Some(json!({"worse": true})))
+            .await
+            .0,
+        201,
+        "no validator left"
+    );
+    docs.stop().await;
+}

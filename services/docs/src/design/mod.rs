@@ -8,6 +8,7 @@ pub mod collate;
 pub mod filter;
 
 pub mod js;
+pub mod validate;
 
 pub mod view;
 
