@@ -312,30 +312,55 @@ fn normalise(mut outcome: Outcome) -> Outcome {
     outcome
 }
 
+/// What a function threw, read once for the sync function and the design documents'
+/// functions: the reason of a thrown `{forbidden}` or `{unauthorized}` (a string, or the JSON
+/// text of another value), else the message.
+pub(crate) enum Thrown {
+    /// `throw({forbidden: reason})`.
+    Forbidden(String),
+    /// `throw({unauthorized: reason})`.
+    Unauthorized(String),
+    /// Anything else: its message (or its JSON text).
+    Other(String),
+}
+
+impl Thrown {
+    /// Takes the pending exception of `ctx`.
+    pub(crate) fn catch(ctx: &Ctx<'_>) -> Thrown {
+        let value = ctx.catch();
+        let text = ctx
+            .json_stringify(value.clone())
+            .ok()
+            .flatten()
+            .and_then(|s| s.to_string().ok())
+            .unwrap_or_default();
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let reason = |reason: &serde_json::Value| {
+            reason
+                .as_str()
+                .map_or_else(|| reason.to_string(), str::to_owned)
+        };
+        if let Some(why) = parsed.get("forbidden") {
+            return Thrown::Forbidden(reason(why));
+        }
+        if let Some(why) = parsed.get("unauthorized") {
+            return Thrown::Unauthorized(reason(why));
+        }
+        Thrown::Other(
+            value
+                .as_exception()
+                .and_then(|e| e.message())
+                .unwrap_or(text),
+        )
+    }
+}
+
 /// What was thrown: `{forbidden}` (or `{unauthorized}`) is a refusal, anything else a failure.
 fn thrown(ctx: &Ctx<'_>) -> SyncError {
-    let value = ctx.catch();
-    let text = ctx
-        .json_stringify(value.clone())
-        .ok()
-        .flatten()
-        .and_then(|s| s.to_string().ok())
-        .unwrap_or_default();
-    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    for key in ["forbidden", "unauthorized"] {
-        if let Some(reason) = parsed.get(key) {
-            return SyncError::Forbidden(
-                reason
-                    .as_str()
-                    .map_or_else(|| reason.to_string(), str::to_owned),
-            );
-        }
+    match Thrown::catch(ctx) {
+        Thrown::Forbidden(reason) | Thrown::Unauthorized(reason) => SyncError::Forbidden(reason),
+        Thrown::Other(message) => SyncError::Failed(message),
     }
-    let message = value
-        .as_exception()
-        .and_then(|e| e.message())
-        .unwrap_or(text);
-    SyncError::Failed(message)
 }
 
 #[cfg(test)]

@@ -28,6 +28,29 @@ async fn numbers(docs: &Docs) {
     assert_eq!(status, 201, "{put}");
 }
 
+/// Database `chan` (the guest disabled) with users `ann` (channel a) and `bob` (channel b),
+/// the documents `id → channel` written by the administrator, and the design document
+/// `_design/all` (`ddoc`).
+async fn channels(docs: &Docs, documents: &[(&str, &str)], ddoc: Value) {
+    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
+    for (name, channel) in [("ann", "a"), ("bob", "b")] {
+        let user = json!({"password": "pw", "admin_channels": [channel]}).to_string();
+        let path = format!("/_admin/chan/_user/{name}");
+        assert_eq!(docs.admin("PUT", &path, &user).await.0, 200);
+    }
+    for (id, channel) in documents {
+        let body = json!({"channels": [channel], "secret": id});
+        let path = format!("/chan/{id}");
+        assert_eq!(docs.as_admin("PUT", &path, Some(body)).await.0, 201);
+    }
+    assert_eq!(
+        docs.as_admin("PUT", "/chan/_design/all", Some(ddoc))
+            .await
+            .0,
+        201
+    );
+}
+
 fn ids(answer: &Value) -> Vec<&str> {
     answer["rows"]
         .as_array()
@@ -135,28 +158,8 @@ async fn a_missing_view_or_design_document_is_a_404() {
 #[tokio::test]
 async fn a_user_sees_through_a_view_only_the_documents_of_its_channels() {
     let docs = Docs::start().await;
-    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
-    for (name, channel) in [("ann", "a"), ("bob", "b")] {
-        let user = json!({"password": "pw", "admin_channels": [channel]}).to_string();
-        let path = format!("/_admin/chan/_user/{name}");
-        assert_eq!(docs.admin("PUT", &path, &user).await.0, 200);
-    }
-    for (id, channel) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
-        let body = json!({"channels": [channel], "secret": id});
-        assert_eq!(
-            docs.as_admin("PUT", &format!("/chan/{id}"), Some(body))
-                .await
-                .0,
-            201
-        );
-    }
     let ddoc = json!({"views": {"all": {"map": "function (doc) { emit(doc.secret, doc); }"}}});
-    assert_eq!(
-        docs.as_admin("PUT", "/chan/_design/all", Some(ddoc))
-            .await
-            .0,
-        201
-    );
+    channels(&docs, &[("a1", "a"), ("a2", "a"), ("b1", "b")], ddoc).await;
 
     let (status, ann) = docs
         .as_user(
@@ -220,24 +223,21 @@ fn changed(answer: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// `_design/f`: a filter by parity (`req.query.p`) and a view emitting for odd `n`.
-fn filters() -> Value {
-    json!({
+/// Writes `_design/f`: a filter by parity (`req.query.p`) and a view emitting for odd `n`.
+async fn filters(docs: &Docs) {
+    let ddoc = json!({
         "filters": {"parity": "function (doc, req) { return doc.n % 2 === Number(req.query.p); }"},
         "views": {"odd": {"map": "function (doc) { if (doc.n % 2 === 1) emit(doc._id); }"}},
-    })
+    });
+    let (status, answer) = docs.as_admin("PUT", "/db/_design/f", Some(ddoc)).await;
+    assert_eq!(status, 201, "{answer}");
 }
 
 #[tokio::test]
 async fn changes_are_filtered_by_a_design_function_with_its_query_or_by_a_view() {
     let docs = Docs::start().await;
     numbers(&docs).await;
-    assert_eq!(
-        docs.as_admin("PUT", "/db/_design/f", Some(filters()))
-            .await
-            .0,
-        201
-    );
+    filters(&docs).await;
     let (status, odd) = docs
         .call("GET", "/db/_changes?filter=f/parity&p=1", None)
         .await;
@@ -273,12 +273,7 @@ async fn changes_are_filtered_by_a_design_function_with_its_query_or_by_a_view()
 async fn a_missing_design_document_filter_or_view_is_couchdbs_error() {
     let docs = Docs::start().await;
     numbers(&docs).await;
-    assert_eq!(
-        docs.as_admin("PUT", "/db/_design/f", Some(filters()))
-            .await
-            .0,
-        201
-    );
+    filters(&docs).await;
     for (path, status, error) in [
         ("/db/_changes?filter=f/none", 404, "not_found"),
         ("/db/_changes?filter=none/parity", 404, "not_found"),
@@ -299,31 +294,11 @@ async fn a_missing_design_document_filter_or_view_is_couchdbs_error() {
 #[tokio::test]
 async fn a_user_sees_through_a_filter_only_the_documents_of_its_channels() {
     let docs = Docs::start().await;
-    assert_eq!(docs.admin("PUT", "/_admin/chan", "{}").await.0, 201);
-    let user = json!({"password": "pw", "admin_channels": ["a"]}).to_string();
-    assert_eq!(
-        docs.admin("PUT", "/_admin/chan/_user/ann", &user).await.0,
-        200
-    );
-    for (id, channel) in [("a1", "a"), ("b1", "b"), ("b2", "b")] {
-        let body = json!({"channels": [channel]});
-        assert_eq!(
-            docs.as_admin("PUT", &format!("/chan/{id}"), Some(body))
-                .await
-                .0,
-            201
-        );
-    }
     let ddoc = json!({
         "filters": {"all": "function (doc) { return true; }"},
         "views": {"all": {"map": "function (doc) { emit(doc._id); }"}},
     });
-    assert_eq!(
-        docs.as_admin("PUT", "/chan/_design/all", Some(ddoc))
-            .await
-            .0,
-        201
-    );
+    channels(&docs, &[("a1", "a"), ("b1", "b"), ("b2", "b")], ddoc).await;
     for path in [
         "/chan/_changes?filter=all/all",
         "/chan/_changes?filter=_view&view=all/all",

@@ -6,7 +6,7 @@
 //!
 //! Not `Send` (QuickJS): made and used inside one blocking task or between awaits.
 
-use crate::sync::{TIME_LIMIT, limited_runtime, set_deadline};
+use crate::sync::{TIME_LIMIT, Thrown, limited_runtime, set_deadline};
 use rquickjs::{Context, Ctx, Function, Runtime, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -153,33 +153,15 @@ impl Functions {
 
     /// What was thrown: `{forbidden}`, `{unauthorized}`, the limit, or anything else.
     fn classify(&self, ctx: &Ctx<'_>) -> JsError {
-        let value = ctx.catch();
+        let thrown = Thrown::catch(ctx);
         if let Some(limit) = self.out_of_time() {
             return limit;
         }
-        let text = ctx
-            .json_stringify(value.clone())
-            .ok()
-            .flatten()
-            .and_then(|s| s.to_string().ok())
-            .unwrap_or_default();
-        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        let reason = |reason: &serde_json::Value| {
-            reason
-                .as_str()
-                .map_or_else(|| reason.to_string(), str::to_owned)
-        };
-        if let Some(why) = parsed.get("forbidden") {
-            return JsError::Forbidden(reason(why));
+        match thrown {
+            Thrown::Forbidden(reason) => JsError::Forbidden(reason),
+            Thrown::Unauthorized(reason) => JsError::Unauthorized(reason),
+            Thrown::Other(message) => JsError::Threw(message),
         }
-        if let Some(why) = parsed.get("unauthorized") {
-            return JsError::Unauthorized(reason(why));
-        }
-        let message = value
-            .as_exception()
-            .and_then(|e| e.message())
-            .unwrap_or(text);
-        JsError::Threw(message)
     }
 }
 

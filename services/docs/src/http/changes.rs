@@ -655,11 +655,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, CouchError> {
-    let body: ChangesBody = if body.is_empty() {
-        ChangesBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
-    };
+    let body: ChangesBody = super::params::body_or_default(&body)?;
     changes(state, db, params, Some(body), headers).await
 }
 

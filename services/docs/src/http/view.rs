@@ -42,11 +42,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<serde_json::Value>, CouchError> {
-    let body: KeysBody = if body.is_empty() {
-        KeysBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
-    };
+    let body: KeysBody = super::params::body_or_default(&body)?;
     let query = Query::parse(&params, body.keys)?;
     query_view(&state, &db, &ddoc, &view, query, &headers).await
 }
