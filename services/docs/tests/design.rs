@@ -183,6 +183,10 @@ async fn a_user_sees_through_a_view_only_the_documents_of_its_channels() {
     assert_eq!(ids(&admin), ["a1", "a2", "b1"]);
     let (status, _) = docs.call("GET", "/chan/_design/all/_view/all", None).await;
     assert_eq!(status, 401, "the guest is disabled in this database");
+    let (status, _) = docs
+        .as_user("ann", "wrong", "GET", "/chan/_design/all/_view/all", None)
+        .await;
+    assert_eq!(status, 401, "wrong credentials");
     docs.stop().await;
 }
 
