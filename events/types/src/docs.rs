@@ -53,6 +53,18 @@ pub enum DatabaseEvent {
         /// The JavaScript source; `None`: back to the default.
         sync: Option<String>,
     },
+    /// A design document's `validate_doc_update` changed (the design document was written
+    /// with a new one, or without one, or deleted): the writes after it are checked by the
+    /// database's functions as they stand, read from this stream by the write command.
+    ValidatorSet {
+        /// The incarnation it applies to.
+        incarnation: Uuid,
+        /// The design document's id (`_design/<name>`).
+        design: String,
+        /// The function's JavaScript source; `None`: the design document has none any more.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        validate: Option<String>,
+    },
     /// `POST /docs/_admin/{db}/_compact`: tombstones whose last change is at or before
     /// `up_to_seq` leave the read model (the log keeps them); a `_changes` checkpoint older than
     /// the newest purged one must start over.

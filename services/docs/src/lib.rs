@@ -7,7 +7,8 @@
 //!   ([`document`]), `_local/` documents ([`local`]), databases ([`database`]), users and
 //!   roles ([`principal`]). [`command`] is the context's glue to the runner.
 //! - Rooms of the context: attachments and their content store ([`attachments`], [`delivery`]),
-//!   the sync function ([`sync`]), who the caller is and what it may read ([`access`]), what a
+//!   the sync function ([`sync`]), design documents' views, filters and validation
+//!   ([`design`]), who the caller is and what it may read ([`access`]), what a
 //!   revoked grant took away ([`revocation`]), the read model's shared queries ([`read`]).
 //! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
 //!   `docs`, and the CouchDB replication API under `/docs` ([`router`]: routes, extraction and
@@ -20,6 +21,7 @@ pub mod body;
 pub mod command;
 pub mod database;
 pub mod delivery;
+pub mod design;
 pub mod document;
 pub mod http;
 pub mod local;

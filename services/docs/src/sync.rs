@@ -87,10 +87,7 @@ function requireAccess(channels) { if (!__writer.admin && __writer.channels.inde
 
 /// Whether `source` is a JavaScript function expression (compiled, not run).
 pub fn compiles(source: &str) -> Result<(), SyncError> {
-    let runtime = Runtime::new().map_err(failed)?;
-    runtime.set_memory_limit(MEMORY_LIMIT);
-    let deadline = Instant::now() + TIME_LIMIT;
-    runtime.set_interrupt_handler(Some(Box::new(move || Instant::now() > deadline)));
+    let (runtime, _deadline) = limited_runtime().map_err(failed)?;
     let context = Context::full(&runtime).map_err(failed)?;
     context.with(|ctx| match ctx.eval::<Value, _>(format!("({source})")) {
         Ok(value) if value.is_function() => Ok(()),
@@ -170,17 +167,7 @@ pub struct Engine {
 impl Engine {
     /// Compiles `source` for `writer` (the `require…()` helpers' caller).
     pub fn new(source: &str, writer: &Writer) -> Result<Engine, SyncError> {
-        let runtime = Runtime::new().map_err(failed)?;
-        runtime.set_memory_limit(MEMORY_LIMIT);
-        let deadline = Arc::new(Mutex::new(Instant::now() + TIME_LIMIT));
-        let watched = Arc::clone(&deadline);
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            let until = match watched.lock() {
-                Ok(until) => *until,
-                Err(poisoned) => *poisoned.into_inner(),
-            };
-            Instant::now() > until
-        })));
+        let (runtime, deadline) = limited_runtime().map_err(failed)?;
         let context = Context::full(&runtime).map_err(failed)?;
         let writer = serde_json::to_string(writer).map_err(failed)?;
         context.with(|ctx| {
@@ -202,10 +189,7 @@ impl Engine {
 
     /// Runs the function on `doc` and `old_doc`, within [`TIME_LIMIT`].
     pub fn run(&self, doc: &str, old_doc: Option<&str>) -> Result<Outcome, SyncError> {
-        match self.deadline.lock() {
-            Ok(mut until) => *until = Instant::now() + TIME_LIMIT,
-            Err(poisoned) => *poisoned.into_inner() = Instant::now() + TIME_LIMIT,
-        }
+        set_deadline(&self.deadline, Instant::now() + TIME_LIMIT);
         self.context.with(|ctx| {
             let outcome = call(&ctx, doc, old_doc);
             outcome.map_err(|e| match e {
@@ -213,6 +197,32 @@ impl Engine {
                 other => failed(other),
             })?
         })
+    }
+}
+
+/// A QuickJS runtime under [`MEMORY_LIMIT`], interrupted once the instant in the answered
+/// deadline has passed: the sync function and the design documents' functions
+/// ([`crate::design`]) run under the same limits.
+pub(crate) fn limited_runtime() -> Result<(Runtime, Arc<Mutex<Instant>>), rquickjs::Error> {
+    let runtime = Runtime::new()?;
+    runtime.set_memory_limit(MEMORY_LIMIT);
+    let deadline = Arc::new(Mutex::new(Instant::now() + TIME_LIMIT));
+    let watched = Arc::clone(&deadline);
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        let until = match watched.lock() {
+            Ok(until) => *until,
+            Err(poisoned) => *poisoned.into_inner(),
+        };
+        Instant::now() > until
+    })));
+    Ok((runtime, deadline))
+}
+
+/// Sets when the current run of a [`limited_runtime`] must stop.
+pub(crate) fn set_deadline(deadline: &Mutex<Instant>, until: Instant) {
+    match deadline.lock() {
+        Ok(mut current) => *current = until,
+        Err(poisoned) => *poisoned.into_inner() = until,
     }
 }
 
@@ -302,30 +312,55 @@ fn normalise(mut outcome: Outcome) -> Outcome {
     outcome
 }
 
+/// What a function threw, read once for the sync function and the design documents'
+/// functions: the reason of a thrown `{forbidden}` or `{unauthorized}` (a string, or the JSON
+/// text of another value), else the message.
+pub(crate) enum Thrown {
+    /// `throw({forbidden: reason})`.
+    Forbidden(String),
+    /// `throw({unauthorized: reason})`.
+    Unauthorized(String),
+    /// Anything else: its message (or its JSON text).
+    Other(String),
+}
+
+impl Thrown {
+    /// Takes the pending exception of `ctx`.
+    pub(crate) fn catch(ctx: &Ctx<'_>) -> Thrown {
+        let value = ctx.catch();
+        let text = ctx
+            .json_stringify(value.clone())
+            .ok()
+            .flatten()
+            .and_then(|s| s.to_string().ok())
+            .unwrap_or_default();
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let reason = |reason: &serde_json::Value| {
+            reason
+                .as_str()
+                .map_or_else(|| reason.to_string(), str::to_owned)
+        };
+        if let Some(why) = parsed.get("forbidden") {
+            return Thrown::Forbidden(reason(why));
+        }
+        if let Some(why) = parsed.get("unauthorized") {
+            return Thrown::Unauthorized(reason(why));
+        }
+        Thrown::Other(
+            value
+                .as_exception()
+                .and_then(|e| e.message())
+                .unwrap_or(text),
+        )
+    }
+}
+
 /// What was thrown: `{forbidden}` (or `{unauthorized}`) is a refusal, anything else a failure.
 fn thrown(ctx: &Ctx<'_>) -> SyncError {
-    let value = ctx.catch();
-    let text = ctx
-        .json_stringify(value.clone())
-        .ok()
-        .flatten()
-        .and_then(|s| s.to_string().ok())
-        .unwrap_or_default();
-    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    for key in ["forbidden", "unauthorized"] {
-        if let Some(reason) = parsed.get(key) {
-            return SyncError::Forbidden(
-                reason
-                    .as_str()
-                    .map_or_else(|| reason.to_string(), str::to_owned),
-            );
-        }
+    match Thrown::catch(ctx) {
+        Thrown::Forbidden(reason) | Thrown::Unauthorized(reason) => SyncError::Forbidden(reason),
+        Thrown::Other(message) => SyncError::Failed(message),
     }
-    let message = value
-        .as_exception()
-        .and_then(|e| e.message())
-        .unwrap_or(text);
-    SyncError::Failed(message)
 }
 
 #[cfg(test)]

@@ -35,6 +35,28 @@ fn install() {
     assert!(status.success(), "npm ci failed in {}", dir.display());
 }
 
+/// Runs `script` of `tests/pouchdb` with Node against `url`, within `limit`, and asserts that
+/// it succeeded; answers what it printed.
+async fn run_node(script: &str, url: &str, limit: Duration) -> String {
+    let run = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(url)
+        .current_dir(pouchdb_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(limit, run)
+        .await
+        .unwrap_or_else(|_| panic!("PouchDB ({script}) finished within {limit:?}"))
+        .expect("node must be installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "PouchDB run failed:\n{stdout}\n{stderr}"
+    );
+    stdout.into_owned()
+}
+
 #[tokio::test]
 async fn real_pouchdb_replicates_both_ways_one_shot_and_live() {
     let _ = tracing_subscriber::fmt()
@@ -46,22 +68,7 @@ async fn real_pouchdb_replicates_both_ways_one_shot_and_live() {
     tokio::task::spawn_blocking(install).await.expect("install");
     let docs = Docs::start().await;
     let base = docs.admin_url("");
-    let run = tokio::process::Command::new("node")
-        .arg("replicate.js")
-        .arg(&base)
-        .current_dir(pouchdb_dir())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("PouchDB finished within two minutes")
-        .expect("node must be installed");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "PouchDB run failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = run_node("replicate.js", &base, Duration::from_secs(120)).await;
     eprintln!("pouchdb: {stdout}");
     docs.stop().await;
 }
@@ -84,22 +91,7 @@ async fn real_pouchdb_as_a_user_replicates_only_its_channels() {
         );
     }
     let url = docs.url("/chan").replacen("http://", "http://ann:pw@", 1);
-    let run = tokio::process::Command::new("node")
-        .arg("channels.js")
-        .arg(&url)
-        .current_dir(pouchdb_dir())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("PouchDB finished within a minute")
-        .expect("node must be installed");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "PouchDB run failed:\n{stdout}\n{stderr}"
-    );
+    run_node("channels.js", &url, Duration::from_secs(60)).await;
     let (status, _) = docs.admin("GET", "/chan/from-ann", "").await;
     assert_eq!(status, 200, "ann's push landed");
     docs.stop().await;
@@ -110,22 +102,12 @@ async fn real_pouchdb_replicates_a_large_attachment_both_ways() {
     tokio::task::spawn_blocking(install).await.expect("install");
     let docs = Docs::start().await;
     assert_eq!(docs.as_admin("PUT", "/large", None).await.0, 201);
-    let run = tokio::process::Command::new("node")
-        .arg("large_attachment.js")
-        .arg(docs.admin_url("/large"))
-        .current_dir(pouchdb_dir())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("PouchDB finished within a minute")
-        .expect("node must be installed");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "PouchDB run failed:\n{stdout}\n{stderr}"
-    );
+    run_node(
+        "large_attachment.js",
+        &docs.admin_url("/large"),
+        Duration::from_secs(60),
+    )
+    .await;
     let stored = docs
         .rows("SELECT length FROM docs.attachments WHERE location IS NOT NULL")
         .await;
@@ -142,21 +124,11 @@ async fn real_pouchdb_meets_couchdbs_protocol_where_its_own_suite_expects_it() {
     tokio::task::spawn_blocking(install).await.expect("install");
     let docs = Docs::start().await;
     assert_eq!(docs.as_admin("PUT", "/protocol", None).await.0, 201);
-    let run = tokio::process::Command::new("node")
-        .arg("protocol.js")
-        .arg(docs.admin_url("/protocol"))
-        .current_dir(pouchdb_dir())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("PouchDB finished within a minute")
-        .expect("node must be installed");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "PouchDB run failed:\n{stdout}\n{stderr}"
-    );
+    run_node(
+        "protocol.js",
+        &docs.admin_url("/protocol"),
+        Duration::from_secs(60),
+    )
+    .await;
     docs.stop().await;
 }

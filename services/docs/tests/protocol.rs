@@ -19,6 +19,13 @@ fn rev_of(answer: &Value) -> String {
     answer["rev"].as_str().expect("a rev").to_owned()
 }
 
+/// Writes `body` at `path` (a new revision, 201 expected) and answers its rev.
+async fn put(docs: &Docs, path: &str, body: Value) -> String {
+    let (status, answer) = docs.call("PUT", path, Some(body)).await;
+    assert_eq!(status, 201, "PUT {path}: {answer}");
+    rev_of(&answer)
+}
+
 #[tokio::test]
 async fn all_docs_and_changes_carry_attachment_bytes_when_asked() {
     let docs = Docs::start().await;
@@ -95,12 +102,8 @@ async fn all_docs_and_changes_carry_attachment_bytes_when_asked() {
 async fn an_older_revision_is_read_until_compaction_and_the_rebuild_equals_the_live_model() {
     let docs = Docs::start().await;
     database(&docs, "db").await;
-    let (_, first) = docs.call("PUT", "/db/doc", Some(json!({"n": 1}))).await;
-    let rev1 = rev_of(&first);
-    let (_, second) = docs
-        .call("PUT", "/db/doc", Some(json!({"_rev": rev1, "n": 2})))
-        .await;
-    let rev2 = rev_of(&second);
+    let rev1 = put(&docs, "/db/doc", json!({"n": 1})).await;
+    let rev2 = put(&docs, "/db/doc", json!({"_rev": rev1, "n": 2})).await;
 
     let (status, old) = docs.call("GET", &format!("/db/doc?rev={rev1}"), None).await;
     assert_eq!((status, old["n"].clone()), (200, json!(1)), "{old}");
@@ -183,16 +186,9 @@ async fn compaction_is_the_administrators_and_an_older_revision_keeps_its_channe
 async fn latest_answers_the_newest_leaf_once() {
     let docs = Docs::start().await;
     database(&docs, "db").await;
-    let (_, first) = docs.call("PUT", "/db/doc", Some(json!({"n": 1}))).await;
-    let rev1 = rev_of(&first);
-    let (_, second) = docs
-        .call("PUT", "/db/doc", Some(json!({"_rev": rev1, "n": 2})))
-        .await;
-    let rev2 = rev_of(&second);
-    let (_, third) = docs
-        .call("PUT", "/db/doc", Some(json!({"_rev": rev2, "n": 3})))
-        .await;
-    let rev3 = rev_of(&third);
+    let rev1 = put(&docs, "/db/doc", json!({"n": 1})).await;
+    let rev2 = put(&docs, "/db/doc", json!({"_rev": rev1, "n": 2})).await;
+    let rev3 = put(&docs, "/db/doc", json!({"_rev": rev2, "n": 3})).await;
 
     let (status, latest) = docs
         .call("GET", &format!("/db/doc?rev={rev1}&latest=true"), None)

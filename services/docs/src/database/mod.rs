@@ -21,6 +21,9 @@ pub struct DbState {
     pub guest: Option<Vec<String>>,
     /// The highest tombstone purge horizon so far.
     pub purged_up_to: i64,
+    /// The design documents' `validate_doc_update` functions, by design document id: what
+    /// every write of a document is checked by (decided from this stream, never a read model).
+    pub validators: std::collections::BTreeMap<String, String>,
 }
 
 /// What a client asks of a database.
@@ -112,6 +115,27 @@ pub fn decide(command: DbCommand, state: &DbState) -> Result<Vec<DatabaseEvent>,
     }
 }
 
+/// The events that keep `state.validators` equal to `written` (design document id → its
+/// winner's `validate_doc_update`, `None` when it has none or is deleted) after a write of
+/// those design documents.
+pub fn validators_after(
+    state: &DbState,
+    written: &std::collections::BTreeMap<String, Option<String>>,
+) -> Vec<DatabaseEvent> {
+    let Some((incarnation, _)) = state.live else {
+        return Vec::new();
+    };
+    written
+        .iter()
+        .filter(|(design, validate)| state.validators.get(*design) != validate.as_ref())
+        .map(|(design, validate)| DatabaseEvent::ValidatorSet {
+            incarnation,
+            design: design.clone(),
+            validate: validate.clone(),
+        })
+        .collect()
+}
+
 /// Folds one event.
 pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
     match event {
@@ -126,12 +150,24 @@ pub fn evolve(mut state: DbState, event: &DatabaseEvent) -> DbState {
             state.purged_up_to = 0;
             state.sync = sync.clone();
             state.guest = guest.clone();
+            state.validators.clear();
         }
         DatabaseEvent::DatabaseDeleted { .. } => {
             state.live = None;
             state.sync = None;
             state.guest = None;
+            state.validators.clear();
         }
+        DatabaseEvent::ValidatorSet {
+            design, validate, ..
+        } => match validate {
+            Some(source) => {
+                state.validators.insert(design.clone(), source.clone());
+            }
+            None => {
+                state.validators.remove(design);
+            }
+        },
         DatabaseEvent::SyncFunctionSet { sync, .. } => state.sync = sync.clone(),
         DatabaseEvent::TombstonesPurged { up_to_seq, .. } => {
             state.purged_up_to = state.purged_up_to.max(*up_to_seq);
@@ -181,6 +217,29 @@ mod tests {
             decide(DbCommand::Compact, &DbState::default()),
             Err(DbError::Missing)
         );
+    }
+
+    #[test]
+    fn a_design_documents_validator_is_set_changed_and_removed_only_when_it_differs() {
+        let mut state = decide(create(Uuid::nil()), &DbState::default())
+            .expect("created")
+            .iter()
+            .fold(DbState::default(), evolve);
+        let written = |source: Option<&str>| {
+            [("_design/v".to_owned(), source.map(str::to_owned))]
+                .into_iter()
+                .collect()
+        };
+        let set = validators_after(&state, &written(Some("function (doc) {}")));
+        assert_eq!(set.len(), 1);
+        state = set.iter().fold(state, evolve);
+        assert_eq!(state.validators["_design/v"], "function (doc) {}");
+        assert!(validators_after(&state, &written(Some("function (doc) {}"))).is_empty());
+        state = validators_after(&state, &written(None))
+            .iter()
+            .fold(state, evolve);
+        assert!(state.validators.is_empty());
+        assert!(validators_after(&state, &written(None)).is_empty());
     }
 
     #[test]

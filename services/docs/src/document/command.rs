@@ -7,6 +7,7 @@ use crate::attachments::{self, AttachmentError, NewAttachment, Uploaded};
 use crate::body::{Incoming, Outgoing};
 use crate::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
 use crate::database::DbState;
+use crate::design::validate::Validators;
 use crate::document::{DocCommand, DocState, decide, evolve};
 use crate::http::error::CouchError;
 use crate::local::{self, LocalState};
@@ -147,6 +148,9 @@ fn command(db: &str, item: &Item, new_edits: bool) -> Result<DocCommand, CouchEr
             "Document exceeds the maximum size",
         ));
     }
+    if item.doc_id.starts_with(crate::design::PREFIX) && !item.doc.deleted {
+        crate::design::DesignDoc::parse(&item.doc.body).check()?;
+    }
     let parse = |rev: &str| RevId::parse(rev).map_err(|e| CouchError::bad_request(e.to_string()));
     if new_edits {
         return Ok(DocCommand::Edit {
@@ -205,6 +209,8 @@ struct Batch {
     states: HashMap<StreamName, DocState>,
     /// The states of the batch's `_local/` documents.
     locals: HashMap<StreamName, LocalState>,
+    /// What the database's stream gains: the validators of the design documents written.
+    database: Vec<palimpsest_events::docs::DatabaseEvent>,
 }
 
 impl Batch {
@@ -309,7 +315,7 @@ struct Scope<'a> {
 fn decide_one(
     batch: &mut Batch,
     scope: &Scope<'_>,
-    sync: &mut sync::Runner<'_>,
+    run: &mut Functions<'_>,
     received: &Received,
     attachments: &mut Vec<NewAttachment>,
 ) -> Result<Outcome, CouchError> {
@@ -335,7 +341,7 @@ fn decide_one(
         .get(&stream)
         .cloned()
         .ok_or_else(|| CouchError::internal(format!("the state of {stream} was not loaded")))?;
-    let (events, rev) = match revision(sync, item, command, &state, &uploads) {
+    let (events, rev) = match revision(run, item, command, &state, &uploads) {
         Ok(decided) => decided,
         Err(refused) => return Ok((item.doc_id.clone(), Err(refused))),
     };
@@ -377,10 +383,17 @@ fn local_stream(incarnation: uuid::Uuid, doc_id: &str) -> Result<StreamName, Cou
     streams::local(incarnation, id).map_err(|e| CouchError::bad_request(e.to_string()))
 }
 
-/// This document's new revision against its state (pure but for the sync function): its
-/// events and its rev. `uploads` are the attachments received for it, by name.
+/// The JavaScript a batch's documents meet: the database's sync function and its design
+/// documents' `validate_doc_update` functions, each compiled once for the batch.
+struct Functions<'a> {
+    sync: sync::Runner<'a>,
+    validators: Validators<'a>,
+}
+
+/// This document's new revision against its state (pure but for the sync function and the
+/// validators): its events and its rev. `uploads` are the attachments received for it, by name.
 fn revision(
-    sync: &mut sync::Runner<'_>,
+    run: &mut Functions<'_>,
     item: &Item,
     command: DocCommand,
     state: &DocState,
@@ -432,9 +445,9 @@ fn revision(
             doc = doc.member("_deleted", "true");
         }
         let old = old_doc(given_rev.is_some(), state, doc_id, parent.as_deref());
-        let outcome = sync
-            .run(&doc.finish(), old.as_deref())
-            .map_err(sync_error)?;
+        let doc = doc.finish();
+        run.validators.check(doc_id, &doc, old.as_deref())?;
+        let outcome = run.sync.run(&doc, old.as_deref()).map_err(sync_error)?;
         *channels = outcome.channels;
         *access = outcome.access;
         *roles = outcome.roles;
@@ -536,6 +549,7 @@ async fn decide_all(
         stored: HashSet::new(),
         states: HashMap::new(),
         locals: HashMap::new(),
+        database: Vec::new(),
     };
     // Every document's stream in one read of the log (a refused id is answered in its place).
     let (locals, documents): (Vec<&Received>, Vec<&Received>) = items
@@ -563,14 +577,43 @@ async fn decide_all(
     };
     let mut attachments = Vec::new();
     {
-        let mut sync = sync::Runner::new(db_state.sync.as_deref(), scope.writer);
+        let mut run = Functions {
+            sync: sync::Runner::new(db_state.sync.as_deref(), scope.writer),
+            validators: Validators::new(&db_state.validators, scope.writer, db),
+        };
         for item in items {
-            let outcome = decide_one(&mut batch, &scope, &mut sync, item, &mut attachments)?;
+            let outcome = decide_one(&mut batch, &scope, &mut run, item, &mut attachments)?;
             batch.outcomes.push(outcome);
         }
     }
+    batch.database =
+        crate::database::validators_after(&db_state, &design_validators(&batch, incarnation));
     store_attachments(attempt, &mut batch, attachments).await?;
     Ok((batch, db_stream))
+}
+
+/// The `validate_doc_update` of each design document the batch wrote, as its winner now
+/// stands (`None`: it has none, or is deleted).
+fn design_validators(
+    batch: &Batch,
+    incarnation: uuid::Uuid,
+) -> std::collections::BTreeMap<String, Option<String>> {
+    batch
+        .outcomes
+        .iter()
+        .filter(|(doc_id, outcome)| doc_id.starts_with(crate::design::PREFIX) && outcome.is_ok())
+        .filter_map(|(doc_id, _)| {
+            let stream = streams::document(incarnation, doc_id).ok()?;
+            let winner = batch.states.get(&stream)?.tree.winner()?;
+            let validate = match (&winner.body, winner.deleted) {
+                (Some(body), false) => crate::design::DesignDoc::parse(body)
+                    .validate_doc_update()
+                    .map(str::to_owned),
+                _ => None,
+            };
+            Some((doc_id.clone(), validate))
+        })
+        .collect()
 }
 
 /// How a write answers: one document's outcome, or a `_bulk_docs` list.
@@ -631,7 +674,14 @@ impl DocsCommand for WriteDocs<'_> {
         Box::pin(async move {
             let (batch, db_stream) =
                 decide_all(attempt, self.writer, self.db, &self.items, self.new_edits).await?;
-            let mut decision = Decision::new(self.shape.reply(&batch.outcomes)).check(db_stream);
+            let decision = Decision::new(self.shape.reply(&batch.outcomes));
+            // The validators read from the database's stream decided the batch: it is still
+            // at that version when the append commits, or it gains the new ones.
+            let mut decision = if batch.database.is_empty() {
+                decision.check(db_stream)
+            } else {
+                decision.write(db_stream, encode(&batch.database)?)
+            };
             for (stream, events) in batch.writes {
                 decision = decision.write(stream, events);
             }

@@ -43,11 +43,7 @@ pub async fn create(
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
-    let config: Config = if body.is_empty() {
-        Config::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
-    };
+    let config: Config = super::params::body_or_default(&body)?;
     check_name(&name)?;
     let command = DbCommand::Create {
         name: name.clone(),

@@ -78,11 +78,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, CouchError> {
-    let body: KeysBody = if body.is_empty() {
-        KeysBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
-    };
+    let body: KeysBody = super::params::body_or_default(&body)?;
     all_docs(&state, &db, &params, body.keys, &headers).await
 }
 

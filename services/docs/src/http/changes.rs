@@ -13,6 +13,7 @@ use super::streaming::{self, BodyWriter, StreamError};
 use crate::access::auth;
 use crate::access::revisions::listed;
 use crate::body::push_string;
+use crate::design::filter::ChangesFilter;
 use crate::projection::NAME;
 use crate::read;
 use crate::stored::StoredDoc;
@@ -46,6 +47,8 @@ struct Ask {
     channels: Option<Vec<String>>,
     /// The channels the caller lost through revoked grants (with the sequence of the loss).
     lost: std::collections::BTreeMap<String, i64>,
+    /// `filter=<ddoc>/<name>` or `filter=_view`: a design document's function decides.
+    by_design: Option<std::sync::Arc<ChangesFilter>>,
 }
 
 fn parse_since(text: &str) -> Option<i64> {
@@ -113,7 +116,39 @@ fn row_json(
 /// Whether a change row needs the stored document (its `_sync` or its body), or only the
 /// columns `kv` keeps beside it.
 fn needs_value(ask: &Ask) -> bool {
-    ask.all_docs || ask.include_docs
+    ask.all_docs || ask.include_docs || ask.by_design.is_some()
+}
+
+/// How many rows the query reads: `limit`, or every row when a design document's filter
+/// chooses among them (the limit then counts the rows it keeps).
+fn query_limit(ask: &Ask) -> i64 {
+    match ask.by_design {
+        Some(_) => i64::MAX,
+        None => ask.limit.unwrap_or(i64::MAX),
+    }
+}
+
+/// How many rows a design document's filter decides on with one engine.
+const FILTERED_BATCH: usize = 100;
+
+/// Which `rows` a design document's filter keeps (all of them without one); a row the
+/// caller reads as removed passes as it is (its body is not the caller's to filter on).
+fn kept(ask: &Ask, rows: &[tokio_postgres::Row]) -> Result<Vec<bool>, CouchError> {
+    let Some(filter) = &ask.by_design else {
+        return Ok(vec![true; rows.len()]);
+    };
+    let docs = rows
+        .iter()
+        .map(|row| {
+            if row.get::<_, bool>(6) {
+                return Ok(None);
+            }
+            let key: String = row.get(0);
+            let stored = StoredDoc::parse(row.get(1))?;
+            super::view::map_input(&key, &stored)
+        })
+        .collect::<Result<Vec<_>, CouchError>>()?;
+    filter.keep(&docs)
 }
 
 /// A stored document's `_sync` alone (the body is skipped, not kept).
@@ -240,7 +275,7 @@ async fn start(client: &Object, ask: &Ask) -> Result<Scan, CouchError> {
             lost: Default::default(),
         });
     };
-    let limit = ask.limit.unwrap_or(i64::MAX);
+    let limit = query_limit(ask);
     let rows = streaming::query(
         client,
         "SELECT k.key, CASE WHEN $6 THEN k.value END, c.seq, k.rev, k.deleted, c.gone, c.all_removed FROM ( \
@@ -302,7 +337,7 @@ async fn lost_rows(
 
 /// Starts the change query of every document (no channel filter).
 async fn start_all(client: &Object, ask: &Ask) -> Result<RowStream, CouchError> {
-    let limit = ask.limit.unwrap_or(i64::MAX);
+    let limit = query_limit(ask);
     let order = if ask.descending { "DESC" } else { "ASC" };
     let since_clause = if ask.descending { "" } else { "AND seq > $2" };
     let ids_clause = if ask.doc_ids.is_some() {
@@ -332,22 +367,42 @@ async fn write_rows(
     out: &mut Rows<'_>,
 ) -> Result<(), StreamError> {
     let limit = ask.limit.unwrap_or(i64::MAX);
+    let batch = if ask.by_design.is_some() {
+        FILTERED_BATCH
+    } else {
+        1
+    };
     let mut rows = std::pin::pin!(scan.rows);
-    while out.count < limit {
-        let Some(row) = rows.try_next().await? else {
-            break;
-        };
-        let gone: Option<Vec<String>> = row.get(5);
-        let all_removed: bool = row.get(6);
-        let removed = all_removed.then(|| gone.unwrap_or_default());
-        let (seq, text) = change_row(reader, &row, ask, removed.as_deref()).await?;
-        while out.count < limit && scan.lost.front().is_some_and(|(lost, _)| *lost < seq) {
-            if let Some((lost, text)) = scan.lost.pop_front() {
-                out.row(lost, &text).await?;
+    // A finished row stream is not polled again (it would answer "connection closed").
+    let mut finished = false;
+    'rows: while out.count < limit && !finished {
+        let mut read = Vec::with_capacity(batch);
+        while read.len() < batch {
+            match rows.try_next().await? {
+                Some(row) => read.push(row),
+                None => {
+                    finished = true;
+                    break;
+                }
             }
         }
-        if out.count < limit {
-            out.row(seq, &text).await?;
+        let kept = kept(ask, &read)?;
+        for (row, _) in read.iter().zip(kept).filter(|(_, kept)| *kept) {
+            if out.count >= limit {
+                break 'rows;
+            }
+            let gone: Option<Vec<String>> = row.get(5);
+            let all_removed: bool = row.get(6);
+            let removed = all_removed.then(|| gone.unwrap_or_default());
+            let (seq, text) = change_row(reader, row, ask, removed.as_deref()).await?;
+            while out.count < limit && scan.lost.front().is_some_and(|(lost, _)| *lost < seq) {
+                if let Some((lost, text)) = scan.lost.pop_front() {
+                    out.row(lost, &text).await?;
+                }
+            }
+            if out.count < limit {
+                out.row(seq, &text).await?;
+            }
         }
     }
     while out.count < limit
@@ -368,9 +423,9 @@ fn last_seq(ask: &Ask, last_row: Option<i64>) -> i64 {
 }
 
 /// How many changes a limited answer left after `last_seq` (0 when no limit was asked, or
-/// in descending order or by channel, as before).
+/// in descending order, by channel or through a design document's filter, as before).
 async fn pending(client: &Object, ask: &Ask, last_seq: i64) -> Result<i64, CouchError> {
-    if ask.channels.is_some() || ask.descending || ask.limit.is_none() {
+    if ask.channels.is_some() || ask.descending || ask.limit.is_none() || ask.by_design.is_some() {
         return Ok(0);
     }
     let ids_clause = if ask.doc_ids.is_some() {
@@ -480,8 +535,10 @@ async fn ask_of(
         })?,
     };
     let mut channels: Option<Vec<String>> = None;
+    let by_design = by_design(client, &db, params, caller).await?;
     let doc_ids = match params.get("filter").map(String::as_str) {
         None => None,
+        Some(_) if by_design.is_some() => None,
         Some("sync_gateway/bychannel") => {
             let list = params
                 .get("channels")
@@ -532,7 +589,52 @@ async fn ask_of(
         doc_ids,
         channels,
         lost,
+        by_design,
     })
+}
+
+/// The design document's filter `filter=<ddoc>/<name>` or `filter=_view&view=<ddoc>/<name>`
+/// (`view` alone implies `_view`) names, read before the answer starts: a missing design
+/// document, filter or view is CouchDB's 404, `_view` without `view` its 400.
+async fn by_design(
+    client: &Object,
+    db: &str,
+    params: &Params,
+    caller: &auth::Caller,
+) -> Result<Option<std::sync::Arc<ChangesFilter>>, CouchError> {
+    let filter = params.get("filter").map(String::as_str);
+    let view = params.get("view").map(String::as_str);
+    let split = |named: &str| {
+        named
+            .split_once('/')
+            .map(|(ddoc, name)| (ddoc.to_owned(), name.to_owned()))
+            .ok_or_else(|| CouchError::bad_request(format!("`{named}` is not <design doc>/<name>")))
+    };
+    let found = match (filter, view) {
+        (Some("_view"), None) => {
+            return Err(CouchError::bad_request(
+                "`view` filter parameter is not provided.",
+            ));
+        }
+        (Some("_view") | None, Some(view)) => {
+            let (ddoc, name) = split(view)?;
+            let design = super::view::design_doc(client, db, &ddoc).await?;
+            let source = design
+                .view(&name)
+                .ok_or_else(|| crate::design::missing(format!("missing json key: {name}")))?;
+            ChangesFilter::View { map: source.map }
+        }
+        (Some(named), _) if named.contains('/') && !named.starts_with("sync_gateway/") => {
+            let (ddoc, name) = split(named)?;
+            let design = super::view::design_doc(client, db, &ddoc).await?;
+            let source = design
+                .filter(&name)
+                .ok_or_else(|| crate::design::missing(format!("missing json key: {name}")))?;
+            ChangesFilter::function(source, params, db, caller.name.as_deref(), &caller.roles)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(std::sync::Arc::new(found)))
 }
 
 /// `GET /{db}/_changes`.
@@ -553,11 +655,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, CouchError> {
-    let body: ChangesBody = if body.is_empty() {
-        ChangesBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| CouchError::bad_request(e.to_string()))?
-    };
+    let body: ChangesBody = super::params::body_or_default(&body)?;
     changes(state, db, params, Some(body), headers).await
 }
 
@@ -800,6 +898,7 @@ mod tests {
             doc_ids: None,
             channels: None,
             lost: Default::default(),
+            by_design: None,
         }
     }
 

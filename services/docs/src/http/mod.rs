@@ -14,13 +14,14 @@ mod maintenance;
 mod multipart;
 mod open_revs;
 pub mod openapi;
-mod params;
+pub(crate) mod params;
 mod principals;
 mod range;
 pub(crate) mod render;
 mod server;
 mod session;
 mod streaming;
+pub(crate) mod view;
 
 use crate::access::{self, gate, scope};
 use axum::Router;
@@ -136,6 +137,10 @@ fn database_routes(state: AppState) -> Router<AppState> {
             get(doc::get_design)
                 .put(doc::put_design)
                 .delete(doc::delete_design),
+        )
+        .route(
+            "/{db}/_design/{ddoc}/_view/{view}",
+            get(view::get).post(view::post),
         )
         .route(
             "/{db}/{doc}/{*name}",

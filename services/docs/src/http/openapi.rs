@@ -41,6 +41,7 @@ mod tests {
             "/{db}/_ensure_full_commit",
             "/{db}/_local/{id}",
             "/{db}/_design/{ddoc}",
+            "/{db}/_design/{ddoc}/_view/{view}",
             "/{db}/{doc}",
             "/{db}/{doc}/{name}",
             "/_admin/{db}",

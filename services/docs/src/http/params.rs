@@ -53,3 +53,14 @@ pub fn json<T: serde::de::DeserializeOwned>(
         })
         .transpose()
 }
+
+/// A JSON request body, or `T`'s default when the body is empty (CouchDB takes an empty
+/// `POST` as no options); malformed JSON is a 400.
+pub fn body_or_default<T: serde::de::DeserializeOwned + Default>(
+    body: &[u8],
+) -> Result<T, CouchError> {
+    if body.is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| CouchError::bad_request(e.to_string()))
+}

@@ -51,12 +51,7 @@ fn check_principal(name: &str) -> Result<(), CouchError> {
     Ok(())
 }
 
-fn parse<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, CouchError> {
-    if body.is_empty() {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| CouchError::bad_request(e.to_string()))
-}
+use super::params::body_or_default as parse;
 
 /// `PUT /_admin/{db}/_user/{name}` `{password?, admin_channels, admin_roles, email, disabled}`.
 pub async fn put_user(

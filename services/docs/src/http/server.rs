@@ -73,8 +73,28 @@ pub async fn delete(
     headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
-    crate::access::gate::administrator_of(&state, Some(&name), &headers).await?;
-    database_command(&state, &request, &name, DbCommand::Delete, StatusCode::OK).await
+    administered(
+        &state,
+        &request,
+        &name,
+        &headers,
+        DbCommand::Delete,
+        StatusCode::OK,
+    )
+    .await
+}
+
+/// Runs `command` on database `name` once its caller is known as the administrator.
+async fn administered(
+    state: &AppState,
+    request: &CommandRequest,
+    name: &str,
+    headers: &HeaderMap,
+    command: DbCommand,
+    status: StatusCode,
+) -> Result<Reply, CouchError> {
+    crate::access::gate::administrator_of(state, Some(name), headers).await?;
+    database_command(state, request, name, command, status).await
 }
 
 /// `POST /{db}/_compact`: CouchDB's compaction, the database administrator's (as in CouchDB):
@@ -87,11 +107,11 @@ pub async fn compact(
     headers: HeaderMap,
     request: CommandRequest,
 ) -> Result<Reply, CouchError> {
-    crate::access::gate::administrator_of(&state, Some(&name), &headers).await?;
-    database_command(
+    administered(
         &state,
         &request,
         &name,
+        &headers,
         DbCommand::Compact,
         StatusCode::ACCEPTED,
     )

@@ -151,6 +151,9 @@ async fn database(
             )
             .await?;
         }
+        // The read model keeps the design document itself; its validator lives in the
+        // database's stream for the write commands.
+        DatabaseEvent::ValidatorSet { .. } => {}
         DatabaseEvent::SyncFunctionSet { incarnation, sync } => {
             tx.execute(
                 &format!("UPDATE {s}.databases SET sync = $2 WHERE incarnation = $1"),
