@@ -205,14 +205,15 @@ impl TreeMaker {
         origin: u64,
         limit: i64,
     ) -> Result<Round, LogError> {
-        // Both reads go out together. A batch's events and signature commit together, so every
-        // batch over the events read is seen; one over later events is not used.
+        // The events first, then the batches, one after the other: each read has a snapshot of
+        // its own, and a batch's events and signature commit together, so only a batch read
+        // after the events is sure to cover every event read. (Sent together, the two reads ran
+        // in either order — `tokio::join!` takes turns — and a batch committed between them
+        // was seen as events without a signature: a false refusal.) One over later events is
+        // not used.
         let after = frontier.size();
-        let (events, batches) = tokio::join!(
-            stored_leaves(client, after, limit),
-            batches(client, after, after + limit as u64)
-        );
-        let (events, batches) = (events?, batches?);
+        let events = stored_leaves(client, after, limit).await?;
+        let batches = batches(client, after, after + limit as u64).await?;
         let Some(last) = events.last().map(|e| e.0) else {
             return Ok(Round::default());
         };

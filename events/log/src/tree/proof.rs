@@ -62,8 +62,11 @@ pub async fn inclusion(
         index: position - 1,
     };
     let ranges = merkle::inclusion_ranges(position - 1, tree_size);
-    // The size check and the nodes' read go out together: one round trip.
+    // The size check and the nodes' read go out together: one round trip. `biased` keeps them
+    // in this order on the wire (plain `join!` takes turns), so the nodes are read in a
+    // snapshot no older than the check's: the size and its nodes are stored in one statement.
     let (held, hashes) = tokio::join!(
+        biased;
         within(client, tree_size),
         hashes(client, &ranges, Some(leaf))
     );
@@ -90,7 +93,12 @@ pub async fn consistency(
         )));
     }
     let ranges = merkle::consistency_ranges(from, to);
-    let (held, proof) = tokio::join!(within(client, to), hashes(client, &ranges, None));
+    // In this order, as for an inclusion proof.
+    let (held, proof) = tokio::join!(
+        biased;
+        within(client, to),
+        hashes(client, &ranges, None)
+    );
     held?;
     let proof = proof?;
     Ok(ConsistencyProof { from, to, proof })
