@@ -41,7 +41,8 @@ fn install(dir: &Path, marker: &str) {
 /// pouchdb-server on a free port, in memory, its config and log in a temporary directory;
 /// killed when dropped.
 struct Reference {
-    child: tokio::process::Child,
+    /// Held for `kill_on_drop`: the server lives as long as this.
+    _child: tokio::process::Child,
     port: u16,
     _dir: tempfile::TempDir,
 }
@@ -70,7 +71,7 @@ impl Reference {
             .spawn()
             .expect("node must be installed");
         let reference = Reference {
-            child,
+            _child: child,
             port,
             _dir: dir,
         };
