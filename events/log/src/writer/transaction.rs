@@ -1,10 +1,14 @@
 //! The append transaction: every statement it sends, and in what order.
 //!
-//! A warm batch sends `BEGIN`, the lock, the guard, its writes and `COMMIT` as one pipeline
-//! ([`one_round_trip`]). Any other batch first reads under the lock — the log's head, its streams'
-//! heads and, carefully, the keys and event ids seen before ([`begin_and_read`]) — then sends its
-//! writes with `COMMIT` ([`write`]). How `BEGIN` sets the commit mode is
-//! [`super::durability::Commit`]'s choice.
+//! A warm batch is one call of `log.append_batch` (migration 0007, decision 0025) in autocommit:
+//! the lock, the guard, every write, `NOTIFY` and the commit in one statement and one round trip
+//! ([`call`]). Any other batch first reads under the lock — the log's head, its streams' heads
+//! and, carefully, the keys and event ids seen before ([`begin_and_read`]) — then sends the same
+//! call with `COMMIT` ([`call_and_commit`]). How the transaction commits (synchronously or not)
+//! is [`super::durability::Commit`]'s choice, set by `BEGIN` and by the call itself.
+//!
+//! The nine statements the call replaced ([`one_round_trip`], [`write`]) remain for the bench's
+//! comparison ([`crate::AppendOptions::one_call`] off).
 
 use super::care::keys_and_ids;
 use super::durability::Commit;
@@ -141,6 +145,75 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
     Ok(())
 }
 
+/// The whole batch as one call of `log.append_batch`: the lock, the guard (the log still ends at
+/// `expected`, with `last_event` there when known), the idempotency rows, the signature, the
+/// events, the stream heads, the head and `NOTIFY`. Sent alone it runs in autocommit, so it
+/// commits when it returns, synchronously when `commit` is [`Commit::Flushed`]; inside a
+/// transaction begun by [`begin_and_read`] it leaves the commit to `COMMIT`.
+pub(super) async fn call(
+    client: &Client,
+    rows: &Rows,
+    (expected, last_event): (i64, Option<Uuid>),
+    commit: Commit,
+) -> Result<(), AppendError> {
+    let statement = client.prepare_cached(APPEND_SQL).await?;
+    let flushed = commit == Commit::Flushed;
+    let (c, k, s, v, h) = rows.last_of_each_stream();
+    let keys = &rows.keys;
+    let params: [&(dyn ToSql + Sync); 32] = [
+        &expected,
+        &last_event,
+        &flushed,
+        &rows.position,
+        &rows.event_id,
+        &rows.context,
+        &rows.category,
+        &rows.stream_key,
+        &rows.version,
+        &rows.event_type,
+        &rows.schema_version,
+        &rows.payload,
+        &rows.actor,
+        &rows.correlation_id,
+        &rows.causation_id,
+        &rows.idempotency_key,
+        &rows.recorded_at,
+        &rows.prev_hash,
+        &rows.hash,
+        &c,
+        &k,
+        &s,
+        &v,
+        &h,
+        &keys.key,
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+        &rows.signature,
+    ];
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
+
+/// A batch planned from heads read under the lock, in its open transaction: the call, pipelined
+/// with `COMMIT`. Should the call fail, Postgres turns the `COMMIT` into a rollback, and the
+/// call's error is what this returns.
+pub(super) async fn call_and_commit(
+    client: &Client,
+    rows: &Rows,
+    expected: i64,
+    commit: Commit,
+) -> Result<(), AppendError> {
+    tokio::try_join!(
+        call(client, rows, (expected, None), commit),
+        async { Ok::<_, AppendError>(client.batch_execute("COMMIT").await?) },
+    )?;
+    Ok(())
+}
+
 /// A warm batch in one round trip: `BEGIN`, the lock, the guard, the writes, `COMMIT`.
 pub(super) async fn one_round_trip(
     client: &Client,
@@ -179,8 +252,13 @@ pub(super) const BEGIN_FLUSHED_SQL: &str = "BEGIN; SET LOCAL synchronous_commit 
 const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
 const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
+/// The whole append (migration 0007).
+const APPEND_SQL: &str = "SELECT log.append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+     $29, $30, $31, $32)";
 /// What a warm batch sends, prepared on the line before its first batch.
-pub(super) const LINE_STATEMENTS: [&str; 8] = [
+pub(super) const LINE_STATEMENTS: [&str; 9] = [
+    APPEND_SQL,
     LOCK_SQL,
     GUARD_SQL,
     INSERT_SQL,
