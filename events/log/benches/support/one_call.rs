@@ -62,8 +62,7 @@ pub async fn compare(server: &Server) {
             for (w, (name, store)) in stores.iter().enumerate() {
                 println!("[{name}]");
                 let tag = format!("{name}-{writers}-{events}-{round}");
-                let rate =
-                    crate::append_phase(store, server, &stats, writers, events, &tag).await;
+                let rate = crate::append_phase(store, server, &stats, writers, events, &tag).await;
                 ratios[p][w].push(rate / floor);
             }
         }

@@ -207,10 +207,9 @@ pub(super) async fn call_and_commit(
     expected: i64,
     commit: Commit,
 ) -> Result<(), AppendError> {
-    tokio::try_join!(
-        call(client, rows, (expected, None), commit),
-        async { Ok::<_, AppendError>(client.batch_execute("COMMIT").await?) },
-    )?;
+    tokio::try_join!(call(client, rows, (expected, None), commit), async {
+        Ok::<_, AppendError>(client.batch_execute("COMMIT").await?)
+    },)?;
     Ok(())
 }
 
