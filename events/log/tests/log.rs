@@ -546,20 +546,13 @@ async fn the_append_call_writes_nothing_when_the_log_moved() {
         err.code(),
         Some(&tokio_postgres::error::SqlState::T_R_SERIALIZATION_FAILURE)
     );
-    let keys: i64 = client
-        .query_one("SELECT count(*) FROM log.idempotency", &[])
-        .await
-        .expect("keys")
-        .get(0);
-    assert_eq!(keys, 0);
+    let keys = "SELECT count(*) FROM log.idempotency";
+    let stored: i64 = client.query_one(keys, &[]).await.expect("keys").get(0);
+    assert_eq!(stored, 0);
     // The same call planned where the log ends is written.
     client.execute(&call, &[&1i64]).await.expect("at the head");
-    let keys: i64 = client
-        .query_one("SELECT count(*) FROM log.idempotency", &[])
-        .await
-        .expect("keys")
-        .get(0);
-    assert_eq!(keys, 1);
+    let stored: i64 = client.query_one(keys, &[]).await.expect("keys").get(0);
+    assert_eq!(stored, 1);
     assert_eq!(store.head_position().await.expect("head"), 1);
     db.drop().await;
 }

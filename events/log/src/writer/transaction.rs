@@ -110,24 +110,7 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
     let sign = client.prepare_cached(SIGN_SQL).await?;
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let position_text = position.to_string();
-    let insert_params: [&(dyn ToSql + Sync); 16] = [
-        &rows.position,
-        &rows.event_id,
-        &rows.context,
-        &rows.category,
-        &rows.stream_key,
-        &rows.version,
-        &rows.event_type,
-        &rows.schema_version,
-        &rows.payload,
-        &rows.actor,
-        &rows.correlation_id,
-        &rows.causation_id,
-        &rows.idempotency_key,
-        &rows.recorded_at,
-        &rows.prev_hash,
-        &rows.hash,
-    ];
+    let insert_params = event_columns(rows);
     let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
     let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
     let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
@@ -160,10 +143,26 @@ pub(super) async fn call(
     let flushed = commit == Commit::Flushed;
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let keys = &rows.keys;
-    let params: [&(dyn ToSql + Sync); 32] = [
-        &expected,
-        &last_event,
-        &flushed,
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&expected, &last_event, &flushed];
+    params.extend(event_columns(rows));
+    params.extend([&c as &(dyn ToSql + Sync), &k, &s, &v, &h]);
+    params.extend([
+        &keys.key as &(dyn ToSql + Sync),
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+        &rows.signature,
+    ]);
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
+
+/// The columns of the batch's events, in `log.events`' order.
+fn event_columns(rows: &Rows) -> [&(dyn ToSql + Sync); 16] {
+    [
         &rows.position,
         &rows.event_id,
         &rows.context,
@@ -180,22 +179,7 @@ pub(super) async fn call(
         &rows.recorded_at,
         &rows.prev_hash,
         &rows.hash,
-        &c,
-        &k,
-        &s,
-        &v,
-        &h,
-        &keys.key,
-        &keys.first,
-        &keys.last,
-        &keys.request_hash,
-        &keys.status,
-        &keys.content_type,
-        &keys.body,
-        &rows.signature,
-    ];
-    client.execute(&statement, &params).await?;
-    Ok(())
+    ]
 }
 
 /// A batch planned from heads read under the lock, in its open transaction: the call, pipelined
