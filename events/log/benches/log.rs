@@ -23,10 +23,13 @@
 //! to `PALIMPSEST_TEST_ADMIN_URL`'s server, without per-statement times. `BENCH_SECONDS` sets
 //! each phase's length (default 3), `BENCH_GROWTH` the events of the grown log (default 1e6),
 //! `BENCH_PARTS` which parts run (comma-separated: `log`, `tree-rate`, `tree-lag`,
-//! `tree-proofs`, or `tree` for the three; default all).
+//! `tree-proofs`, or `tree` for the three, and `one-call`, the append as one server-side call
+//! against the nine statements it replaced, `support/one_call.rs`; default all).
 
 #[path = "support/cluster.rs"]
 mod cluster;
+#[path = "support/one_call.rs"]
+mod one_call;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/stamping.rs"]
@@ -760,6 +763,9 @@ async fn main() {
     }
     if wanted("tree-proofs") {
         tree_proofs::proof_times(&server).await;
+    }
+    if wanted("one-call") {
+        one_call::compare(&server).await;
     }
     server.stop().await;
 }

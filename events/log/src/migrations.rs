@@ -27,6 +27,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "tree size",
         include_str!("migrations/0006_tree_size.sql"),
     ),
+    (
+        7,
+        "append call",
+        include_str!("migrations/0007_append_call.sql"),
+    ),
 ];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each

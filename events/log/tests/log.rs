@@ -429,8 +429,17 @@ async fn a_stream_without_events_is_a_version_check_and_positions_follow_request
 #[tokio::test]
 async fn two_appenders_on_one_log_keep_versions_positions_and_chains() {
     // Each store remembers the heads it wrote; the other's appends must make it re-read them.
+    // The second writes its batches with the nine statements the one call replaced (the bench's
+    // comparison), so each way's guard also meets the other's writes.
     let (db, first) = setup().await;
-    let second = EventStore::connect(db.url()).await.expect("second store");
+    let pool = palimpsest_log::store::pool(db.url(), 4).expect("pool");
+    let statements = AppendOptions {
+        one_call: false,
+        ..AppendOptions::default()
+    };
+    let second = EventStore::with_options(db.url(), pool, statements)
+        .await
+        .expect("second store");
     for round in 0..5i64 {
         for (i, store) in [&first, &second].into_iter().enumerate() {
             let version = round * 2 + i as i64;
@@ -483,6 +492,68 @@ async fn two_appenders_on_one_log_keep_versions_positions_and_chains() {
         .await
         .expect("audit");
     assert_eq!(report.broken, None);
+    db.drop().await;
+}
+
+/// The call that writes a batch (`log.append_batch`) sets the commit mode of the transaction it
+/// ends: it must outlast the call itself, or a batch answered at its own commit would not be on
+/// disk on a server whose default is asynchronous, and a deferred one would wait for an fsync
+/// under the lock.
+#[tokio::test]
+async fn the_append_call_sets_how_its_transaction_commits() {
+    let (db, store) = setup().await;
+    let client = store.pool().get().await.expect("client");
+    let empty = vec!["'{}'"; 28].join(", ");
+    let call = format!("SELECT log.append_batch(0, NULL, $1, {empty}, NULL)");
+    for (flushed, mode) in [(true, "on"), (false, "off"), (true, "on")] {
+        client
+            .batch_execute("BEGIN; SET LOCAL synchronous_commit = local")
+            .await
+            .expect("begin");
+        client.execute(&call, &[&flushed]).await.expect("call");
+        let shown: String = client
+            .query_one("SHOW synchronous_commit", &[])
+            .await
+            .expect("show")
+            .get(0);
+        assert_eq!(shown, mode, "flushed = {flushed}");
+        client.batch_execute("ROLLBACK").await.expect("rollback");
+    }
+    db.drop().await;
+}
+
+/// The call refuses a batch planned on a log that has moved since (another process appended):
+/// nothing of it is written, and the error is the guard's, which makes the appender read the
+/// heads again rather than retry carefully.
+#[tokio::test]
+async fn the_append_call_writes_nothing_when_the_log_moved() {
+    let (db, store) = setup().await;
+    store
+        .append(AppendRequest::new().stream(stream("a"), ExpectedVersion::Any, vec![event(1)]))
+        .await
+        .expect("append");
+    let client = store.pool().get().await.expect("client");
+    // No event, one idempotency row: what an answer stored alone under its key sends.
+    let no_events = vec!["'{}'"; 21].join(", ");
+    let key = "ARRAY['k'], ARRAY[2]::bigint[], ARRAY[1]::bigint[], ARRAY[NULL]::bytea[], \
+               ARRAY[NULL]::int2[], ARRAY[NULL]::text[], ARRAY[NULL]::bytea[]";
+    let call = format!("SELECT log.append_batch($1, NULL, true, {no_events}, {key}, NULL)");
+    let err = client
+        .execute(&call, &[&0i64])
+        .await
+        .expect_err("the log is at 1, not 0");
+    assert_eq!(
+        err.code(),
+        Some(&tokio_postgres::error::SqlState::T_R_SERIALIZATION_FAILURE)
+    );
+    let keys = "SELECT count(*) FROM log.idempotency";
+    let stored: i64 = client.query_one(keys, &[]).await.expect("keys").get(0);
+    assert_eq!(stored, 0);
+    // The same call planned where the log ends is written.
+    client.execute(&call, &[&1i64]).await.expect("at the head");
+    let stored: i64 = client.query_one(keys, &[]).await.expect("keys").get(0);
+    assert_eq!(stored, 1);
+    assert_eq!(store.head_position().await.expect("head"), 1);
     db.drop().await;
 }
 

@@ -99,7 +99,7 @@ impl Writers {
 }
 
 /// One phase of inserts alone: events per second.
-async fn inserts(url: &str, table: &str, writers: usize, flushed: bool, tag: &str) -> f64 {
+pub async fn inserts(url: &str, table: &str, writers: usize, flushed: bool, tag: &str) -> f64 {
     let w = Writers::start(url, table, writers, flushed, tag, None).await;
     tokio::time::sleep(crate::phase()).await;
     w.finish().await

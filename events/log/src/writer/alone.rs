@@ -2,13 +2,14 @@
 //!
 //! A batch the appender cannot plan from memory, or whose warm run failed, waits for the line to
 //! settle and runs alone: its heads (and, carefully, its keys and event ids) are read under the
-//! lock, then it is planned, written and committed (two round trips). If its transaction fails
+//! lock, then it is planned, and written and committed by the same call a warm batch sends
+//! (two round trips). If its transaction fails
 //! as a whole, each command is retried alone, carefully, so that only the faulty one fails.
 
 use super::care::{Mode, mode_after, needs_care};
 use super::durability::{Commit, durable};
 use super::outcome::{Outcomes, replay};
-use super::transaction::{begin_and_read, write};
+use super::transaction::{begin_and_read, call_and_commit, write};
 use super::{Appender, Reply};
 use crate::budget::Phase;
 use crate::plan::{Head, Plan, Rows, Seen, decode_heads};
@@ -146,7 +147,10 @@ impl Appender {
         self.sign(&mut rows);
         self.budget.add(Phase::Plan, planning.elapsed());
         let sent = Instant::now();
-        write(client, &rows, position).await?;
+        match self.one_call {
+            true => call_and_commit(client, &rows, start, commit).await?,
+            false => write(client, &rows, position).await?,
+        }
         self.budget.add(Phase::Writes, sent.elapsed());
         self.known.advance(position, &rows);
         Ok(Some(((plans, position), commit.flushes(&rows))))

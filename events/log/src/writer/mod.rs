@@ -13,7 +13,7 @@
 //!   round trip, pipelined behind the batches in flight.
 //! - [`alone`]: any other batch runs alone, from heads read under the lock, and carefully
 //!   ([`care`]) when a repeat may hide in it; after a failure of the whole, command by command.
-//! - [`transaction`]: every statement the append transaction sends, in order.
+//! - [`transaction`]: what the append sends: one call of `log.append_batch` (migration 0007).
 //! - [`outcome`]: what a committed batch tells this process and each command.
 //! - [`durability`]: when callers are told: at their commit, or after a later flush.
 
@@ -91,6 +91,7 @@ pub(crate) fn spawn(
         in_flight: VecDeque::new(),
         depth: options.pipeline_depth.max(1),
         flush_when_alone: options.flush_when_alone,
+        one_call: options.one_call,
         signer: options.signer,
     };
     tokio::spawn(appender.serve(queue));
@@ -117,13 +118,15 @@ struct Appender {
     depth: usize,
     /// See [`AppendOptions::flush_when_alone`].
     flush_when_alone: bool,
+    /// See [`AppendOptions::one_call`].
+    one_call: bool,
     /// See [`AppendOptions::signer`].
     signer: Option<LogSigner>,
 }
 
 /// What woke the appender.
 enum Wake {
-    Done(Result<Result<(), AppendError>, tokio::task::JoinError>),
+    Done(Result<(), AppendError>),
     Job(Option<Job>),
 }
 

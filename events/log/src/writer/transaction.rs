@@ -1,10 +1,14 @@
 //! The append transaction: every statement it sends, and in what order.
 //!
-//! A warm batch sends `BEGIN`, the lock, the guard, its writes and `COMMIT` as one pipeline
-//! ([`one_round_trip`]). Any other batch first reads under the lock — the log's head, its streams'
-//! heads and, carefully, the keys and event ids seen before ([`begin_and_read`]) — then sends its
-//! writes with `COMMIT` ([`write`]). How `BEGIN` sets the commit mode is
-//! [`super::durability::Commit`]'s choice.
+//! A warm batch is one call of `log.append_batch` (migration 0007, decision 0025) in autocommit:
+//! the lock, the guard, every write, `NOTIFY` and the commit in one statement and one round trip
+//! ([`call`]). Any other batch first reads under the lock — the log's head, its streams' heads
+//! and, carefully, the keys and event ids seen before ([`begin_and_read`]) — then sends the same
+//! call with `COMMIT` ([`call_and_commit`]). How the transaction commits (synchronously or not)
+//! is [`super::durability::Commit`]'s choice, set by `BEGIN` and by the call itself.
+//!
+//! The nine statements the call replaced ([`one_round_trip`], [`write`]) remain for the bench's
+//! comparison ([`crate::AppendOptions::one_call`] off).
 
 use super::care::keys_and_ids;
 use super::durability::Commit;
@@ -106,7 +110,59 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
     let sign = client.prepare_cached(SIGN_SQL).await?;
     let (c, k, s, v, h) = rows.last_of_each_stream();
     let position_text = position.to_string();
-    let insert_params: [&(dyn ToSql + Sync); 16] = [
+    let insert_params = event_columns(rows);
+    let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
+    let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
+    let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
+    let first = rows.position.first();
+    let sign_params: [&(dyn ToSql + Sync); 3] = [&first, &position, &rows.signature];
+    tokio::try_join!(
+        client.execute(&sign, &sign_params),
+        client.execute(&insert, &insert_params),
+        client.execute(&upsert, &upsert_params),
+        client.execute(&remember, &remember_params),
+        client.execute(&advance, &advance_params),
+        client.execute(&notify, &notify_params),
+        client.batch_execute("COMMIT"),
+    )?;
+    Ok(())
+}
+
+/// The whole batch as one call of `log.append_batch`: the lock, the guard (the log still ends at
+/// `expected`, with `last_event` there when known), the idempotency rows, the signature, the
+/// events, the stream heads, the head and `NOTIFY`. Sent alone it runs in autocommit, so it
+/// commits when it returns, synchronously when `commit` is [`Commit::Flushed`]; inside a
+/// transaction begun by [`begin_and_read`] it leaves the commit to `COMMIT`.
+pub(super) async fn call(
+    client: &Client,
+    rows: &Rows,
+    (expected, last_event): (i64, Option<Uuid>),
+    commit: Commit,
+) -> Result<(), AppendError> {
+    let statement = client.prepare_cached(APPEND_SQL).await?;
+    let flushed = commit == Commit::Flushed;
+    let (c, k, s, v, h) = rows.last_of_each_stream();
+    let keys = &rows.keys;
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&expected, &last_event, &flushed];
+    params.extend(event_columns(rows));
+    params.extend([&c as &(dyn ToSql + Sync), &k, &s, &v, &h]);
+    params.extend([
+        &keys.key as &(dyn ToSql + Sync),
+        &keys.first,
+        &keys.last,
+        &keys.request_hash,
+        &keys.status,
+        &keys.content_type,
+        &keys.body,
+        &rows.signature,
+    ]);
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
+
+/// The columns of the batch's events, in `log.events`' order.
+fn event_columns(rows: &Rows) -> [&(dyn ToSql + Sync); 16] {
+    [
         &rows.position,
         &rows.event_id,
         &rows.context,
@@ -123,21 +179,21 @@ pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result
         &rows.recorded_at,
         &rows.prev_hash,
         &rows.hash,
-    ];
-    let upsert_params: [&(dyn ToSql + Sync); 5] = [&c, &k, &s, &v, &h];
-    let advance_params: [&(dyn ToSql + Sync); 1] = [&position];
-    let notify_params: [&(dyn ToSql + Sync); 2] = [&LOG_CHANNEL, &position_text];
-    let first = rows.position.first();
-    let sign_params: [&(dyn ToSql + Sync); 3] = [&first, &position, &rows.signature];
-    tokio::try_join!(
-        client.execute(&sign, &sign_params),
-        client.execute(&insert, &insert_params),
-        client.execute(&upsert, &upsert_params),
-        client.execute(&remember, &remember_params),
-        client.execute(&advance, &advance_params),
-        client.execute(&notify, &notify_params),
-        client.batch_execute("COMMIT"),
-    )?;
+    ]
+}
+
+/// A batch planned from heads read under the lock, in its open transaction: the call, pipelined
+/// with `COMMIT`. Should the call fail, Postgres turns the `COMMIT` into a rollback, and the
+/// call's error is what this returns.
+pub(super) async fn call_and_commit(
+    client: &Client,
+    rows: &Rows,
+    expected: i64,
+    commit: Commit,
+) -> Result<(), AppendError> {
+    tokio::try_join!(call(client, rows, (expected, None), commit), async {
+        Ok::<_, AppendError>(client.batch_execute("COMMIT").await?)
+    },)?;
     Ok(())
 }
 
@@ -179,8 +235,13 @@ pub(super) const BEGIN_FLUSHED_SQL: &str = "BEGIN; SET LOCAL synchronous_commit 
 const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock($1)";
 const GUARD_SQL: &str = "SELECT log.expect_head($1, $2)";
 const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
+/// The whole append (migration 0007).
+const APPEND_SQL: &str = "SELECT log.append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+     $29, $30, $31, $32)";
 /// What a warm batch sends, prepared on the line before its first batch.
-pub(super) const LINE_STATEMENTS: [&str; 8] = [
+pub(super) const LINE_STATEMENTS: [&str; 9] = [
+    APPEND_SQL,
     LOCK_SQL,
     GUARD_SQL,
     INSERT_SQL,
