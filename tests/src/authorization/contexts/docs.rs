@@ -70,6 +70,10 @@ pub fn table() -> Vec<Row> {
             .query("include_docs=true")
             .json("{}"),
         Row::new("GET", db("/_design/{ddoc}"), Admin),
+        // A view answers any user, over the documents that user may read (decision 0032).
+        Row::new("GET", db("/_design/{ddoc}/_view/{view}"), AnyUser).query("reduce=false"),
+        Row::new("POST", db("/_design/{ddoc}/_view/{view}"), AnyUser)
+            .json(r#"{"keys": ["${user}"]}"#),
         Row::new("PUT", db("/_design/{ddoc}"), Admin).json(r#"{"views": {}}"#),
         Row::new("DELETE", db("/_design/{ddoc}"), Admin).query("rev=${ddoc_rev}"),
         Row::new("POST", db("/_ensure_full_commit"), AnyUser),
@@ -183,7 +187,9 @@ pub async fn context(app: &TestApp) -> Context {
     .await;
     let design = put(
         &setup,
-        as_admin(Method::PUT, &format!("/docs/{DB}/_design/authz")).json(&json!({"views": {}})),
+        as_admin(Method::PUT, &format!("/docs/{DB}/_design/authz")).json(&json!({"views": {
+            "owners": {"map": "function (doc) { emit(doc.owner, 1); }", "reduce": "_count"}
+        }})),
         "design document",
     )
     .await;
@@ -259,6 +265,7 @@ pub async fn context(app: &TestApp) -> Context {
             ("rev", rev),
             ("name", "note.txt".to_owned()),
             ("ddoc", "authz".to_owned()),
+            ("view", "owners".to_owned()),
             ("ddoc_rev", ddoc_rev),
             ("id", "authz-local".to_owned()),
             ("user", USER.0.to_owned()),
