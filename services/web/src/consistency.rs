@@ -16,86 +16,12 @@ use axum::extract::Request;
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The header carrying a log position: on a write's answer, where its events are; on a
 /// request, the position its reads must reflect.
 pub const POSITION_HEADER: &str = "palimpsest-position";
-
-/// The methods whose operations may read (all of them may name a position).
-const METHODS: [&str; 6] = ["get", "head", "post", "put", "patch", "delete"];
-
-/// The methods whose operations are commands (their answers may name a position).
-const WRITE_METHODS: [&str; 4] = ["post", "put", "patch", "delete"];
-
-/// Documents [`POSITION_HEADER`] in a context's OpenAPI document, as [`track`] serves it: every
-/// operation may name the position its reads must reflect, and a write's successful answer
-/// names the position it appended. Each context passes the document it serves through this, so
-/// a client generated from any of them knows the header.
-pub fn document_positions(mut spec: Value) -> Value {
-    let Some(paths) = spec.get_mut("paths").and_then(Value::as_object_mut) else {
-        return spec;
-    };
-    for item in paths.values_mut() {
-        for method in METHODS {
-            let Some(operation) = item.get_mut(method).and_then(Value::as_object_mut) else {
-                continue;
-            };
-            if let Value::Array(list) = operation
-                .entry("parameters")
-                .or_insert_with(|| Value::Array(Vec::new()))
-            {
-                list.push(position_parameter());
-            }
-            if WRITE_METHODS.contains(&method)
-                && let Some(responses) = operation
-                    .get_mut("responses")
-                    .and_then(Value::as_object_mut)
-            {
-                document_answers(responses);
-            }
-        }
-    }
-    spec
-}
-
-/// The request header: the position this request's reads must reflect.
-fn position_parameter() -> Value {
-    json!({
-        "name": "Palimpsest-Position",
-        "in": "header",
-        "required": false,
-        "description": "A log position this request's reads must reflect (the one a write's answer named): read from a replica only once it has replayed that far, else from the primary. Anything but a position is ignored.",
-        "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}
-    })
-}
-
-/// The answer header on each successful answer written out in place (a `$ref` answer is
-/// shared and left as it is).
-fn document_answers(responses: &mut serde_json::Map<String, Value>) {
-    for (status, answer) in responses.iter_mut() {
-        if !status.starts_with('2') {
-            continue;
-        }
-        let Some(answer) = answer.as_object_mut().filter(|a| !a.contains_key("$ref")) else {
-            continue;
-        };
-        if let Value::Object(headers) = answer
-            .entry("headers")
-            .or_insert_with(|| Value::Object(Default::default()))
-        {
-            headers.insert(
-                "Palimpsest-Position".into(),
-                json!({
-                    "description": "The last log position this write appended (absent when it appended nothing): name it on later requests to read this write from any replica.",
-                    "schema": {"type": "integer", "minimum": 1}
-                }),
-            );
-        }
-    }
-}
 
 /// What the current request must see, and what it appended.
 #[derive(Debug, Default)]
@@ -149,27 +75,4 @@ pub fn appended(position: i64) {
         needs.position.fetch_max(position, Ordering::AcqRel);
         needs.appended.fetch_max(position, Ordering::AcqRel);
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_operation_may_name_a_position_and_a_write_answers_one() {
-        let spec = document_positions(json!({"paths": {
-            "/a": {"get": {"responses": {"200": {}}}, "post": {"responses": {"201": {}, "409": {}}}},
-            "/b": {"put": {"responses": {"200": {"$ref": "#/components/responses/Ok"}}}}
-        }}));
-        let a = &spec["paths"]["/a"];
-        assert_eq!(a["get"]["parameters"][0]["name"], "Palimpsest-Position");
-        assert!(a["get"]["responses"]["200"].get("headers").is_none());
-        assert!(a["post"]["responses"]["201"]["headers"]["Palimpsest-Position"].is_object());
-        assert!(a["post"]["responses"]["409"].get("headers").is_none());
-        let shared = &spec["paths"]["/b"]["put"]["responses"]["200"];
-        assert!(
-            shared.get("headers").is_none(),
-            "a $ref answer is left alone"
-        );
-    }
 }

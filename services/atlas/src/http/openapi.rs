@@ -311,8 +311,7 @@ fn add_admin_routes(doc: &mut Value) {
 /// `GET /openapi.json`: the routes, every write documented with the platform's
 /// `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
-    let spec = palimpsest_web::command::document_commands(spec());
-    Json(palimpsest_web::consistency::document_positions(spec))
+    Json(palimpsest_web::command::document_commands(spec()))
 }
 
 #[cfg(test)]

@@ -64,6 +64,11 @@ pub async fn stored_user(
     db: &str,
     name: &str,
 ) -> Result<Option<StoredUser>, CouchError> {
+    // No user's name holds U+0000 (no event may carry it), and Postgres refuses it in text:
+    // such a name is no user, not a server error.
+    if name.contains('\0') {
+        return Ok(None);
+    }
     let Some(row) = client
         .query_opt(
             "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",

@@ -10,10 +10,7 @@ const TEXT: &str = include_str!("openapi.json");
 /// The document, every write operation documented with the platform's `Idempotency-Key`.
 pub async fn document() -> Json<Value> {
     match serde_json::from_str(TEXT) {
-        Ok(value) => {
-            let spec = palimpsest_web::command::document_commands(value);
-            Json(palimpsest_web::consistency::document_positions(spec))
-        }
+        Ok(value) => Json(palimpsest_web::command::document_commands(value)),
         Err(e) => {
             tracing::error!(error = %e, "openapi.json does not parse");
             Json(Value::Null)
