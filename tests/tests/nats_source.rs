@@ -11,7 +11,7 @@ use palimpsest_e2e::chaos::checks::{dump, projections, replay_equals_live};
 use palimpsest_e2e::chaos::processes::{Env, Proc};
 use palimpsest_e2e::postgres::connect;
 use palimpsest_e2e::workload::{
-    json_body, read, write, write_and_read_back_in_every_context, write_through_every_context,
+    post_as_admin, read, write_and_read_back_in_every_context, write_through_every_context,
 };
 use palimpsest_log::relay::STREAM_NAME;
 use palimpsest_projections::NatsFeed;
@@ -236,13 +236,10 @@ async fn redelivered_positions_at_or_below_the_checkpoint_are_ignored() {
 
     // It goes on with new events afterwards.
     let admin = app.admin_token();
-    let section = json_body(serde_json::json!({"title": "after the redelivery"}));
-    let created = write(
+    let created = post_as_admin(
         &app,
-        reqwest::Method::POST,
         "/atlas/sections",
-        section,
-        Some(&admin),
+        serde_json::json!({"title": "after the redelivery"}),
     )
     .await;
     let id = created["id"].as_str().expect("section id");
@@ -332,13 +329,10 @@ async fn a_waiting_process_takes_over_the_feeds_of_a_killed_one() {
     first.kill();
     let killed = Instant::now();
     let admin = app.admin_token();
-    let section = json_body(serde_json::json!({"title": "after the kill"}));
-    let created = write(
+    let created = post_as_admin(
         &app,
-        reqwest::Method::POST,
         "/atlas/sections",
-        section,
-        Some(&admin),
+        serde_json::json!({"title": "after the kill"}),
     )
     .await;
     let head = app.state.store.head_position().await.expect("head");

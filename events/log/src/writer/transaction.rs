@@ -80,20 +80,11 @@ pub(super) async fn begin_and_read(
 /// `COMMIT` into a rollback, and the failed write's error is what this returns.
 pub(super) async fn write(client: &Client, rows: &Rows, position: i64) -> Result<(), AppendError> {
     let remember = client.prepare_cached(REMEMBER_KEYS_SQL).await?;
-    let keys = &rows.keys;
-    let remember_params: [&(dyn ToSql + Sync); 7] = [
-        &keys.key,
-        &keys.first,
-        &keys.last,
-        &keys.request_hash,
-        &keys.status,
-        &keys.content_type,
-        &keys.body,
-    ];
+    let remember_params = key_columns(rows);
     if rows.position.is_empty() {
         // No event: at most answers stored alone under their keys (pipelined with `COMMIT`,
         // which a failed insert turns into a rollback, as below).
-        if keys.key.is_empty() {
+        if rows.keys.key.is_empty() {
             client.batch_execute("COMMIT").await?;
         } else {
             tokio::try_join!(
@@ -142,22 +133,27 @@ pub(super) async fn call(
     let statement = client.prepare_cached(APPEND_SQL).await?;
     let flushed = commit == Commit::Flushed;
     let (c, k, s, v, h) = rows.last_of_each_stream();
-    let keys = &rows.keys;
     let mut params: Vec<&(dyn ToSql + Sync)> = vec![&expected, &last_event, &flushed];
     params.extend(event_columns(rows));
     params.extend([&c as &(dyn ToSql + Sync), &k, &s, &v, &h]);
-    params.extend([
-        &keys.key as &(dyn ToSql + Sync),
+    params.extend(key_columns(rows));
+    params.push(&rows.signature);
+    client.execute(&statement, &params).await?;
+    Ok(())
+}
+
+/// The columns of the batch's idempotency rows, in `log.idempotency`'s order.
+fn key_columns(rows: &Rows) -> [&(dyn ToSql + Sync); 7] {
+    let keys = &rows.keys;
+    [
+        &keys.key,
         &keys.first,
         &keys.last,
         &keys.request_hash,
         &keys.status,
         &keys.content_type,
         &keys.body,
-        &rows.signature,
-    ]);
-    client.execute(&statement, &params).await?;
-    Ok(())
+    ]
 }
 
 /// The columns of the batch's events, in `log.events`' order.
