@@ -151,3 +151,28 @@ async fn malformed_parameters_are_refused_even_where_unused() {
     }
     docs.stop().await;
 }
+
+/// A user name with U+0000 is no user (no event may carry one): the administrator's session
+/// route answers it 404 like any unknown name, and a login with it is refused, not a 500
+/// (Postgres refused the text in the user lookup).
+#[tokio::test]
+async fn a_user_name_with_a_nul_is_no_user_not_a_server_error() {
+    let docs = Docs::start().await;
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
+    let nul = "a\u{0}b";
+
+    let (status, answer) = docs
+        .as_admin("POST", "/_admin/db/_session", Some(json!({"name": nul})))
+        .await;
+    assert_eq!(status, 404, "{answer}");
+
+    let (status, answer) = docs
+        .call(
+            "POST",
+            "/db/_session",
+            Some(json!({"name": nul, "password": "x"})),
+        )
+        .await;
+    assert!((400..500).contains(&status), "{status} {answer}");
+    docs.stop().await;
+}
