@@ -15,6 +15,7 @@
 
 pub mod checkpoint;
 pub mod nats_feed;
+mod passed_over;
 mod planned;
 pub mod projection;
 pub mod read_database;

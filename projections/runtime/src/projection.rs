@@ -161,6 +161,15 @@ pub trait Projection: Send + Sync + 'static {
     fn planner(&self) -> Option<&dyn Planner> {
         None
     }
+
+    /// The one context whose events this read model applies, when it ignores every other's.
+    /// Its live runner then passes over a run of other contexts' events it holds in memory
+    /// without a transaction, and commits its checkpoint past them later
+    /// ([`crate::runner`]): on a write of one context, the other contexts' projectors stay
+    /// off the database. `None` (the default): every event may write rows.
+    fn context(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Plans `events` with `planner` and runs the statements in `tx` (what a planned projection's

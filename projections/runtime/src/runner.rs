@@ -1,5 +1,6 @@
 //! Running a projection live: catch up from the log, then follow it.
 
+use crate::passed_over::PassedOver;
 use crate::stall::{self, Stall};
 use crate::{
     PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, ReadDatabase, checkpoint,
@@ -341,6 +342,8 @@ pub fn spawn_runner_in(
         if !ensure_until_ready(&store, &read, projection.as_ref(), &shutdown).await {
             return;
         }
+        let name = projection.name();
+        let mut passed = PassedOver::new(name, projection.context(), store.clone(), watch.clone());
         let mut runner = Runner {
             store: store.clone(),
             read,
@@ -363,20 +366,32 @@ pub fn spawn_runner_in(
                     _ = shutdown.cancelled() => return,
                 }
             }
+            // Other contexts' events are passed over while waiting (`passed_over.rs`).
+            let (checkpoint, may_pass) = (runner.checkpoint, !runner.one_by_one());
+            let passing = &mut passed;
             let ready = async {
                 if !after_head {
                     return true;
                 }
-                tokio::select! {
-                    _ = head.changed() => true,
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => true,
-                    _ = shutdown.cancelled() => false,
+                loop {
+                    tokio::select! {
+                        _ = head.changed() => {}
+                        _ = tokio::time::sleep(passing.idle_wait(IDLE)) => return true,
+                        _ = shutdown.cancelled() => return false,
+                    }
+                    if !(may_pass && passing.pass(checkpoint)) {
+                        return true;
+                    }
                 }
             };
             next = runner.step(ready).await;
+            passed.committed(runner.checkpoint);
         }
     })
 }
+
+/// How long an idle runner waits for the log to move before it looks again anyway.
+const IDLE: Duration = Duration::from_secs(1);
 
 /// Ensures the projection ([`ensure_in`]), trying again after a failure (soon when the
 /// database was away, seldom when a rebuild stopped on an event); false when `shutdown` came
@@ -431,10 +446,16 @@ struct Runner {
 }
 
 impl Runner {
+    /// Whether it applies one event at a time (looking for the one that failed a batch, or
+    /// stopped on it).
+    fn one_by_one(&self) -> bool {
+        self.narrowing > 0 || self.stalled.is_some()
+    }
+
     /// Applies the next batch once `ready` (see [`apply_when_ready`]); when to try again.
     async fn step(&mut self, ready: impl std::future::Future<Output = bool>) -> Next {
         let name = self.projection.name();
-        let one_by_one = self.narrowing > 0 || self.stalled.is_some();
+        let one_by_one = self.one_by_one();
         let limit = if one_by_one { 1 } else { BATCH };
         let applied = match self.projection.planner() {
             Some(planner) => {

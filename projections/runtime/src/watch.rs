@@ -146,6 +146,13 @@ impl ProjectionWatch {
         advance(&self.seen, name, position);
     }
 
+    /// The position projection `name` is known here to stand at (told by its runner in this
+    /// process, or by a notification), if any: past its committed checkpoint when the runner
+    /// passed over other contexts' events.
+    pub fn reached(&self, name: &str) -> Option<i64> {
+        self.seen.borrow().positions.get(name).copied()
+    }
+
     /// The stall of projection `name` this process knows of, if any.
     pub fn stall(&self, name: &str) -> Option<Stall> {
         self.seen.borrow().stalls.get(name).cloned()

@@ -48,6 +48,11 @@ impl Projection for AtlasProjection {
         NAME
     }
 
+    /// Every other context's events are ignored (see `apply`).
+    fn context(&self) -> Option<&'static str> {
+        Some(CONTEXT)
+    }
+
     /// 2: the `users` table.
     fn version(&self) -> i32 {
         2

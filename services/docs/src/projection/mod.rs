@@ -37,6 +37,11 @@ impl Projection for DocsProjection {
         NAME
     }
 
+    /// Every other context's events are ignored (see `apply`).
+    fn context(&self) -> Option<&'static str> {
+        Some(CONTEXT)
+    }
+
     /// 2: attachments may be a location in the attachment folder instead of bytes.
     /// 3: each leaf revision's channels in `_sync.rev_channels`.
     /// 4: the bodies of revisions that stopped being leaves, in `old_revs` until compaction;

@@ -70,6 +70,11 @@ impl Projection for PadsStore {
         NAME
     }
 
+    /// Every other context's events are ignored (see `apply`).
+    fn context(&self) -> Option<&'static str> {
+        Some(pads::CONTEXT)
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,

@@ -33,6 +33,11 @@ impl Projection for RecordsProjection {
         NAME
     }
 
+    /// Every other context's events are ignored (see `apply`).
+    fn context(&self) -> Option<&'static str> {
+        Some(CONTEXT)
+    }
+
     /// 2: a single-valued collection has its sync index (`schema::class_ddl`); a read model
     /// of version 1 is rebuilt to get it.
     fn version(&self) -> i32 {

@@ -31,6 +31,11 @@ impl Projection for ResourcesProjection {
         NAME
     }
 
+    /// Every other context's events are ignored (see `apply`).
+    fn context(&self) -> Option<&'static str> {
+        Some(CONTEXT)
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,
