@@ -19,6 +19,7 @@ pub mod attachments;
 pub mod audit;
 pub mod body;
 pub mod command;
+pub mod counts;
 pub mod database;
 pub mod delivery;
 pub mod design;

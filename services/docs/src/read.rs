@@ -13,6 +13,12 @@ pub struct DbRow {
     pub name: String,
     /// How many ancestors per leaf the read model keeps.
     pub revs_limit: i32,
+    /// Which database of that name (a deleted and re-created one is another).
+    pub incarnation: uuid::Uuid,
+    /// Its sequence: moved by every change of one of its documents (a purge included).
+    pub last_seq: i64,
+    /// The newest sequence its tombstone purges removed (moved by `_purge` of tombstones).
+    pub purged_seq: i64,
 }
 
 /// A pooled read-model connection.
@@ -27,7 +33,8 @@ pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> 
     }
     let row = client
         .query_opt(
-            "SELECT name, revs_limit FROM docs.databases WHERE name = $1",
+            "SELECT name, revs_limit, incarnation, last_seq, purged_seq FROM docs.databases \
+             WHERE name = $1",
             &[&name],
         )
         .await?
@@ -35,6 +42,9 @@ pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> 
     Ok(DbRow {
         name: row.get(0),
         revs_limit: row.get(1),
+        incarnation: row.get(2),
+        last_seq: row.get(3),
+        purged_seq: row.get(4),
     })
 }
 

@@ -670,3 +670,67 @@ async fn a_retried_write_with_the_same_idempotency_key_appends_nothing() {
     assert_eq!(docs.head().await, head);
     docs.stop().await;
 }
+
+/// `GET /{db}`'s counts are kept per state of the database (`counts.rs`): asked between every
+/// change, they follow each one — writes, a deletion, the database deleted and made again at
+/// the same sequence, a purge of one document, a purge of tombstones.
+#[tokio::test]
+async fn the_database_info_counts_follow_every_change_asked_between_each() {
+    let started = Docs::start().await;
+    let docs = &started;
+    let counts = || async {
+        let (status, info) = docs.call("GET", "/db", None).await;
+        assert_eq!(status, 200, "{info}");
+        let count = |k: &str| info[k].as_i64().expect(k);
+        (
+            count("doc_count"),
+            count("doc_del_count"),
+            count("update_seq"),
+        )
+    };
+    let delete = |id: &'static str| async move {
+        let (_, doc) = docs.call("GET", &format!("/db/{id}"), None).await;
+        let rev = doc["_rev"].as_str().expect("rev").to_owned();
+        docs.call("DELETE", &format!("/db/{id}?rev={rev}"), None)
+            .await;
+    };
+    docs.as_admin("PUT", "/db", None).await;
+    assert_eq!(counts().await, (0, 0, 0));
+    for id in ["a", "b", "c"] {
+        docs.call("PUT", &format!("/db/{id}"), Some(json!({})))
+            .await;
+    }
+    assert_eq!(counts().await, (3, 0, 3));
+    assert_eq!(counts().await, (3, 0, 3), "asked again, unchanged");
+    assert_eq!(docs.as_admin("DELETE", "/db", None).await.0, 200);
+    assert_eq!(docs.as_admin("PUT", "/db", None).await.0, 201);
+    for id in ["d", "e"] {
+        docs.call("PUT", &format!("/db/{id}"), Some(json!({})))
+            .await;
+    }
+    delete("e").await;
+    assert_eq!(
+        counts().await,
+        (1, 1, 3),
+        "the database made again, at the same sequence as the old one"
+    );
+    docs.call("PUT", "/db/f", Some(json!({}))).await;
+    assert_eq!(counts().await, (2, 1, 4));
+    let (status, _) = docs
+        .admin(
+            "POST",
+            "/_admin/db/_purge",
+            &json!({"d": ["*"]}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (live, deleted, _) = counts().await;
+    assert_eq!((live, deleted), (1, 1), "a purged document is not counted");
+    let (status, _) = docs
+        .admin("POST", "/_admin/db/_compact?retention_secs=0", "")
+        .await;
+    assert_eq!(status, 200);
+    let (live, deleted, _) = counts().await;
+    assert_eq!((live, deleted), (1, 0), "purged tombstones are not counted");
+    started.stop().await;
+}

@@ -127,19 +127,12 @@ pub async fn info(
     let client = read::client(&state).await?;
     let db = read::database(&client, &name).await?;
     crate::access::auth::caller(&state, &client, &name, &headers).await?;
-    let counts = client
-        .query_one(
-            "SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted), \
-             coalesce(max(seq), 0) FROM docs.kv WHERE db = $1 AND seq IS NOT NULL",
-            &[&db.name],
-        )
-        .await?;
-    let (live, deleted, seq): (i64, i64, i64) = (counts.get(0), counts.get(1), counts.get(2));
+    let counts = crate::counts::of(&client, &db).await?;
     Ok(Json(json!({
         "db_name": db.name,
-        "update_seq": seq,
-        "doc_count": live,
-        "doc_del_count": deleted,
+        "update_seq": counts.update_seq,
+        "doc_count": counts.live,
+        "doc_del_count": counts.deleted,
         "purge_seq": 0,
         "compact_running": false,
         "disk_format_version": 8,
