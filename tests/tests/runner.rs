@@ -255,3 +255,83 @@ async fn an_event_too_large_for_the_log_stays_a_413() {
     assert_eq!(failure.status(), StatusCode::PAYLOAD_TOO_LARGE);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_write_waits_for_the_partitions_of_its_streams_only() {
+    let count = 4;
+    let app = TestApp::builder()
+        .partitions("stream_heads", count)
+        .start()
+        .await;
+    let partition =
+        |key: &str| palimpsest_projections::partition::partition_of(&stream(key), count);
+    let slow = (0..)
+        .map(|i| format!("slow-{i}"))
+        .find(|k| partition(k) != partition("fast"))
+        .expect("a stream in another partition");
+    // Every partition is taken before the slow one is held up.
+    let read = app.state.store.pool().get().await.expect("client");
+    let started = std::time::Instant::now();
+    while palimpsest_projections::partition::lease::shares(&read, "stream_heads")
+        .await
+        .expect("shares")
+        != [i64::from(count)]
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "partitions taken"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut blocker = app.state.store.pool().get().await.expect("client");
+    let held_up = blocker.transaction().await.expect("tx");
+    let slow_partition =
+        palimpsest_projections::partition::partition_name("stream_heads", partition(&slow), count);
+    held_up
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))",
+            &[&slow_partition],
+        )
+        .await
+        .expect("lock");
+    let write = |key: String| {
+        let commands = app.state.commands.clone();
+        async move {
+            let request = CommandRequest::none();
+            let command = Command {
+                projections: &["stream_heads"],
+                ..command(&request)
+            };
+            commands
+                .run_for::<String, (), _, _>(command, |_: Attempt| {
+                    let key = key.clone();
+                    async move { Ok(Decision::unstored(()).write(stream(&key), vec![counted(1)])) }
+                })
+                .await
+                .expect("written")
+        }
+    };
+    // The slow stream's write waits for its partition (held up); the fast one's does not.
+    let slow_write = tokio::spawn(write(slow));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    write("fast".to_owned()).await;
+    assert!(
+        !slow_write.is_finished(),
+        "the slow write waits for its partition"
+    );
+    let metrics = reqwest::get(app.url("/metrics"))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics");
+    assert!(
+        !metrics
+            .contains("palimpsest_read_your_writes_timeouts_total{projection=\"stream_heads\"}"),
+        "the fast write did not wait out the other partition: {metrics}"
+    );
+    held_up.rollback().await.expect("release");
+    slow_write
+        .await
+        .expect("the slow write answers once its partition moves");
+}

@@ -11,10 +11,12 @@
 //! ([`read_database`]). The events come from the log, or from the relay's JetStream stream
 //! ([`nats_feed`]). A projection whose writes depend on its events alone plans them as
 //! [`statement`]s, and a live batch of it takes one round trip, with the events this process
-//! appended taken from memory ([`planned`]).
+//! appended taken from memory ([`planned`]). A read model whose rows each belong to one stream may
+//! be split into partitions of its streams, shared out between processes ([`partition`]).
 
 pub mod checkpoint;
 pub mod nats_feed;
+pub mod partition;
 mod passed_over;
 mod planned;
 pub mod projection;
@@ -26,6 +28,7 @@ pub mod statement;
 pub mod watch;
 
 pub use nats_feed::{NatsFeed, spawn_nats_runner};
+pub use partition::{ensure_partitions, spawn_partitioned_runner};
 pub use projection::{Planner, Projection, ProjectionError};
 pub use read_database::ReadDatabase;
 pub use rebuild::{RebuildReport, rebuild, rebuild_in};

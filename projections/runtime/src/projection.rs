@@ -170,6 +170,15 @@ pub trait Projection: Send + Sync + 'static {
     fn context(&self) -> Option<&'static str> {
         None
     }
+
+    /// Whether each of its rows belongs to the stream of the event that writes it, and no row
+    /// depends on another stream's events: then the order of two streams' events does not
+    /// matter, and the read model may be applied as partitions of its streams, each by a
+    /// process of its own ([`crate::partition`]). `false` (the default): one runner applies
+    /// every event in log order.
+    fn partitionable(&self) -> bool {
+        false
+    }
 }
 
 /// Plans `events` with `planner` and runs the statements in `tx` (what a planned projection's

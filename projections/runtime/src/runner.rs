@@ -1,5 +1,6 @@
 //! Running a projection live: catch up from the log, then follow it.
 
+use crate::partition;
 use crate::passed_over::PassedOver;
 use crate::stall::{self, Stall};
 use crate::{
@@ -30,11 +31,24 @@ pub async fn ensure(
 
 /// Makes sure the projection's schema, tables and checkpoint exist in `read` at the
 /// projection's version, fed by this log; a read model left by an older version is rebuilt
-/// from the log and swapped in.
+/// from the log and swapped in. It is applied by one runner: one left split into partitions is
+/// rebuilt too ([`crate::partition`]).
 pub async fn ensure_in(
     store: &EventStore,
     read: &ReadDatabase,
     projection: &dyn Projection,
+) -> Result<(), ProjectionError> {
+    ensure_shaped(store, read, projection, None).await
+}
+
+/// [`ensure_in`] for a read model applied by one runner (`partitions` `None`) or split into
+/// that many partitions, each with its checkpoint row: a read model of an older version, or
+/// split otherwise, is rebuilt first.
+pub(crate) async fn ensure_shaped(
+    store: &EventStore,
+    read: &ReadDatabase,
+    projection: &dyn Projection,
+    partitions: Option<u32>,
 ) -> Result<(), ProjectionError> {
     let name = projection.name();
     let stale = {
@@ -54,22 +68,39 @@ pub async fn ensure_in(
             projection.create_tables(&tx, name).await?;
             checkpoint::create(&tx, name, name, projection.version()).await?;
             checkpoint::claim(&tx, name, name, store.log_id()).await?;
+            if let Some(count) = partitions {
+                partition::add_checkpoints(&tx, name, count).await?;
+            }
             tx.commit().await?;
             false
         } else {
             checkpoint::upgrade(&tx, name).await?;
             checkpoint::claim(&tx, name, name, store.log_id()).await?;
             let (_, version) = checkpoint::read(&tx, name, name).await?;
+            let split = partition::existing_checkpoints(&tx, name).await?;
+            let stale = version != projection.version()
+                || !partition::split_as_wanted(name, &split, partitions);
+            if let (false, Some(count)) = (stale, partitions) {
+                partition::add_checkpoints(&tx, name, count).await?;
+            }
             tx.commit().await?;
-            version != projection.version()
+            stale
         }
     };
     if stale {
         tracing::info!(
             projection = name,
-            "read model is of an older version; rebuilding"
+            partitions,
+            "read model is of an older version or split otherwise; rebuilding"
         );
         rebuild_in(store, read, projection, |_, _| {}).await?;
+        if let Some(count) = partitions {
+            let mut client = read.pool().get().await?;
+            let tx = client.transaction().await?;
+            checkpoint::lock(&tx, name).await?;
+            partition::add_checkpoints(&tx, name, count).await?;
+            tx.commit().await?;
+        }
     }
     Ok(())
 }

@@ -105,16 +105,19 @@ pub(crate) async fn announce(read: &ReadDatabase, stall: &Stall, lag: i64, known
 
 /// Ends `stall`, if any, once a batch past it committed: the gauge back to 0 and a line saying
 /// so (the committed checkpoint cleared the record).
-pub(crate) fn resumed(projection: &'static str, stall: Option<Stall>) {
+pub(crate) fn resumed(projection: &str, stall: Option<Stall>) {
     if let Some(stall) = stall {
-        metrics::gauge!("palimpsest_projection_stalled", "projection" => projection).set(0.0);
+        metrics::gauge!("palimpsest_projection_stalled", "projection" => projection.to_owned())
+            .set(0.0);
         tracing::info!(projection, position = stall.position, "projection resumed");
     }
 }
 
-/// Records the stall beside the projection's checkpoint and announces it.
+/// Records the stall beside the projection's checkpoint (a partition's beside its own) and
+/// announces it.
 pub async fn record(client: &impl GenericClient, stall: &Stall) -> Result<(), ProjectionError> {
     let name = &stall.projection;
+    let schema = crate::partition::schema_of(name);
     let json = serde_json::to_value(stall)
         .map_err(|e| ProjectionError::Invalid(format!("stall record: {e}")))?;
     let mut note = serde_json::to_string(stall)
@@ -128,7 +131,7 @@ pub async fn record(client: &impl GenericClient, stall: &Stall) -> Result<(), Pr
     }
     client
         .execute(
-            &format!("UPDATE {name}.projection_checkpoint SET stalled = $2 WHERE name = $1"),
+            &format!("UPDATE {schema}.projection_checkpoint SET stalled = $2 WHERE name = $1"),
             &[name, &json],
         )
         .await?;

@@ -46,6 +46,8 @@ pub enum WaitError {
 pub struct ProjectionWatch {
     seen: Arc<watch::Sender<Seen>>,
     pool: Pool,
+    /// The read models split into partitions, and into how many ([`crate::partition`]).
+    partitions: Arc<HashMap<String, u32>>,
 }
 
 impl ProjectionWatch {
@@ -72,7 +74,24 @@ impl ProjectionWatch {
                 }
             }
         });
-        Ok(ProjectionWatch { seen, pool })
+        Ok(ProjectionWatch {
+            seen,
+            pool,
+            partitions: Arc::default(),
+        })
+    }
+
+    /// The same watch, knowing which read models are split into partitions and into how many:
+    /// a wait for such a read model waits for its partitions' checkpoints (every one, or only
+    /// those of the streams written: [`ProjectionWatch::wait_until_written`]).
+    pub fn with_partitions(mut self, partitions: HashMap<String, u32>) -> ProjectionWatch {
+        self.partitions = Arc::new(partitions);
+        self
+    }
+
+    /// Into how many partitions read model `name` is split, if it is.
+    pub fn partitions(&self, name: &str) -> Option<u32> {
+        self.partitions.get(name).copied()
     }
 
     /// Waits until projection `name` has applied `position`, at most `timeout`. Returns whether
@@ -84,8 +103,68 @@ impl ProjectionWatch {
     }
 
     /// Waits until projection `name` has applied `position`, at most `timeout`; fails at once
-    /// when the projection is stopped on an event at or before `position`.
+    /// when the projection is stopped on an event at or before `position`. A read model split
+    /// into partitions has applied it when every partition has.
     pub async fn wait_until_applied(
+        &self,
+        name: &str,
+        position: i64,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        match self.partitions(name) {
+            None => self.wait_one(name, position, timeout).await,
+            Some(count) => {
+                self.wait_partitions(name, 0..count, count, position, timeout)
+                    .await
+            }
+        }
+    }
+
+    /// [`ProjectionWatch::wait_until_applied`] for a write to `streams` that ended at
+    /// `position`: for a read model split into partitions, only the partitions of those streams
+    /// are waited for (the others may lag without holding the writer).
+    pub async fn wait_until_written(
+        &self,
+        name: &str,
+        streams: &[palimpsest_events::StreamName],
+        position: i64,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        let Some(count) = self.partitions(name) else {
+            return self.wait_one(name, position, timeout).await;
+        };
+        let mut written: Vec<u32> = streams
+            .iter()
+            .map(|s| crate::partition::partition_of(s, count))
+            .collect();
+        written.sort_unstable();
+        written.dedup();
+        self.wait_partitions(name, written, count, position, timeout)
+            .await
+    }
+
+    /// Waits until each of `partitions` (of `count`) of read model `name` has applied
+    /// `position`, all within `timeout`.
+    async fn wait_partitions(
+        &self,
+        name: &str,
+        partitions: impl IntoIterator<Item = u32>,
+        count: u32,
+        position: i64,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        for index in partitions {
+            let partition = crate::partition::partition_name(name, index, count);
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            self.wait_one(&partition, position, left).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the checkpoint named `name` (a read model's, or one partition's) shows
+    /// `position`, at most `timeout`.
+    async fn wait_one(
         &self,
         name: &str,
         position: i64,
@@ -160,18 +239,20 @@ impl ProjectionWatch {
 
     /// Reads the projection's checkpoint and stall record into the watch; whether it could.
     async fn read_checkpoint(&self, name: &str) -> bool {
-        if !name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        {
+        // `name` goes into the statement as its schema: a read model's name, or a partition's
+        // (`stream_heads/3-of-8`, in the schema before the slash).
+        if !name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'/' | b'-')
+        }) {
             return false;
         }
+        let schema = crate::partition::schema_of(name);
         let Ok(client) = self.pool.get().await else {
             return false;
         };
         let position = match client
             .query_opt(
-                &format!("SELECT position FROM {name}.projection_checkpoint WHERE name = $1"),
+                &format!("SELECT position FROM {schema}.projection_checkpoint WHERE name = $1"),
                 &[&name],
             )
             .await
@@ -180,7 +261,7 @@ impl ProjectionWatch {
             _ => return false,
         };
         advance(&self.seen, name, position);
-        match stall::of_schema(&client, name).await {
+        match stall::of_schema(&client, schema).await {
             Ok(Some(stall)) => stalled(&self.seen, stall),
             Ok(None) => {}
             Err(e) => tracing::warn!(projection = name, error = %e, "cannot read stall record"),

@@ -17,6 +17,12 @@ impl Projection for StreamHeads {
         "stream_heads"
     }
 
+    /// A row per stream, written from that stream's events alone (the upsert keeps the row of
+    /// the highest position): it may be split into partitions of its streams.
+    fn partitionable(&self) -> bool {
+        true
+    }
+
     async fn create_tables(
         &self,
         tx: &Transaction<'_>,

@@ -59,6 +59,20 @@ pub struct Settings {
     /// it to show that the check is what keeps read-your-writes.
     #[arg(skip)]
     pub read_replica_unchecked: bool,
+    /// A read model applied as N partitions of its streams, `NAME=N` (repeat the flag; the
+    /// environment form separates them by spaces): every `project` (and `run`) process offers
+    /// to run its partitions and takes its share, and a write waits only for the partitions of
+    /// the streams it wrote. Only a read model whose rows each belong to one stream can be split
+    /// (`stream_heads`); its partitions read the log whatever `--source` says. Give every
+    /// process the same value: changing N rebuilds the read model.
+    #[arg(
+        long = "partitions",
+        env = "PALIMPSEST_PARTITIONS",
+        value_delimiter = ' ',
+        value_parser = read_model_partitions,
+        global = true
+    )]
+    pub partitions: Vec<ReadModelPartitions>,
     /// Where the projectors of `project` and `run` take their events: `log` (read from the
     /// log's database) or `nats` (the relay's JetStream stream, through a durable consumer per
     /// read model: the log's database then serves appends and the relay only).
@@ -179,6 +193,7 @@ impl Settings {
             read_replica_urls: Vec::new(),
             read_replica_wait: Duration::from_secs(1),
             read_replica_unchecked: false,
+            partitions: Vec::new(),
             projector_source: ProjectorSource::Log,
             nats_url: String::new(),
             nats_replicas: 1,
@@ -232,6 +247,11 @@ impl Settings {
             read_replicas: by_read_model(&self.read_replica_urls),
             replica_wait: self.read_replica_wait,
             replica_unchecked: self.read_replica_unchecked,
+            partitions: self
+                .partitions
+                .iter()
+                .map(|p| (p.model.clone(), p.count))
+                .collect(),
         }
     }
 }
@@ -295,6 +315,49 @@ pub fn by_read_model(given: &[ReadModelUrl]) -> std::collections::BTreeMap<Strin
         urls.insert(one.model.clone(), one.url.clone());
     }
     urls
+}
+
+/// A read model split into partitions: `NAME=N` on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadModelPartitions {
+    /// The read model's name.
+    pub model: String,
+    /// Into how many partitions.
+    pub count: u32,
+}
+
+/// `NAME=N`, refused (saying why) unless NAME is a read model of the binary that can be split
+/// and N is between 1 and [`MAX_PARTITIONS`](palimpsest_projections::partition::MAX_PARTITIONS).
+pub fn read_model_partitions(text: &str) -> Result<ReadModelPartitions, String> {
+    let Some((model, count)) = text.split_once('=') else {
+        return Err(format!("`{text}` is not NAME=N"));
+    };
+    let projections = crate::contexts::projections(&crate::contexts::all());
+    let Some(projection) = projections.iter().find(|p| p.name() == model) else {
+        return Err(format!("unknown read model `{model}`"));
+    };
+    if !projection.partitionable() {
+        let splittable: Vec<&str> = projections
+            .iter()
+            .filter(|p| p.partitionable())
+            .map(|p| p.name())
+            .collect();
+        return Err(format!(
+            "read model `{model}` cannot be split: its rows do not each belong to one stream \
+             (splittable: {})",
+            splittable.join(", ")
+        ));
+    }
+    let max = palimpsest_projections::partition::MAX_PARTITIONS;
+    match count.parse::<u32>() {
+        Ok(count) if (1..=max).contains(&count) => Ok(ReadModelPartitions {
+            model: model.to_owned(),
+            count,
+        }),
+        _ => Err(format!(
+            "{model}: `{count}` is not a number of partitions from 1 to {max}"
+        )),
+    }
 }
 
 /// HTTP settings of `serve` and `run`.
@@ -522,6 +585,27 @@ mod tests {
             let err = Cli::try_parse_from(["palimpsest", "tail", "--read-database-url", bad])
                 .expect_err(bad);
             assert!(err.to_string().contains("read-database-url"), "{err}");
+        }
+    }
+
+    #[test]
+    fn partitions_name_a_read_model_that_can_be_split_and_a_count() {
+        use crate::cli::Cli;
+        use clap::Parser;
+        let cli = Cli::try_parse_from(["palimpsest", "project", "--partitions", "stream_heads=8"])
+            .expect("parses");
+        let platform = cli.settings.platform();
+        assert_eq!(platform.partitions.get("stream_heads"), Some(&8));
+        for (bad, why) in [
+            ("pads=4", "cannot be split"),
+            ("nowhere=4", "unknown read model"),
+            ("stream_heads=0", "number of partitions"),
+            ("stream_heads=257", "number of partitions"),
+            ("stream_heads", "NAME=N"),
+        ] {
+            let err =
+                Cli::try_parse_from(["palimpsest", "project", "--partitions", bad]).expect_err(bad);
+            assert!(err.to_string().contains(why), "{bad}: {err}");
         }
     }
 

@@ -5,7 +5,9 @@ use crate::contexts::{self, Context};
 use crate::server;
 use palimpsest_log::relay::{self, RelayConfig};
 use palimpsest_log::tree::maker::{TreeHealth, TreeMaker};
-use palimpsest_projections::{NatsFeed, spawn_nats_runner, spawn_runner_in};
+use palimpsest_projections::{
+    NatsFeed, ensure_partitions, spawn_nats_runner, spawn_partitioned_runner, spawn_runner_in,
+};
 use palimpsest_web::AppState;
 use palimpsest_web::background::Background;
 use std::net::SocketAddr;
@@ -128,11 +130,18 @@ pub fn projectors(
         .map(|projection| {
             let name = projection.name();
             let read = state.read_databases.for_projector(name, &state.store);
-            let watch = Some(state.for_read_model(name).watch);
-            let (store, stop) = (state.store.clone(), shutdown.clone());
-            match feed {
-                None => spawn_runner_in(store, read, projection, watch, stop),
-                Some(feed) => spawn_nats_runner(store, read, projection, watch, feed.clone(), stop),
+            let watch = state.for_read_model(name).watch;
+            let partitions = watch.partitions(name);
+            let (store, stop, watch) = (state.store.clone(), shutdown.clone(), Some(watch));
+            match (partitions, feed) {
+                // A partition passes over the others' events: it reads the log.
+                (Some(count), _) => {
+                    spawn_partitioned_runner(store, read, projection, count, watch, stop)
+                }
+                (None, None) => spawn_runner_in(store, read, projection, watch, stop),
+                (None, Some(feed)) => {
+                    spawn_nats_runner(store, read, projection, watch, feed.clone(), stop)
+                }
             }
         })
         .collect()
@@ -164,10 +173,13 @@ pub async fn start(
         for projection in contexts::projections(&selected) {
             // Read models exist before the first request is served, so a read right after
             // start finds its tables (empty) rather than failing.
-            let read = state
-                .read_databases
-                .for_projector(projection.name(), &state.store);
-            palimpsest_projections::ensure_in(&state.store, &read, projection.as_ref()).await?;
+            let name = projection.name();
+            let read = state.read_databases.for_projector(name, &state.store);
+            let (store, projection) = (&state.store, projection.as_ref());
+            match state.for_read_model(name).watch.partitions(name) {
+                None => palimpsest_projections::ensure_in(store, &read, projection).await?,
+                Some(count) => ensure_partitions(store, &read, projection, count).await?,
+            }
         }
         let feed = feed(settings);
         tasks.extend(projectors(&state, &selected, feed.as_ref(), &shutdown));

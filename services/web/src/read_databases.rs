@@ -87,7 +87,8 @@ impl ReadDatabases {
             if let Entry::Vacant(slot) = databases.entry(url) {
                 let models = urls.values().filter(|u| *u == url).count();
                 let pool = palimpsest_log::store::pool(url, QUERY_CONNECTIONS + models)?;
-                let watch = ProjectionWatch::start(url, pool.clone())?;
+                let watch = ProjectionWatch::start(url, pool.clone())?
+                    .with_partitions(platform.partition_counts());
                 slot.insert((pool, watch));
             }
         }

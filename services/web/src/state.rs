@@ -87,6 +87,16 @@ pub struct PlatformSettings {
     /// Whether a replica's checkpoint is checked before reading it (always, but in the test
     /// that shows what the check prevents).
     pub replica_unchecked: bool,
+    /// The read models split into partitions of their streams, and into how many: writes wait
+    /// for the partitions of the streams they wrote.
+    pub partitions: BTreeMap<String, u32>,
+}
+
+impl PlatformSettings {
+    /// The split of every partitioned read model, as a watch takes it.
+    pub fn partition_counts(&self) -> std::collections::HashMap<String, u32> {
+        self.partitions.clone().into_iter().collect()
+    }
 }
 
 impl AppState {
@@ -103,7 +113,8 @@ impl AppState {
             .await?
             .with_limits(platform.limits);
         let read = palimpsest_log::store::pool(database_url, 16)?;
-        let watch = ProjectionWatch::start(database_url, read.clone())?;
+        let watch = ProjectionWatch::start(database_url, read.clone())?
+            .with_partitions(platform.partition_counts());
         let admin_token = secret::load_or_create(
             platform.admin_token.as_deref(),
             &data_dir.join("admin-token"),

@@ -5,7 +5,9 @@
 //! that panicked) still drops its database and folder.
 
 use crate::TestDb;
-use palimpsest::config::{ALL_READ_MODELS, LimitSettings, ReadModelUrl, Settings};
+use palimpsest::config::{
+    ALL_READ_MODELS, LimitSettings, ReadModelPartitions, ReadModelUrl, Settings,
+};
 use palimpsest::contexts::{self, ContextSettings};
 use palimpsest::processes::{self, Roles, Running};
 use palimpsest_events::{RecordedEvent, StreamName};
@@ -57,6 +59,7 @@ pub struct TestAppBuilder {
     read_database: Option<String>,
     read_replica: Option<String>,
     replica_unchecked: bool,
+    partitions: Vec<ReadModelPartitions>,
 }
 
 impl TestAppBuilder {
@@ -71,6 +74,15 @@ impl TestAppBuilder {
     /// all=URL`).
     pub fn read_replica(mut self, url: &str) -> Self {
         self.read_replica = Some(url.to_owned());
+        self
+    }
+
+    /// Splits read model `name` into `count` partitions (`--partitions NAME=N`).
+    pub fn partitions(mut self, name: &str, count: u32) -> Self {
+        self.partitions.push(ReadModelPartitions {
+            model: name.to_owned(),
+            count,
+        });
         self
     }
 
@@ -204,6 +216,7 @@ impl TestAppBuilder {
                 .into_iter()
                 .collect(),
             read_replica_unchecked: self.replica_unchecked,
+            partitions: self.partitions,
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
             nats_stream: self.stream_name.clone(),
@@ -272,6 +285,7 @@ impl TestApp {
             read_database: None,
             read_replica: None,
             replica_unchecked: false,
+            partitions: Vec::new(),
         }
     }
 

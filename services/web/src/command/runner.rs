@@ -147,8 +147,13 @@ impl CommandRunner {
                 return self.answer_of_no_change(&command, &key, decision).await;
             }
             let request = append_request(&mut decision, &tried, &command, key.as_deref());
+            let written = self.written_streams(command.projections, &request);
             match self.store.append(request).await {
-                Ok(appended) => return self.finish(&command, &key, appended, decision).await,
+                Ok(appended) => {
+                    return self
+                        .finish(&command, &key, appended, decision, &written)
+                        .await;
+                }
                 Err(AppendError::WrongExpectedVersion { stream, .. }) => {
                     tracing::debug!(%stream, attempt, "a stream moved; deciding again");
                     last = LastTry::Moved(stream);
@@ -178,9 +183,12 @@ impl CommandRunner {
         key: &Option<String>,
         appended: Appended,
         decision: Decision<T>,
+        written: &[StreamName],
     ) -> Result<Answer<T>, CommandError<E>> {
-        self.wait_for_all(command.projections, appended.last_position)
-            .await?;
+        for projection in command.projections {
+            self.wait_for_streams(projection, written, appended.last_position)
+                .await?;
+        }
         crate::consistency::appended(appended.last_position);
         if appended.replayed
             && let Some(k) = key
@@ -294,13 +302,42 @@ impl CommandRunner {
         Ok(())
     }
 
+    /// The streams `request` writes, when one of `projections` is split into partitions (its
+    /// writer waits for those streams' partitions only); none otherwise.
+    fn written_streams(&self, projections: &[&str], request: &AppendRequest) -> Vec<StreamName> {
+        if !projections
+            .iter()
+            .any(|p| self.watch.partitions(p).is_some())
+        {
+            return Vec::new();
+        }
+        request.streams.iter().map(|s| s.stream.clone()).collect()
+    }
+
     /// Read-your-writes for one projection (see [`CommandRunner::wait_for_all`]).
     pub async fn wait_for(&self, projection: &str, position: i64) -> Result<(), ReadModelStopped> {
-        match self
-            .watch
-            .wait_until_applied(projection, position, READ_YOUR_WRITES_TIMEOUT)
-            .await
-        {
+        self.wait_for_streams(projection, &[], position).await
+    }
+
+    /// Read-your-writes for one projection after a write to `written` (none: the whole read
+    /// model); a projection split into partitions is waited for in those streams' partitions.
+    async fn wait_for_streams(
+        &self,
+        projection: &str,
+        written: &[StreamName],
+        position: i64,
+    ) -> Result<(), ReadModelStopped> {
+        let timeout = READ_YOUR_WRITES_TIMEOUT;
+        let waited = if written.is_empty() {
+            self.watch
+                .wait_until_applied(projection, position, timeout)
+                .await
+        } else {
+            self.watch
+                .wait_until_written(projection, written, position, timeout)
+                .await
+        };
+        match waited {
             Ok(()) => Ok(()),
             Err(WaitError::Stalled(stall)) => {
                 metrics::counter!("palimpsest_read_your_writes_stopped_total", "projection" => projection.to_owned())
