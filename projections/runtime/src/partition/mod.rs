@@ -1,5 +1,5 @@
 //! A read model applied as N partitions of its streams, spread over every `project` process
-//! ([0034](../../../../docs/decisions/0034-partitioned-projectors.md)).
+//! ([0031](../../../../docs/decisions/0031-partitioned-projectors.md)).
 //!
 //! A read model whose rows each belong to the stream of the event that writes them
 //! ([`Projection::partitionable`]) gives the same rows whatever order two streams' events are
