@@ -4,8 +4,10 @@
 
 use palimpsest_events::{ExpectedVersion, NewEvent, RecordedEvent, StreamName};
 use palimpsest_log::{AppendRequest, EventStore};
+use palimpsest_projections::partition::{partition_name, partition_of};
 use palimpsest_projections::{
-    Projection, ProjectionError, ProjectionWatch, WaitError, rebuild, spawn_runner, stall,
+    Projection, ProjectionError, ProjectionWatch, ReadDatabase, WaitError, rebuild,
+    spawn_partitioned_runner, spawn_runner, stall,
 };
 use palimpsest_stream_heads::StreamHeads;
 use palimpsest_testkit::TestDb;
@@ -36,6 +38,9 @@ struct Buggy {
 impl Projection for Buggy {
     fn name(&self) -> &'static str {
         "stream_heads"
+    }
+    fn partitionable(&self) -> bool {
+        true
     }
     async fn create_tables(
         &self,
@@ -153,5 +158,70 @@ async fn a_poison_event_stops_the_projector_loudly_and_a_fixed_one_resumes_from_
     shutdown.cancel();
     runner.await.expect("runner");
     drop(client);
+    db.drop().await;
+}
+
+#[tokio::test]
+async fn a_poison_event_stops_its_partition_loudly_and_the_others_go_on() {
+    let db = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    let count = 2;
+    let stream = |key: &str| StreamName::new("test", "thing", key).expect("stream");
+    let bad_partition = partition_of(&stream("bad"), count);
+    let good = (0..)
+        .map(|i| format!("good-{i}"))
+        .find(|k| partition_of(&stream(k), count) != bad_partition)
+        .expect("a stream in the other partition");
+    let watch = ProjectionWatch::start(db.url(), store.pool().clone())
+        .expect("watch")
+        .with_partitions([("stream_heads".to_owned(), count)].into());
+    let shutdown = CancellationToken::new();
+    spawn_partitioned_runner(
+        store.clone(),
+        ReadDatabase::of_log(&store),
+        Arc::new(Buggy { fixed: false }),
+        count,
+        Some(watch.clone()),
+        shutdown.clone(),
+    );
+    let poison = append(&store, "bad", "Poison").await;
+    let after_poison = append(&store, "bad", "Happened").await;
+    let good_at = append(&store, &good, "Happened").await;
+    let timeout = Duration::from_secs(15);
+    watch
+        .wait_until_written("stream_heads", &[stream(&good)], good_at, timeout)
+        .await
+        .expect("the other partition goes on");
+    let stopped = watch
+        .wait_until_written("stream_heads", &[stream("bad")], after_poison, timeout)
+        .await;
+    let Err(WaitError::Stalled(stall)) = stopped else {
+        panic!("a write behind the poison fails at once: {stopped:?}");
+    };
+    assert_eq!(stall.position, poison);
+    assert_eq!(
+        stall.projection,
+        partition_name("stream_heads", bad_partition, count)
+    );
+    let client = store.pool().get().await.expect("client");
+    let recorded = stall::all(&client).await.expect("stalls");
+    assert_eq!(
+        recorded,
+        vec![stall.clone()],
+        "recorded beside the partition's checkpoint"
+    );
+    let partition_checkpoint: i64 = client
+        .query_one(
+            "SELECT position FROM stream_heads.projection_checkpoint WHERE name = $1",
+            &[&stall.projection],
+        )
+        .await
+        .expect("checkpoint")
+        .get(0);
+    assert!(
+        partition_checkpoint < poison,
+        "nothing skipped: {partition_checkpoint}"
+    );
+    shutdown.cancel();
     db.drop().await;
 }
