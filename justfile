@@ -50,6 +50,17 @@ chaos *CASES:
     cargo build -p palimpsest --bin palimpsest
     cargo run -p palimpsest-e2e --bin chaos -- {{CASES}}
 
+# A real topology on loopback (private clusters): the log's Postgres and its streaming replica, the
+# read models' Postgres and its replica, three NATS nodes (R3), two relays, three projectors sharing
+# the partitions of stream_heads (one fed by JetStream), two serves behind HAProxy; HTTP load on
+# every context, each write read back through the other serve; kill -9 in turn of a serve, a
+# projector holding partitions, the active relay and the stream's NATS leader. Prints a table;
+# non-zero on any loss, duplicate, read-your-writes violation, takeover over 5 s or rebuild that
+# differs. `just topology kill-relay` runs only that case.
+topology *CASES:
+    cargo build -p palimpsest --bin palimpsest
+    cargo run -p palimpsest-e2e --bin topology -- {{CASES}}
+
 # Stop the local Postgres/NATS this project started (not the machine's own).
 stop:
     bash deploy/local/services.sh down

@@ -68,9 +68,11 @@ impl Verdict {
     }
 }
 
-/// Waits (bounded) until every projection and the JetStream stream have reached the log's head.
+/// Waits (bounded) until every projection (in the read database, [`Env::read_database_url`])
+/// and the JetStream stream have reached the log's head.
 pub async fn settle(env: &Env, within: Duration) -> Result<(), String> {
     let db = connect(&env.database_url).await;
+    let reads = connect(env.read_database_url()).await;
     let started = Instant::now();
     let mut last = String::new();
     while started.elapsed() < within {
@@ -80,10 +82,16 @@ pub async fn settle(env: &Env, within: Duration) -> Result<(), String> {
             .map_err(|e| e.to_string())?
             .get(0);
         let mut behind = Vec::new();
-        for p in &projections(&db).await {
-            let at: i64 = db
+        for p in &projections(&reads).await {
+            // A partitioned read model stands where its slowest partition (`<name>/<i>-of-<N>`)
+            // stands; the others have one checkpoint, under their own name.
+            let at: i64 = reads
                 .query_one(
-                    &format!("SELECT position FROM {p}.projection_checkpoint WHERE name = $1"),
+                    &format!(
+                        "SELECT coalesce(min(position) FILTER (WHERE name LIKE $1 || '/%'), \
+                         min(position) FILTER (WHERE name = $1), -1) \
+                         FROM {p}.projection_checkpoint"
+                    ),
                     &[p],
                 )
                 .await
@@ -141,7 +149,8 @@ pub async fn verify(env: &Env, acked: &Acked) -> Verdict {
         verdict.notes.push(format!("audit: {}", out.trim()));
     }
     jetstream_is_the_log(env, &log, &mut verdict).await;
-    rebuild_equals_live(env, &db, &mut verdict).await;
+    let reads = connect(env.read_database_url()).await;
+    rebuild_equals_live(env, &reads, &mut verdict).await;
     verdict
 }
 

@@ -205,7 +205,7 @@ pub async fn run_case(pg: &mut PgCluster, fault: Fault, options: Options) -> Out
 
 /// When every context wrote again after `restored`: the slowest context's first
 /// acknowledgement. A context that acknowledged nothing after it fails the case.
-fn recovery(
+pub(crate) fn recovery(
     restored: Instant,
     first_acks: &BTreeMap<Context, Instant>,
     verdict: &mut Verdict,
@@ -334,7 +334,7 @@ async fn drop_database(pg: &PgCluster, database: &str) {
     }
 }
 
-fn millis(d: Option<Duration>) -> String {
+pub(crate) fn millis(d: Option<Duration>) -> String {
     d.map_or_else(|| "never".into(), |d| format!("{} ms", d.as_millis()))
 }
 
@@ -345,7 +345,7 @@ fn slowest(recovery: Option<(Duration, Context)>) -> String {
     )
 }
 
-fn yes(b: bool) -> &'static str {
+pub(crate) fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "NO" }
 }
 

@@ -74,6 +74,18 @@ impl Env {
         Ok(key)
     }
 
+    /// Where the read models are: the `all=` entry of `PALIMPSEST_READ_DATABASE_URLS` in
+    /// [`Env::extra`] when there is one (the topology keeps them on a Postgres of their own),
+    /// else the log's database. The checks read and rebuild them there.
+    pub fn read_database_url(&self) -> &str {
+        self.extra
+            .iter()
+            .filter(|(name, _)| name == "PALIMPSEST_READ_DATABASE_URLS")
+            .flat_map(|(_, value)| value.split_whitespace())
+            .find_map(|entry| entry.strip_prefix("all="))
+            .unwrap_or(&self.database_url)
+    }
+
     /// Sets what every `palimpsest` process of the case reads from its environment.
     fn apply(&self, command: &mut Command) {
         command

@@ -146,11 +146,36 @@ pub fn unexpected(status: u16, body: &str) -> Attempt {
     }
 }
 
+tokio::task_local! {
+    /// The headers of the last answer [`send`] got in this writer's try: what an [`Ack`] tells
+    /// an observer beyond what the context's module reads from the body.
+    static LAST_HEADERS: std::cell::RefCell<Option<reqwest::header::HeaderMap>>;
+}
+
 /// Sends `request`; the status and the body, or `None` when no whole answer came.
 pub async fn send(request: reqwest::RequestBuilder) -> Option<(u16, String)> {
     let response = request.send().await.ok()?;
     let status = response.status().as_u16();
+    // Outside a writer's try (docs' `prepare`) there is nowhere to keep them.
+    let _outside = LAST_HEADERS.try_with(|h| *h.borrow_mut() = Some(response.headers().clone()));
     Some((status, response.text().await.ok()?))
+}
+
+/// One acknowledged write, as [`Load::start_observed`] hands it to an observer (the topology's
+/// read-your-writes reader): what it created and the headers of the answer that acknowledged
+/// it (`Palimpsest-Position`, and the load balancer's name of the server that answered).
+#[derive(Debug, Clone)]
+pub struct Ack {
+    /// Its context.
+    pub context: Context,
+    /// The write (its id and count, from which the context's module built its request).
+    pub write: Write,
+    /// What it created, as in [`Acked::writes`].
+    pub created: Vec<String>,
+    /// The headers of the acknowledging answer.
+    pub headers: reqwest::header::HeaderMap,
+    /// When it was acknowledged.
+    pub at: Instant,
 }
 
 /// Acknowledged writes a context lacks or holds twice.
@@ -250,6 +275,15 @@ impl Load {
     /// Prepares what writes need (the docs database), then starts `writers` writers per context
     /// against `target`.
     pub async fn start(target: Target, writers: usize) -> Result<Load, String> {
+        Load::start_observed(target, writers, None).await
+    }
+
+    /// [`Load::start`], handing every acknowledged write to `observer` as it is acknowledged.
+    pub async fn start_observed(
+        target: Target,
+        writers: usize,
+        observer: Option<tokio::sync::mpsc::UnboundedSender<Ack>>,
+    ) -> Result<Load, String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
@@ -267,6 +301,7 @@ impl Load {
                     http.clone(),
                     target.clone(),
                     acked.clone(),
+                    observer.clone(),
                     stop.clone(),
                 )));
             }
@@ -307,6 +342,7 @@ async fn write_on(
     http: reqwest::Client,
     target: Arc<Target>,
     acked: Arc<Mutex<Acked>>,
+    observer: Option<tokio::sync::mpsc::UnboundedSender<Ack>>,
     stop: CancellationToken,
 ) {
     let mut n = 0u64;
@@ -322,12 +358,29 @@ async fn write_on(
         let mut tries = 0usize;
         while !stop.is_cancelled() {
             tries += 1;
-            match context.attempt(&http, &target, &write).await {
+            let (attempt, headers) = LAST_HEADERS
+                .scope(std::cell::RefCell::new(None), async {
+                    let attempt = context.attempt(&http, &target, &write).await;
+                    (attempt, LAST_HEADERS.with(|h| h.take()))
+                })
+                .await;
+            match attempt {
                 Attempt::Acked(created) => {
+                    let at = Instant::now();
+                    if let Some(observer) = &observer {
+                        // A closed observer (it stopped reading) loses nothing the checks need.
+                        let _closed = observer.send(Ack {
+                            context,
+                            write: write.clone(),
+                            created: created.clone(),
+                            headers: headers.unwrap_or_default(),
+                            at,
+                        });
+                    }
                     let mut acked = lock(&acked);
                     acked.writes.entry(context).or_default().extend(created);
                     acked.retried += usize::from(tries > 1);
-                    acked.at.push((context, Instant::now()));
+                    acked.at.push((context, at));
                     break;
                 }
                 Attempt::Refused(why) => {

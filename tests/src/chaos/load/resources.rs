@@ -20,9 +20,14 @@ fn body(write: &Write) -> Vec<u8> {
     line.repeat(times).into_bytes()
 }
 
+/// The page `write` writes on (a reader finds the file or property there).
+pub fn page(write: &Write) -> u64 {
+    1 + write.n % PAGES
+}
+
 /// One try of `write`.
 pub async fn attempt(http: &reqwest::Client, target: &Target, write: &Write) -> Attempt {
-    let page = 1 + write.n % PAGES;
+    let page = page(write);
     let (kind, name) = if write.n % 2 == 1 {
         ("files", format!("chaos-{}.txt", write.id))
     } else {
