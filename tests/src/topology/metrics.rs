@@ -11,6 +11,10 @@ pub const PARTITIONS_HELD: &str = "palimpsest_projection_partitions_held";
 /// The counter a relay raises for every event JetStream acknowledged to it.
 pub const RELAY_PUBLISHED: &str = "palimpsest_relay_published_total";
 
+/// The counter a serve raises for every request whose reads the replica had not replayed in
+/// time (read from the primary instead).
+pub const REPLICA_BEHIND: &str = "palimpsest_replica_behind_total";
+
 /// The read model whose partitions the topology shares between its `project` processes.
 pub const PARTITIONED: &str = "stream_heads";
 
@@ -71,6 +75,13 @@ pub async fn partitions_held(port: u16) -> Option<u32> {
 pub async fn published(port: u16) -> Option<u64> {
     let text = scrape(port).await?;
     Some(value(&text, RELAY_PUBLISHED, None).map_or(0, |v| v as u64))
+}
+
+/// How many requests the serve on `port` sent to the primary because the replica was behind
+/// (0 before the first; `None` when it does not answer).
+pub async fn replica_behind(port: u16) -> Option<u64> {
+    let text = scrape(port).await?;
+    Some(value(&text, REPLICA_BEHIND, None).map_or(0, |v| v as u64))
 }
 
 #[cfg(test)]

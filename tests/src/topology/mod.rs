@@ -114,6 +114,10 @@ pub struct Outcome {
     /// The log's streaming replica replayed the log's head, and the read models' replica its
     /// primary, after the case.
     pub replicas: bool,
+    /// Requests the serves read from the primary because the read models' replica had not
+    /// replayed what they named within its wait (`palimpsest_replica_behind_total`): the
+    /// others among the read-backs were served by the replica.
+    pub replica_fallbacks: u64,
     /// Why a check of this module failed.
     pub notes: Vec<String>,
 }
@@ -182,6 +186,8 @@ pub async fn case(topology: &mut Topology, kill: Kill, options: &Options) -> Out
     let mut notes = Vec::new();
     let (acks, received) = tokio::sync::mpsc::unbounded_channel();
     let reader = Reader::start(received, topology.serves_direct(), topology.target.clone());
+    let behind_before = replica_behind(&topology.serves).await;
+    let replica_before = topology.read_replica_transactions().await;
     let sampler = lag::Sampler::start(&topology.env);
     let load = Load::start_observed(topology.target.clone(), options.writers, Some(acks))
         .await
@@ -196,6 +202,23 @@ pub async fn case(topology: &mut Topology, kill: Kill, options: &Options) -> Out
     let first_acks = load.first_acks_after(restored);
     let acked = load.stop().await;
     let reads = reader.finish().await;
+    let behind_after = replica_behind(&topology.serves).await;
+    println!(
+        "  the read models' replica committed {} transactions",
+        topology.read_replica_transactions().await - replica_before
+    );
+    // A serve restarted in the case counts again from 0.
+    let replica_fallbacks = behind_after
+        .iter()
+        .zip(&behind_before)
+        .map(|(after, before)| {
+            if after >= before {
+                after - before
+            } else {
+                *after
+            }
+        })
+        .sum();
     let settled = checks::settle(&topology.env, SETTLE_WITHIN).await;
     let publish_recovery = lag::longest_wait(&sampler.stop().await, killed_at);
     let mut verdict = checks::verify(&topology.env, &acked).await;
@@ -256,8 +279,19 @@ pub async fn case(topology: &mut Topology, kill: Kill, options: &Options) -> Out
         write_recovery,
         publish_recovery,
         replicas,
+        replica_fallbacks,
         notes,
     }
+}
+
+/// Each serve's count of requests the replica was too far behind for (0 when it does not
+/// answer).
+async fn replica_behind(serves: &[Proc]) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for serve in serves {
+        counts.push(metrics::replica_behind(serve.port).await.unwrap_or(0));
+    }
+    counts
 }
 
 /// Does the kill and brings the process back; when it was back, and for a projector the
@@ -437,13 +471,13 @@ fn takeover_cell(o: &Outcome) -> String {
 /// The results as a Markdown table, then the notes of failed checks.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut out = String::from(
-        "| case | acknowledged writes (pads/atlas/docs/records/resources) | lost | duplicated | read-your-writes violations (reads) | partition takeover | write recovery (longest stall) | publish recovery (longest wait) | JetStream = log | every read model = rebuild | log gapless + audit | replicas caught up | ok |\n\
+        "| case | acknowledged writes (pads/atlas/docs/records/resources) | lost | duplicated | read-your-writes violations (reads; replica fallbacks) | partition takeover | write recovery (longest stall) | publish recovery (longest wait) | JetStream = log | every read model = rebuild | log gapless + audit | replicas caught up | ok |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
         let v = &o.verdict;
         out.push_str(&format!(
-            "| {} | {} ({}) | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} ({}) | {} | {} | {} ({}; {}) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             o.kill.name(),
             v.acked,
             v.acked_by_context
@@ -455,6 +489,7 @@ pub fn table(outcomes: &[Outcome]) -> String {
             v.duplicated,
             o.reads.violations,
             o.reads.reads,
+            o.replica_fallbacks,
             takeover_cell(o),
             o.write_recovery.map_or_else(
                 || "never".into(),

@@ -185,6 +185,19 @@ impl Topology {
         &self.files.dir
     }
 
+    /// Transactions the read models' replica has committed in the read database (queries
+    /// count): whether the serves read there at all.
+    pub async fn read_replica_transactions(&self) -> i64 {
+        let replica = connect(&self.read_replica.url(READ_DATABASE)).await;
+        replica
+            .query_one(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = $1",
+                &[&READ_DATABASE],
+            )
+            .await
+            .map_or(-1, |r| r.get(0))
+    }
+
     /// Waits (up to `within`) until the log's streaming replica has replayed the primary's
     /// head; `Err` says where each stood.
     pub async fn log_replica_caught_up(&self, within: Duration) -> Result<(), String> {
