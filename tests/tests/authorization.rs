@@ -45,7 +45,15 @@ async fn authorization_records() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_v1() {
-    held(TestApp::start().await, 0, v1::context).await;
+    // A console page to serve (its assets are public; what it shows comes from `/v1`).
+    let console = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        console.path().join("index.html"),
+        "<!doctype html><title>c</title>",
+    )
+    .expect("index.html");
+    let app = TestApp::builder().console_dir(console.path()).start().await;
+    held(app, 0, v1::context).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

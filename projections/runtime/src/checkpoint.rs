@@ -1,7 +1,7 @@
 //! The checkpoint that lives beside a projection's rows.
 
 use crate::ProjectionError;
-use deadpool_postgres::Transaction;
+use deadpool_postgres::{GenericClient, Transaction};
 
 /// Creates the checkpoint table in `schema` at position 0 for `version` of the projection.
 pub async fn create(
@@ -109,4 +109,60 @@ pub async fn lock(tx: &Transaction<'_>, name: &str) -> Result<(), ProjectionErro
     )
     .await?;
     Ok(())
+}
+
+/// The schemas of every live read model in the database (those holding a
+/// `projection_checkpoint` table; rebuilds in progress and retired read models left out).
+pub async fn live_schemas(client: &impl GenericClient) -> Result<Vec<String>, ProjectionError> {
+    Ok(client
+        .query(
+            "SELECT table_schema::text FROM information_schema.tables \
+             WHERE table_name = 'projection_checkpoint' AND table_schema::text NOT LIKE '%\\_rebuild' \
+             AND table_schema::text NOT LIKE '%\\_retired' ORDER BY 1",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// One checkpoint row as an operator sees it: a read model's, or one of its partitions'.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Checkpoint {
+    /// The read model, or the partition (`stream_heads/3-of-8`).
+    pub name: String,
+    /// The last position it applied.
+    pub position: i64,
+    /// When it last moved.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// The event it is stopped on, if it is (the stall record as JSON).
+    pub stalled: Option<serde_json::Value>,
+}
+
+/// Every checkpoint row of every live read model in the database, by name.
+pub async fn all(client: &impl GenericClient) -> Result<Vec<Checkpoint>, ProjectionError> {
+    let mut all = Vec::new();
+    for schema in live_schemas(client).await? {
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT name, position, updated_at, to_jsonb(c) -> 'stalled' \
+                     FROM {schema}.projection_checkpoint c ORDER BY name"
+                ),
+                &[],
+            )
+            .await?;
+        all.extend(rows.iter().map(|r| {
+            Checkpoint {
+                name: r.get(0),
+                position: r.get(1),
+                updated_at: r.get(2),
+                stalled: r
+                    .get::<_, Option<serde_json::Value>>(3)
+                    .filter(|v| !v.is_null()),
+            }
+        }));
+    }
+    Ok(all)
 }

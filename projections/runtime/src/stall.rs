@@ -144,19 +144,8 @@ pub async fn record(client: &impl GenericClient, stall: &Stall) -> Result<(), Pr
 /// Every recorded stall of every live read model in the database (schemas holding a
 /// `projection_checkpoint` table, rebuilds in progress left out), for readiness.
 pub async fn all(client: &impl GenericClient) -> Result<Vec<Stall>, ProjectionError> {
-    let schemas: Vec<String> = client
-        .query(
-            "SELECT table_schema::text FROM information_schema.tables \
-             WHERE table_name = 'projection_checkpoint' AND table_schema::text NOT LIKE '%\\_rebuild' \
-             AND table_schema::text NOT LIKE '%\\_retired' ORDER BY 1",
-            &[],
-        )
-        .await?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
     let mut stalls = Vec::new();
-    for schema in schemas {
+    for schema in crate::checkpoint::live_schemas(client).await? {
         stalls.extend(of_schema(client, &schema).await?);
     }
     Ok(stalls)

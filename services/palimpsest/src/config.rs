@@ -73,6 +73,15 @@ pub struct Settings {
         global = true
     )]
     pub partitions: Vec<ReadModelPartitions>,
+    /// Where the web console's built assets are (`just console` builds them into
+    /// `console/dist`); `/console` serves them, or says how to build them when they are missing.
+    #[arg(
+        long,
+        env = "PALIMPSEST_CONSOLE_DIR",
+        default_value = "console/dist",
+        global = true
+    )]
+    pub console_dir: PathBuf,
     /// Where the projectors of `project` and `run` take their events: `log` (read from the
     /// log's database) or `nats` (the relay's JetStream stream, through a durable consumer per
     /// read model: the log's database then serves appends and the relay only).
@@ -194,6 +203,7 @@ impl Settings {
             read_replica_wait: Duration::from_secs(1),
             read_replica_unchecked: false,
             partitions: Vec::new(),
+            console_dir: PathBuf::from("console/dist"),
             projector_source: ProjectorSource::Log,
             nats_url: String::new(),
             nats_replicas: 1,
@@ -252,6 +262,7 @@ impl Settings {
                 .iter()
                 .map(|p| (p.model.clone(), p.count))
                 .collect(),
+            console_dir: Some(self.console_dir.clone()),
         }
     }
 }

@@ -29,7 +29,9 @@ pub fn app(
         .merge(health::router(state.clone()))
         .merge(admin::router(state.clone()).layer(axum::middleware::from_fn(limits::refuse_nul)))
         .merge(log_routes::router(state.clone()))
-        .merge(palimpsest_web::schemas::router(subject_prefix));
+        .merge(palimpsest_web::schemas::router(subject_prefix))
+        .merge(palimpsest_web::v1_openapi::router())
+        .merge(palimpsest_web::console::router(state.clone()));
     for c in contexts {
         let routes = (c.router)(state.for_read_model(c.name))
             .layer(axum::middleware::from_fn(command::fingerprint_requests))

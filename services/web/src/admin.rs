@@ -1,5 +1,5 @@
 //! The `/v1` admin API over the log: read the log (filtered) and streams (as they were at a
-//! time), list streams, verify chains. Every route needs `Authorization: Bearer <admin token>`;
+//! time), list streams, verify chains, watch the pipeline (`operations.rs`). Every route needs `Authorization: Bearer <admin token>`;
 //! anything else is a 401 that reveals nothing. A query parameter a route does not know is a 400
 //! naming it: an auditor's filter is never silently ignored.
 
@@ -25,6 +25,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/streams", get(list_streams))
         .route("/v1/streams/{context}/{category}/{*key}", get(read_stream))
         .route("/v1/audit/verify", get(verify))
+        .route("/v1/operations", get(crate::operations::operations))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -119,7 +120,7 @@ fn time(name: &str, text: Option<&str>) -> Result<Option<chrono::DateTime<chrono
 /// The query of a route that takes none.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Nothing {}
+pub(crate) struct Nothing {}
 
 /// A stream read's query: paging and the time to read the stream at.
 #[derive(Debug, Deserialize)]

@@ -43,6 +43,8 @@ pub struct AppState {
     pub signer: LogSigner,
     /// Tasks contexts run beside their routes; they stop and are joined with the process.
     pub background: Background,
+    /// Where the console's built assets are (`/console`), if anywhere.
+    pub console_dir: Option<PathBuf>,
 }
 
 /// The log's signing key: `given` (the operator's), else the one kept in
@@ -90,6 +92,8 @@ pub struct PlatformSettings {
     /// The read models split into partitions of their streams, and into how many: writes wait
     /// for the partitions of the streams they wrote.
     pub partitions: BTreeMap<String, u32>,
+    /// Where the console's built assets are (`--console-dir`).
+    pub console_dir: Option<PathBuf>,
 }
 
 impl PlatformSettings {
@@ -133,6 +137,7 @@ impl AppState {
             tree: None,
             signer,
             background: Background::default(),
+            console_dir: platform.console_dir,
         })
     }
 

@@ -60,6 +60,7 @@ pub struct TestAppBuilder {
     read_replica: Option<String>,
     replica_unchecked: bool,
     partitions: Vec<ReadModelPartitions>,
+    console_dir: Option<PathBuf>,
 }
 
 impl TestAppBuilder {
@@ -74,6 +75,12 @@ impl TestAppBuilder {
     /// all=URL`).
     pub fn read_replica(mut self, url: &str) -> Self {
         self.read_replica = Some(url.to_owned());
+        self
+    }
+
+    /// Serves the console's built assets from `dir` (`--console-dir`).
+    pub fn console_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.console_dir = Some(dir.into());
         self
     }
 
@@ -217,6 +224,7 @@ impl TestAppBuilder {
                 .collect(),
             read_replica_unchecked: self.replica_unchecked,
             partitions: self.partitions,
+            console_dir: self.console_dir.unwrap_or(defaults.console_dir.clone()),
             nats_url: self.nats_url.clone().unwrap_or_default(),
             limits: self.limits,
             nats_stream: self.stream_name.clone(),
@@ -286,6 +294,7 @@ impl TestApp {
             read_replica: None,
             replica_unchecked: false,
             partitions: Vec::new(),
+            console_dir: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The platform's own routes: `/v1` (the log, streams and chain audit: admin bearer token only),
 //! `/v1/log` (the signed tree's key, heads and proofs: public), the events' contract
-//! (`/v1/schemas`, `/v1/asyncapi.json`: public) and the health routes (public). They have no OpenAPI document, so this table is their
-//! inventory. The admin API has no users: the "user" here is a valid credential of another kind
+//! (`/v1/schemas`, `/v1/asyncapi.json`: public), the console's pages (public) and the health
+//! routes (public). Only the admin routes have an OpenAPI document (`/v1/openapi.json`), so this
+//! table is their inventory. The admin API has no users: the "user" here is a valid credential of another kind
 //! (records organisation `orga`'s bearer token), which must not open it; a refusal is
 //! `{"error": …}` with status 401.
 
@@ -23,6 +24,11 @@ pub fn table() -> Vec<Row> {
             Policy::Admin,
         ),
         Row::new("GET", "/v1/audit/verify", Policy::Admin),
+        Row::new("GET", "/v1/operations", Policy::Admin),
+        // What the routes are, not what they hold; the console's pages hold no data either
+        // (they read it from the routes above with the admin token).
+        Row::new("GET", "/v1/openapi.json", Policy::Public),
+        Row::new("GET", "/console/", Policy::Public),
         // The log's tree: public, like a Certificate Transparency log (decision 0024).
         Row::new("GET", "/v1/log/key", Policy::Public),
         Row::new("GET", "/v1/log/head", Policy::Public),

@@ -1,0 +1,43 @@
+// The console's shell: log in, then the views, chosen by the address's fragment so that the
+// server serves one page (and no token ever sits in a URL).
+import { html, render } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+import { session } from "./api.js";
+import { Login } from "./views/login.js";
+import { Operations } from "./views/operations.js";
+import { Stream } from "./views/stream.js";
+import { Streams } from "./views/streams.js";
+import "./style.css";
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  return parts;
+}
+
+function App() {
+  const [signedIn, setSignedIn] = useState(Boolean(session.token()));
+  const [parts, setParts] = useState(route());
+  useEffect(() => {
+    const moved = () => setParts(route());
+    addEventListener("hashchange", moved);
+    return () => removeEventListener("hashchange", moved);
+  }, []);
+  if (!signedIn) return html`<${Login} onIn=${() => setSignedIn(true)} />`;
+  const [view, ...rest] = parts;
+  const out = () => { session.forget(); setSignedIn(false); };
+  return html`<div class="shell">
+    <header>
+      <strong>Palimpsest</strong>
+      <nav aria-label="Views">
+        <a href="#/streams" aria-current=${view === "streams" || view === "" ? "page" : undefined}>Streams</a>
+        <a href="#/operations" aria-current=${view === "operations" ? "page" : undefined}>Operations</a>
+      </nav>
+      <button class="out" onClick=${out}>Log out</button>
+    </header>
+    <main>${view === "operations" ? html`<${Operations} />`
+      : view === "stream" && rest.length >= 3 ? html`<${Stream} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
+      : html`<${Streams} />`}</main>
+  </div>`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

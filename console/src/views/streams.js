@@ -1,0 +1,46 @@
+// Streams: browse by context and category, search by key prefix, page through them.
+import { html } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+import { get } from "../api.js";
+import { when } from "../format.js";
+
+const CONTEXTS = ["pads", "atlas", "docs", "records", "resources"];
+
+export function Streams() {
+  const [prefix, setPrefix] = useState("");
+  const [pages, setPages] = useState([null]);
+  const [page, setPage] = useState({ streams: [], next_after: null });
+  const [error, setError] = useState("");
+  const after = pages[pages.length - 1];
+  useEffect(() => {
+    get("/v1/streams", { prefix, after, limit: 50 })
+      .then((p) => { setPage(p); setError(""); })
+      .catch((e) => setError(e.message));
+  }, [prefix, after]);
+  const search = (value) => { setPrefix(value); setPages([null]); };
+  return html`<section>
+    <h2>Streams</h2>
+    <div class="filters" role="group" aria-label="Context">
+      <button class=${prefix === "" ? "on" : ""} onClick=${() => search("")}>all</button>
+      ${CONTEXTS.map((c) => html`<button class=${prefix.startsWith(c + "/") ? "on" : ""}
+        onClick=${() => search(c + "/")}>${c}</button>`)}
+      <label for="prefix">Name starts with</label>
+      <input id="prefix" value=${prefix} placeholder="context/category/key"
+        onChange=${(e) => search(e.target.value)} />
+    </div>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <table class="streams">
+      <thead><tr><th>Stream</th><th>Version</th><th>Last event</th></tr></thead>
+      <tbody>
+        ${page.streams.map((s) => html`<tr>
+          <td><a href=${"#/stream/" + s.stream.split("/").map(encodeURIComponent).join("/")}>${s.stream}</a></td>
+          <td class="num">${s.version}</td><td>${when(s.last_recorded_at)}</td></tr>`)}
+      </tbody>
+    </table>
+    <p class="count">${page.streams.length} stream${page.streams.length === 1 ? "" : "s"} on this page</p>
+    <div class="pager">
+      <button disabled=${pages.length === 1} onClick=${() => setPages(pages.slice(0, -1))}>Previous</button>
+      <button disabled=${page.streams.length < 50} onClick=${() => setPages([...pages, page.next_after])}>Next</button>
+    </div>
+  </section>`;
+}

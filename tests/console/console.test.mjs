@@ -1,0 +1,115 @@
+// Drives the console in a real browser (Debian's Chromium through playwright-core) against a
+// running server whose contexts were written to: log in, browse streams, open one and check its
+// events and chain, read it as it was before it began, watch the pipeline, log out. Saves a
+// screenshot of each view. Usage: node console.test.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR.
+// Exits non-zero, saying what was missing, on the first check that fails.
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const [base, token, shots] = process.argv.slice(2);
+if (!base || !token || !shots) {
+  console.error("usage: node console.test.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR");
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+
+function check(condition, what) {
+  if (!condition) throw new Error(`console check failed: ${what}`);
+  console.log(`ok: ${what}`);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu"],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+const failures = [];
+page.on("pageerror", (e) => failures.push(String(e)));
+try {
+  await page.goto(`${base}/console/`);
+
+  // A wrong token is refused and not kept.
+  await page.fill("#token", "not-the-token");
+  await page.click("button[type=submit]");
+  const refusal = await page.getByRole("alert").textContent({ timeout: 10000 });
+  check(refusal.includes("not the admin token"), "a wrong token is refused");
+
+  await page.fill("#token", token);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Streams" }).waitFor({ timeout: 10000 });
+  check(!page.url().includes(token), "the token is not in the address");
+  const kept = await page.evaluate(() => sessionStorage.getItem("palimpsest.admin-token"));
+  check(kept === token, "the token is kept in the session");
+
+  // Every context wrote streams; pads' are listed on their own.
+  await page.locator("table.streams tbody tr").first().waitFor();
+  const all = await page.locator("table.streams tbody tr td:first-child").allTextContents();
+  for (const context of ["pads", "atlas", "docs", "records", "resources"]) {
+    check(all.some((s) => s.startsWith(`${context}/`)), `a ${context} stream is listed`);
+  }
+  await page.getByRole("button", { name: "pads", exact: true }).click();
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("table.streams tbody td:first-child")].every((td) => td.textContent.startsWith("pads/")));
+  const pads = await page.locator("table.streams tbody tr td:first-child").allTextContents();
+  check(pads.length >= 1 && pads.every((s) => s.startsWith("pads/")), `only pads streams (${pads.length})`);
+  await page.screenshot({ path: join(shots, "streams.png"), fullPage: true });
+
+  // A stream: its events, its chain verified, its payload unfolded.
+  const padStream = pads.find((s) => s.startsWith("pads/pad/")) ?? pads[0];
+  await page.getByRole("link", { name: padStream, exact: true }).click();
+  await page.getByRole("heading", { name: `Stream ${padStream}` }).waitFor();
+  await page.locator(".chain .ok").waitFor({ timeout: 15000 });
+  const rows = page.locator("table.events tbody tr");
+  await rows.first().waitFor();
+  const count = await rows.count();
+  const version = await page.locator("table.events tbody tr:last-child td:first-child").textContent();
+  check(count >= 1 && Number(version) === count, `every event of ${padStream} (${count})`);
+  const chain = await page.locator(".chain").textContent();
+  check(chain.includes(`${count} events`), `the chain verified over its events: ${chain}`);
+  await page.locator("table.events tbody tr:first-child summary").click();
+  check(await page.locator("table.events tbody tr:first-child pre").first().isVisible(), "the payload unfolds");
+  await page.screenshot({ path: join(shots, "stream.png"), fullPage: true });
+
+  // As it was before its first event: no such stream then.
+  await page.fill("#at", "2000-01-01T00:00:00");
+  await page.locator("#at").dispatchEvent("change");
+  const before = await page.getByRole("alert").textContent({ timeout: 10000 });
+  check(before.includes("no event at or before"), `the stream before it began: ${before}`);
+
+  // The pipeline: the log's head, each read model's checkpoint, the chart.
+  await page.getByRole("link", { name: "Operations" }).click();
+  await page.locator("#head").waitFor();
+  const head = Number(await page.locator("#head").textContent());
+  check(head > 0, `the log's head (${head})`);
+  await page.locator("table.read-models tbody tr").first().waitFor();
+  const models = await page.locator("table.read-models tbody td:first-child").allTextContents();
+  for (const model of ["pads", "atlas", "docs", "records", "resources", "stream_heads"]) {
+    check(models.includes(model), `read model ${model} is shown`);
+  }
+  await page.locator(".chart canvas").waitFor({ timeout: 10000 });
+  await page.waitForTimeout(2500);
+  await page.screenshot({ path: join(shots, "operations.png"), fullPage: true });
+
+  // Keyboard: the navigation is reachable and shows its focus.
+  await page.locator("header strong").click();
+  await page.keyboard.press("Tab");
+  const focused = await page.evaluate(() => {
+    const el = document.activeElement;
+    return { text: el?.textContent, outline: el ? getComputedStyle(el).outlineStyle : "none" };
+  });
+  check(focused.text === "Streams", `Tab reaches the navigation first (${focused.text})`);
+  check(focused.outline !== "none", `the focus is visible (outline ${focused.outline})`);
+
+  await page.getByRole("button", { name: "Log out" }).click();
+  await page.locator("#token").waitFor();
+  const forgotten = await page.evaluate(() => sessionStorage.getItem("palimpsest.admin-token"));
+  check(forgotten === null, "logging out forgets the token");
+  check(failures.length === 0, `no script error in the page (${failures.join("; ")})`);
+} catch (e) {
+  await page.screenshot({ path: join(shots, "failure.png"), fullPage: true }).catch(() => {});
+  console.error(`at ${page.url()}; script errors in the page: ${failures.join("; ") || "none"}`);
+  throw e;
+} finally {
+  await browser.close();
+}

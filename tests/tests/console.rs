@@ -1,0 +1,146 @@
+//! The web console (issue #32) in a real browser: Debian's Chromium driven by playwright-core
+//! (`tests/console/console.test.mjs`) against the real app on a fresh database, after writes
+//! through every context's API; screenshots go to `<target>/console-screenshots/`. Also: the
+//! page a console that was not built serves, and `/v1/operations` behind the admin token.
+
+use palimpsest_e2e::workload::write_through_every_context;
+use palimpsest_testkit::TestApp;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the repository")
+        .to_path_buf()
+}
+
+/// Runs `npm` with `args` in `dir`, failing the test with its output if it fails.
+fn npm(dir: &Path, args: &[&str]) {
+    let output = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "npm {args:?} in {}: {e} (the console needs Node 20 and npm)",
+                dir.display()
+            )
+        });
+    assert!(
+        output.status.success(),
+        "npm {args:?} in {}: {}{}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The console built from its sources (`npm ci` when its packages are missing).
+fn built_console() -> PathBuf {
+    let console = repo().join("console");
+    if !console.join("node_modules").is_dir() {
+        npm(&console, &["ci", "--no-audit", "--no-fund"]);
+    }
+    npm(&console, &["run", "build"]);
+    console.join("dist")
+}
+
+#[tokio::test]
+async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
+    let dist = built_console();
+    let driver = repo().join("tests/console");
+    if !driver.join("node_modules").is_dir() {
+        npm(&driver, &["ci", "--no-audit", "--no-fund"]);
+    }
+    let app = TestApp::builder().console_dir(&dist).start().await;
+    write_through_every_context(&app).await;
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo().join("target"));
+    let shots = target.join("console-screenshots");
+    let base = app.url("");
+    let token = app.admin_token();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(driver.join("console.test.mjs"))
+            .args([base.trim_end_matches('/'), token.as_str()])
+            .arg(&shots)
+            .output()
+    })
+    .await
+    .expect("joined")
+    .expect("node runs");
+    let said = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    println!("{said}");
+    assert!(output.status.success(), "the browser's checks: {said}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_console_that_was_not_built_says_how_to_build_it() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let app = TestApp::builder().console_dir(empty.path()).start().await;
+    let answer = reqwest::get(app.url("/console/")).await.expect("get");
+    assert_eq!(answer.status(), 503);
+    assert_eq!(
+        answer.headers()["cache-control"].to_str().expect("header"),
+        "no-store"
+    );
+    let page = answer.text().await.expect("page");
+    assert!(page.contains("just console"), "{page}");
+    let outside = reqwest::get(app.url("/console/../admin-token"))
+        .await
+        .expect("get");
+    assert_ne!(outside.status(), 200, "nothing outside the console folder");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn operations_answer_the_admin_only() {
+    let app = TestApp::start().await;
+    write_through_every_context(&app).await;
+    let http = reqwest::Client::new();
+    let anonymous = http
+        .get(app.url("/v1/operations"))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(anonymous.status(), 401);
+    let wrong = http
+        .get(app.url("/v1/operations"))
+        .bearer_auth("not-the-token")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(wrong.status(), 401);
+    let ops: serde_json::Value = http
+        .get(app.url("/v1/operations"))
+        .bearer_auth(app.admin_token())
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    let head = ops["head"].as_i64().expect("head");
+    assert!(head > 0);
+    let models = ops["read_models"].as_array().expect("read models");
+    for name in [
+        "pads",
+        "atlas",
+        "docs",
+        "records",
+        "resources",
+        "stream_heads",
+    ] {
+        let model = models
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {ops}"));
+        assert!(model["position"].as_i64().expect("position") <= head);
+        assert!(model["stalled"].is_null(), "{model}");
+    }
+    app.stop().await;
+}
