@@ -11,9 +11,15 @@ default:
 services:
     bash deploy/local/services.sh up
 
-# Everything in one process: HTTP on 127.0.0.1:8080, relay to NATS, every projector.
-run *ARGS: services
+# Everything in one process: HTTP on 127.0.0.1:8080 (the console at /console/), relay to NATS,
+# every projector.
+run *ARGS: services console
     cargo run --release -p palimpsest -- run {{ARGS}}
+
+# Build the web console (console/dist, served at /console/); needs Node.js 20 and npm.
+console:
+    @command -v npm >/dev/null || { echo "the console needs Node.js 20 and npm (https://nodejs.org); /console/ says so until it is built" >&2; exit 1; }
+    cd console && ([ -d node_modules ] || npm ci --no-audit --no-fund) && npm run build
 
 # Format, lint and every test, against real Postgres and NATS.
 test: services
