@@ -11,8 +11,7 @@ default:
 services:
     bash deploy/local/services.sh up
 
-# Everything in one process: HTTP on 127.0.0.1:8080 (the console at /console/), relay to NATS,
-# every projector.
+# Everything in one process on 127.0.0.1:8080 (the console at /console/): HTTP, relay, projectors.
 run *ARGS: services console
     cargo run --release -p palimpsest -- run {{ARGS}}
 
