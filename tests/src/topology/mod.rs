@@ -124,11 +124,15 @@ pub struct Outcome {
 
 impl Outcome {
     /// Whether every check passed: nothing lost or doubled, no violation, every read answered,
-    /// the takeover in time, read models equal to their rebuilds, JetStream equal to the log.
+    /// every acknowledgement naming its serve and its position (else the read-back could not
+    /// go to the other serve or name the write), the takeover in time, read models equal to
+    /// their rebuilds, JetStream equal to the log, the replicas caught up.
     pub fn ok(&self) -> bool {
         self.verdict.ok()
             && self.reads.violations == 0
             && self.reads.unanswered == 0
+            && self.reads.unattributed == 0
+            && self.reads.without_position == 0
             && self.reads.reads > 0
             && self.replicas
             && (self.kill != Kill::Project || self.takeover.is_some_and(|t| t <= TAKEOVER_LIMIT))
