@@ -35,7 +35,7 @@ function App() {
       <button class="out" onClick=${out}>Log out</button>
     </header>
     <main>${view === "operations" ? html`<${Operations} />`
-      : view === "stream" && rest.length >= 3 ? html`<${Stream} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
+      : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
       : html`<${Streams} />`}</main>
   </div>`;
 }

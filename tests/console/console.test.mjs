@@ -56,7 +56,7 @@ try {
   await page.screenshot({ path: join(shots, "streams.png"), fullPage: true });
 
   // A stream: its events, its chain verified, its payload unfolded.
-  const padStream = pads.find((s) => s.startsWith("pads/pad/")) ?? pads[0];
+  const padStream = pads.find((s) => s === "pads/pad/p1") ?? pads[0];
   await page.getByRole("link", { name: padStream, exact: true }).click();
   await page.getByRole("heading", { name: `Stream ${padStream}` }).waitFor();
   await page.locator(".chain .ok").waitFor({ timeout: 15000 });
@@ -73,9 +73,42 @@ try {
 
   // As it was before its first event: no such stream then.
   await page.fill("#at", "2000-01-01T00:00:00");
-  await page.locator("#at").dispatchEvent("change");
+  await page.locator("#at").blur(); // the input's change, as when a user leaves the field
   const before = await page.getByRole("alert").textContent({ timeout: 10000 });
   check(before.includes("no event at or before"), `the stream before it began: ${before}`);
+
+  // A pad at its head and at an older version: the text, its author's colour, the chat.
+  await page.goto(`${base}/console/#/stream/pads/pad/console`);
+  await page.locator(".pad-text").waitFor({ timeout: 15000 });
+  const headText = await page.locator(".pad-text").textContent();
+  check(headText.includes("first line") && headText.includes("second by ann"), `the pad's text at its head: ${headText}`);
+  const bold = await page.locator(".pad-text span", { hasText: "bold" }).evaluate((el) => getComputedStyle(el).fontWeight);
+  check(Number(bold) >= 700, `bold text in bold (${bold})`);
+  const italic = await page.locator(".pad-text span", { hasText: "italic" }).evaluate((el) => getComputedStyle(el).fontStyle);
+  check(italic === "italic", `italic text in italic (${italic})`);
+  check((await page.locator(".chat").textContent()).includes("hello from ann"), "the chat beside it");
+  const slider = page.getByRole("slider", { name: "Version" });
+  await slider.focus();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => document.querySelector("#version")?.textContent === "2");
+  await page.waitForFunction(() => !document.querySelector(".pad-text")?.textContent.includes("second by ann"));
+  const older = await page.locator(".pad-text").textContent();
+  check(older.includes("first line") && !older.includes("second by ann"), `the pad at version 2: ${older}`);
+  check(!(await page.locator(".chat").textContent()).includes("hello from ann"), "no chat yet at version 2");
+  await page.screenshot({ path: join(shots, "pad.png"), fullPage: true });
+
+  // A document's revision tree: two revisions 1-…, one the winner, the other a conflict.
+  await page.goto(`${base}/console/#/streams`);
+  await page.fill("#prefix", "docs/document/");
+  await page.locator("#prefix").dispatchEvent("change");
+  await page.getByRole("link", { name: /conflicted/ }).click();
+  await page.locator(".revtree").waitFor({ timeout: 15000 });
+  const nodes = await page.locator(".revtree li.rev").count();
+  check(nodes === 2, `the tree's nodes (${nodes})`);
+  check(await page.locator(".revtree li.winner").count() === 1, "one winner");
+  check(await page.locator(".revtree li.conflict").count() === 1, "one conflict");
+  await page.screenshot({ path: join(shots, "revtree.png"), fullPage: true });
 
   // The pipeline: the log's head, each read model's checkpoint, the chart.
   await page.getByRole("link", { name: "Operations" }).click();

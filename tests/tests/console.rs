@@ -3,8 +3,10 @@
 //! through every context's API; screenshots go to `<target>/console-screenshots/`. Also: the
 //! page a console that was not built serves, and `/v1/operations` behind the admin token.
 
-use palimpsest_e2e::workload::write_through_every_context;
+use palimpsest_e2e::workload::{form, json_body, write, write_through_every_context};
 use palimpsest_testkit::TestApp;
+use reqwest::Method;
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -55,6 +57,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     }
     let app = TestApp::builder().console_dir(&dist).start().await;
     write_through_every_context(&app).await;
+    write_a_pad_by_two_and_a_conflict(&app).await;
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo().join("target"));
@@ -76,6 +79,59 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     println!("{said}");
     assert!(output.status.success(), "the browser's checks: {said}");
     app.stop().await;
+}
+
+/// Pad `console`: a first line, a second appended as author Ann (the HTTP API, as the Etherpad
+/// version followed, attributes no text to her: only the revision), then bold and italic text
+/// (`setHTML`), and a chat message from Ann; docs document `db/conflicted` with two revisions
+/// 1-… (one wins, one conflicts).
+async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
+    let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("APIKEY.txt");
+    let key = key.trim();
+    let pads = |function: &str| format!("/pads/api/1.3.0/{function}");
+    let created = form(&[
+        ("apikey", key),
+        ("padID", "console"),
+        ("text", "first line\n"),
+    ]);
+    write(app, Method::POST, &pads("createPad"), created, None).await;
+    let author = form(&[("apikey", key), ("name", "Ann")]);
+    let ann = write(app, Method::POST, &pads("createAuthor"), author, None).await;
+    let ann = ann["data"]["authorID"]
+        .as_str()
+        .expect("authorID")
+        .to_owned();
+    let append = form(&[
+        ("apikey", key),
+        ("padID", "console"),
+        ("text", "second by ann"),
+        ("authorId", &ann),
+    ]);
+    write(app, Method::POST, &pads("appendText"), append, None).await;
+    let html =
+        "<html><body>first line<br>second by ann<br><b>bold</b> and <em>italic</em></body></html>";
+    let styled = form(&[("apikey", key), ("padID", "console"), ("html", html)]);
+    write(app, Method::POST, &pads("setHTML"), styled, None).await;
+    let chat = form(&[
+        ("apikey", key),
+        ("padID", "console"),
+        ("text", "hello from ann"),
+        ("authorID", &ann),
+    ]);
+    write(app, Method::POST, &pads("appendChatMessage"), chat, None).await;
+    let admin = app.admin_token();
+    let doc = json_body(json!({"side": "a"}));
+    write(app, Method::PUT, "/docs/db/conflicted", doc, Some(&admin)).await;
+    let other = json!({"new_edits": false, "docs": [
+        {"_id": "conflicted", "_rev": "1-0123456789abcdef0123456789abcdef", "side": "b"}]});
+    write(
+        app,
+        Method::POST,
+        "/docs/db/_bulk_docs",
+        json_body(other),
+        Some(&admin),
+    )
+    .await;
 }
 
 #[tokio::test]

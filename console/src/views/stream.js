@@ -4,10 +4,14 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.js";
 import { when } from "../format.js";
+import { StateAt } from "./state.js";
 
 export function Stream({ context, category, streamKey: key }) {
   const name = `${context}/${category}/${key}`;
-  const [at, setAt] = useState("");
+  // The time asked for belongs to this stream: another stream's page starts at its head.
+  const [asked, setAsked] = useState({ name, at: "" });
+  const at = asked.name === name ? asked.at : "";
+  const setAt = (value) => setAsked({ name, at: value });
   const [events, setEvents] = useState([]);
   const [chain, setChain] = useState(null);
   const [error, setError] = useState("");
@@ -37,6 +41,7 @@ export function Stream({ context, category, streamKey: key }) {
       ${at && html`<button onClick=${() => setAt("")}>Now</button>`}
     </div>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${!at && html`<${StateAt} context=${context} category=${category} streamKey=${key} events=${events} />`}
     <table class="events">
       <thead><tr><th>Version</th><th>Position</th><th>Type</th><th>Recorded</th><th>Actor</th><th>Payload and metadata</th></tr></thead>
       <tbody>${events.map((e) => html`<tr>

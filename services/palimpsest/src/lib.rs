@@ -6,3 +6,4 @@ pub mod config;
 pub mod contexts;
 pub mod processes;
 pub mod server;
+pub mod stream_state;

@@ -54,7 +54,7 @@ pub async fn require_token(
 
 /// The query of a `/v1` route, refusing what it does not know: the rejection (an unknown or
 /// repeated parameter, a value of the wrong kind) is a 400 whose message names the parameter.
-pub(crate) fn query<T: DeserializeOwned>(uri: &Uri) -> Result<T, ApiError> {
+pub fn query<T: DeserializeOwned>(uri: &Uri) -> Result<T, ApiError> {
     Query::<T>::try_from_uri(uri)
         .map(|Query(q)| q)
         .map_err(|rejection| ApiError::bad_request(rejection.body_text()))

@@ -108,6 +108,11 @@ pub fn document() -> Value {
                 limit(),
                 query("at", time, "The stream as it was at this time."),
             ], json!({"type": "object", "required": ["stream", "events", "next_after"]}), true),
+            "/v1/state/{context}/{category}/{key}": get_op("A stream's state as of a version or a time, folded by its context (null for a stream its context does not fold).", vec![
+                path("context", Some(WORD)), path("category", Some(WORD)), path("key", None),
+                query("version", json!({"type": "integer", "minimum": 1, "format": "int64"}), "Fold its first this many events."),
+                query("at", json!({"type": "string", "pattern": TIME}), "Fold only the events recorded at or before this time."),
+            ], json!({"type": "object", "required": ["stream", "version", "recorded_at", "state"]}), true),
             "/v1/audit/verify": get_op("Checks the hash chains (of one stream, or of the whole log).", vec![
                 query("stream", stream, "Only this stream, as context/category/key."),
             ], json!({"type": "object", "required": ["ok", "report"], "properties": {"ok": {"type": "boolean"}}}), false),

@@ -25,6 +25,7 @@ pub fn table() -> Vec<Row> {
         ),
         Row::new("GET", "/v1/audit/verify", Policy::Admin),
         Row::new("GET", "/v1/operations", Policy::Admin),
+        Row::new("GET", "/v1/state/{context}/{category}/{key}", Policy::Admin),
         // What the routes are, not what they hold; the console's pages hold no data either
         // (they read it from the routes above with the admin token).
         Row::new("GET", "/v1/openapi.json", Policy::Public),
