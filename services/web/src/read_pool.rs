@@ -101,8 +101,13 @@ impl Replica {
         if !self.checked || position <= 0 {
             return Some(connection);
         }
-        let sql =
-            format!("SELECT position FROM {projection}.projection_checkpoint WHERE name = $1");
+        // A read model split into partitions stands where its slowest partition does; its own
+        // row stays where the split began (decision 0031).
+        let sql = format!(
+            "SELECT coalesce((SELECT min(position) FROM {projection}.projection_checkpoint \
+             WHERE name LIKE $1 || '/%'), (SELECT position FROM {projection}.projection_checkpoint \
+             WHERE name = $1))"
+        );
         let deadline = Instant::now() + self.wait;
         let mut pause = Duration::from_millis(1);
         loop {
