@@ -110,6 +110,16 @@ try {
   check(await page.locator(".revtree li.conflict").count() === 1, "one conflict");
   await page.screenshot({ path: join(shots, "revtree.png"), fullPage: true });
 
+  // A file's revisions: two, the second changing its content only.
+  await page.goto(`${base}/console/#/stream/resources/resource/${process.env.CONSOLE_FILE_ID}`);
+  await page.locator("table.resource-revisions tbody tr").nth(1).waitFor({ timeout: 15000 });
+  const revisions = await page.locator("table.resource-revisions tbody tr").allTextContents();
+  check(revisions.length === 2 && revisions.every((r) => r.includes("report.txt")), `the file's revisions (${revisions.length})`);
+  const changed = await page.locator("table.resource-revisions tbody tr:nth-child(2) td:nth-child(3)").textContent();
+  check(changed.trim() === "content", `the second revision changed its content only (${changed.trim()})`);
+  check((await page.locator(".revisions .where").textContent()) === "live", "the file is live");
+  await page.screenshot({ path: join(shots, "resource.png"), fullPage: true });
+
   // The pipeline: the log's head, each read model's checkpoint, the chart.
   await page.getByRole("link", { name: "Operations" }).click();
   await page.locator("#head").waitFor();

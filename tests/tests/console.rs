@@ -58,6 +58,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     let app = TestApp::builder().console_dir(&dist).start().await;
     write_through_every_context(&app).await;
     write_a_pad_by_two_and_a_conflict(&app).await;
+    let file = upload_a_file_twice(&app).await;
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo().join("target"));
@@ -66,6 +67,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     let token = app.admin_token();
     let output = tokio::task::spawn_blocking(move || {
         Command::new("node")
+            .env("CONSOLE_FILE_ID", file)
             .arg(driver.join("console.test.mjs"))
             .args([base.trim_end_matches('/'), token.as_str()])
             .arg(&shots)
@@ -132,6 +134,29 @@ async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
         Some(&admin),
     )
     .await;
+}
+
+/// A file uploaded twice (two revisions, the second changing its content only); its id.
+async fn upload_a_file_twice(app: &TestApp) -> String {
+    let mut id = String::new();
+    for body in ["first", "second, longer"] {
+        let answer = reqwest::Client::new()
+            .put(app.url("/resources/@api/deki/pages/2/files/report.txt"))
+            .bearer_auth(app.admin_token())
+            .header("Content-Type", "text/plain")
+            .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+            .body(body)
+            .send()
+            .await
+            .expect("upload");
+        assert!(answer.status().is_success(), "upload: {}", answer.status());
+        let file: serde_json::Value = answer.json().await.expect("the file's JSON");
+        id = file["@id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no file id in {file}"))
+            .to_owned();
+    }
+    id
 }
 
 #[tokio::test]

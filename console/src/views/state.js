@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.js";
 import { when } from "../format.js";
 import { Chat, PadText } from "./pad.js";
+import { Revisions } from "./resource.js";
 import { RevTree } from "./revtree.js";
 
 export function StateAt({ context, category, streamKey, events }) {
@@ -28,6 +29,8 @@ export function StateAt({ context, category, streamKey, events }) {
     view = html`<div class="pad"><${PadText} pad=${state} /><${Chat} events=${events} version=${version} /></div>`;
   } else if (context === "docs" && category === "document") {
     view = html`<${RevTree} doc=${state} />`;
+  } else if (context === "resources" && category === "resource") {
+    view = html`<${Revisions} events=${events} version=${version} state=${state} />`;
   } else view = html`<pre>${JSON.stringify(state, null, 2)}</pre>`;
   return html`<section class="state" aria-label="State at a version">
     <h3>As of version <span id="version">${version}</span> of ${last}${at ? `, ${when(at.recorded_at)}` : ""}</h3>
