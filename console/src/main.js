@@ -4,6 +4,7 @@ import { html, render } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { session } from "./api.js";
 import { Login } from "./views/login.js";
+import { AtlasMap } from "./views/map.js";
 import { Operations } from "./views/operations.js";
 import { Stream } from "./views/stream.js";
 import { Streams } from "./views/streams.js";
@@ -30,11 +31,13 @@ function App() {
       <strong>Palimpsest</strong>
       <nav aria-label="Views">
         <a href="#/streams" aria-current=${view === "streams" || view === "" ? "page" : undefined}>Streams</a>
+        <a href="#/map" aria-current=${view === "map" ? "page" : undefined}>Atlas map</a>
         <a href="#/operations" aria-current=${view === "operations" ? "page" : undefined}>Operations</a>
       </nav>
       <button class="out" onClick=${out}>Log out</button>
     </header>
     <main>${view === "operations" ? html`<${Operations} />`
+      : view === "map" ? html`<${AtlasMap} />`
       : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
       : html`<${Streams} />`}</main>
   </div>`;

@@ -120,6 +120,31 @@ try {
   check((await page.locator(".revisions .where").textContent()) === "live", "the file is live");
   await page.screenshot({ path: join(shots, "resource.png"), fullPage: true });
 
+  // The atlas map now (two geometries) and before they were published (none); the section's
+  // submission and its review.
+  await page.getByRole("link", { name: "Atlas map" }).click();
+  await page.waitForFunction(() => document.querySelector("#geometry-count")?.textContent.startsWith("2 "), null, { timeout: 15000 });
+  const drawn = await page.locator(".map path.leaflet-interactive").count();
+  check(drawn === 2, `the map's features (${drawn})`);
+  await page.screenshot({ path: join(shots, "map.png"), fullPage: true });
+  await page.fill("#map-at", process.env.CONSOLE_BEFORE_PUBLISHING);
+  await page.locator("#map-at").blur();
+  await page.waitForFunction(() => document.querySelector("#geometry-count")?.textContent.startsWith("0 "), null, { timeout: 15000 });
+  check(await page.locator(".map path.leaflet-interactive").count() === 0, "no feature before publishing");
+  await page.goto(`${base}/console/#/streams`);
+  await page.fill("#prefix", "atlas/section/");
+  await page.locator("#prefix").dispatchEvent("change");
+  await page.waitForFunction(() => {
+    const names = [...document.querySelectorAll("table.streams tbody td:first-child")];
+    return names.length > 0 && names.every((td) => td.textContent.startsWith("atlas/section/"));
+  });
+  // Section ids are time-ordered (UUID v7): the last one listed is the one just published.
+  const sections = await page.locator("table.streams tbody td:first-child a").all();
+  await sections[sections.length - 1].click();
+  await page.locator("table.submissions tbody tr").first().waitFor({ timeout: 15000 });
+  const review = await page.locator("table.submissions tbody tr").first().textContent();
+  check(review.includes("approved") && review.includes("checked against the chronicle"), `the submission's review: ${review}`);
+
   // The pipeline: the log's head, each read model's checkpoint, the chart.
   await page.getByRole("link", { name: "Operations" }).click();
   await page.locator("#head").waitFor();

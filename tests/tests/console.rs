@@ -59,6 +59,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     write_through_every_context(&app).await;
     write_a_pad_by_two_and_a_conflict(&app).await;
     let file = upload_a_file_twice(&app).await;
+    let before_publishing = publish_a_section(&app).await;
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo().join("target"));
@@ -68,6 +69,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     let output = tokio::task::spawn_blocking(move || {
         Command::new("node")
             .env("CONSOLE_FILE_ID", file)
+            .env("CONSOLE_BEFORE_PUBLISHING", before_publishing)
             .arg(driver.join("console.test.mjs"))
             .args([base.trim_end_matches('/'), token.as_str()])
             .arg(&shots)
@@ -134,6 +136,49 @@ async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
         Some(&admin),
     )
     .await;
+}
+
+/// An atlas section as the administrator: created, locked, a commit with a polygon and a point,
+/// submitted and approved: two geometries published. The time before it is returned (the map
+/// as of then shows none of them).
+async fn publish_a_section(app: &TestApp) -> String {
+    let admin = app.admin_token();
+    let before = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S").to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let post = async |path: &str, body: serde_json::Value| {
+        write(
+            app,
+            Method::POST,
+            &format!("/atlas{path}"),
+            json_body(body),
+            Some(&admin),
+        )
+        .await
+    };
+    let section = post("/sections", json!({"title": "Đại Việt"})).await;
+    let id = section["id"].as_str().expect("section id").to_owned();
+    post(&format!("/sections/{id}/lock"), json!({})).await;
+    let polygon = json!({"type": "Polygon", "coordinates": [[[104.0, 19.0], [106.0, 19.0], [106.0, 21.0], [104.0, 19.0]]]});
+    let snapshot = json!({
+        "schema_version": 1,
+        "editor_feature_collection": {"type": "FeatureCollection", "features": []},
+        "entities": [{"operation": "create", "id": "dai-viet", "name": "Đại Việt", "slug": "dai-viet", "type_id": "country"}],
+        "geometries": [
+            {"operation": "create", "id": "g-dv", "type": "path", "draw_geometry": polygon, "time_start": 968},
+            {"operation": "create", "id": "g-capital", "type": "city", "draw_geometry": {"type": "Point", "coordinates": [105.85, 21.03]}, "binding": ["g-dv"]}
+        ],
+        "link_scopes": [{"geometry_id": "g-dv", "entity_ids": ["dai-viet"]}]
+    });
+    post(
+        &format!("/sections/{id}/commits"),
+        json!({"snapshot": snapshot}),
+    )
+    .await;
+    let submitted = post(&format!("/sections/{id}/submit"), json!({})).await;
+    let submission = submitted["submission"]["id"].as_str().expect("submission");
+    let note = json!({"review_note": "checked against the chronicle"});
+    post(&format!("/submissions/{submission}/approve"), note).await;
+    before
 }
 
 /// A file uploaded twice (two revisions, the second changing its content only); its id.

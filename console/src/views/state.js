@@ -7,6 +7,7 @@ import { get } from "../api.js";
 import { when } from "../format.js";
 import { Chat, PadText } from "./pad.js";
 import { Revisions } from "./resource.js";
+import { Section } from "./section.js";
 import { RevTree } from "./revtree.js";
 
 export function StateAt({ context, category, streamKey, events }) {
@@ -29,6 +30,8 @@ export function StateAt({ context, category, streamKey, events }) {
     view = html`<div class="pad"><${PadText} pad=${state} /><${Chat} events=${events} version=${version} /></div>`;
   } else if (context === "docs" && category === "document") {
     view = html`<${RevTree} doc=${state} />`;
+  } else if (context === "atlas" && category === "section") {
+    view = html`<${Section} state=${state} />`;
   } else if (context === "resources" && category === "resource") {
     view = html`<${Revisions} events=${events} version=${version} state=${state} />`;
   } else view = html`<pre>${JSON.stringify(state, null, 2)}</pre>`;
