@@ -3,6 +3,7 @@
 import { html, render } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { session } from "./api.js";
+import { Audit } from "./views/audit.js";
 import { Login } from "./views/login.js";
 import { AtlasMap } from "./views/map.js";
 import { Operations } from "./views/operations.js";
@@ -33,11 +34,13 @@ function App() {
         <a href="#/streams" aria-current=${view === "streams" || view === "" ? "page" : undefined}>Streams</a>
         <a href="#/map" aria-current=${view === "map" ? "page" : undefined}>Atlas map</a>
         <a href="#/operations" aria-current=${view === "operations" ? "page" : undefined}>Operations</a>
+        <a href="#/audit" aria-current=${view === "audit" ? "page" : undefined}>Audit</a>
       </nav>
       <button class="out" onClick=${out}>Log out</button>
     </header>
     <main>${view === "operations" ? html`<${Operations} />`
       : view === "map" ? html`<${AtlasMap} />`
+      : view === "audit" ? html`<${Audit} />`
       : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
       : html`<${Streams} />`}</main>
   </div>`;

@@ -67,6 +67,19 @@ try {
   check(count >= 1 && Number(version) === count, `every event of ${padStream} (${count})`);
   const chain = await page.locator(".chain").textContent();
   check(chain.includes(`${count} events`), `the chain verified over its events: ${chain}`);
+  // Each event proven in the signed tree, in the page; the stream saved as an audit bundle.
+  await page.getByRole("button", { name: "Check inclusion proofs" }).click();
+  await page.waitForFunction(() => document.querySelector(".proof-result")?.textContent.includes("proven"), null, { timeout: 20000 });
+  const proofs = await page.locator(".proof-result").textContent();
+  check(proofs.includes("signature verified") && proofs.includes(`${count} of ${count} events proven`), proofs);
+  const marks = await page.locator("table.events td.proven").allTextContents();
+  check(marks.length === count && marks.every((m) => m === "✓ proven"), `every row proven (${marks.join(", ")})`);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Export bundle" }).click(),
+  ]);
+  await download.saveAs(join(shots, "bundle.json"));
+  check(true, "the bundle is saved");
   await page.locator("table.events tbody tr:first-child summary").click();
   check(await page.locator("table.events tbody tr:first-child pre").first().isVisible(), "the payload unfolds");
   await page.screenshot({ path: join(shots, "stream.png"), fullPage: true });
@@ -158,6 +171,18 @@ try {
   await page.locator(".chart canvas").waitFor({ timeout: 10000 });
   await page.waitForTimeout(2500);
   await page.screenshot({ path: join(shots, "operations.png"), fullPage: true });
+
+  // Audit: the latest head's signature checked in the page; every chain, with a progress bar.
+  await page.getByRole("link", { name: "Audit" }).click();
+  await page.waitForFunction(() => document.querySelector("#head-signature")?.textContent.includes("verified"), null, { timeout: 15000 });
+  await page.getByRole("button", { name: "Verify every chain" }).click();
+  await page.waitForFunction(() => {
+    const bar = document.querySelector("#verify-progress");
+    return bar && bar.max > 0 && bar.value === bar.max;
+  }, null, { timeout: 30000 });
+  const verified = await page.locator("#verify-result").textContent();
+  check(!verified.includes("broken") && /(\d+) of \1 streams/.test(verified), `every chain verified: ${verified}`);
+  await page.screenshot({ path: join(shots, "audit.png"), fullPage: true });
 
   // Keyboard: the navigation is reachable and shows its focus.
   await page.locator("header strong").click();

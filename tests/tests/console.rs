@@ -82,6 +82,12 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
         + &String::from_utf8_lossy(&output.stderr);
     println!("{said}");
     assert!(output.status.success(), "the browser's checks: {said}");
+    // The bundle the page saved is what `palimpsest audit check` accepts.
+    let bundle = target.join("console-screenshots").join("bundle.json");
+    let (_, checked) = palimpsest::cli::bundle::check_file(&bundle, None)
+        .unwrap_or_else(|e| panic!("the page's bundle does not check: {e:#}"));
+    assert_eq!(checked.events, 3, "pads/pad/p1's three events");
+    std::fs::remove_file(&bundle).expect("bundle removed");
     app.stop().await;
 }
 

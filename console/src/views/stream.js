@@ -4,6 +4,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.js";
 import { when } from "../format.js";
+import { Proofs } from "./proofs.js";
 import { StateAt } from "./state.js";
 
 export function Stream({ context, category, streamKey: key }) {
@@ -14,6 +15,7 @@ export function Stream({ context, category, streamKey: key }) {
   const setAt = (value) => setAsked({ name, at: value });
   const [events, setEvents] = useState([]);
   const [chain, setChain] = useState(null);
+  const [proven, setProven] = useState({});
   const [error, setError] = useState("");
   useEffect(() => {
     const path = `/v1/streams/${[context, category, key].map(encodeURIComponent).join("/")}`;
@@ -41,12 +43,14 @@ export function Stream({ context, category, streamKey: key }) {
       ${at && html`<button onClick=${() => setAt("")}>Now</button>`}
     </div>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${!at && html`<${Proofs} name=${name} events=${events} onProven=${setProven} />`}
     ${!at && html`<${StateAt} context=${context} category=${category} streamKey=${key} events=${events} />`}
     <table class="events">
-      <thead><tr><th>Version</th><th>Position</th><th>Type</th><th>Recorded</th><th>Actor</th><th>Payload and metadata</th></tr></thead>
+      <thead><tr><th>Version</th><th>Position</th><th>Type</th><th>Recorded</th><th>Actor</th><th>Signed tree</th><th>Payload and metadata</th></tr></thead>
       <tbody>${events.map((e) => html`<tr>
         <td class="num">${e.version}</td><td class="num">${e.position}</td><td>${e.event_type}</td>
         <td>${when(e.recorded_at)}</td><td>${e.metadata?.actor ?? "—"}</td>
+        <td class="proven">${proven[e.position] === true ? "✓ proven" : proven[e.position] === false ? "✗ not proven" : proven[e.position] === null ? "not signed yet" : ""}</td>
         <td><details><summary>${summary(e.payload)}</summary>
           <pre>${JSON.stringify(e.payload, null, 2)}</pre>
           <pre class="meta">${JSON.stringify({ ...e.metadata, hash: e.hash, prev_hash: e.prev_hash }, null, 2)}</pre>
