@@ -7,6 +7,7 @@ import { Audit } from "./views/audit.js";
 import { Login } from "./views/login.js";
 import { AtlasMap } from "./views/map.js";
 import { Operations } from "./views/operations.js";
+import { Records } from "./views/records.js";
 import { Stream } from "./views/stream.js";
 import { Streams } from "./views/streams.js";
 import "./style.css";
@@ -33,6 +34,7 @@ function App() {
       <nav aria-label="Views">
         <a href="#/streams" aria-current=${view === "streams" || view === "" ? "page" : undefined}>Streams</a>
         <a href="#/map" aria-current=${view === "map" ? "page" : undefined}>Atlas map</a>
+        <a href="#/records" aria-current=${view === "records" ? "page" : undefined}>Records</a>
         <a href="#/operations" aria-current=${view === "operations" ? "page" : undefined}>Operations</a>
         <a href="#/audit" aria-current=${view === "audit" ? "page" : undefined}>Audit</a>
       </nav>
@@ -41,6 +43,7 @@ function App() {
     <main>${view === "operations" ? html`<${Operations} />`
       : view === "map" ? html`<${AtlasMap} />`
       : view === "audit" ? html`<${Audit} />`
+      : view === "records" ? html`<${Records} />`
       : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
       : html`<${Streams} />`}</main>
   </div>`;

@@ -172,6 +172,16 @@ try {
   await page.waitForTimeout(2500);
   await page.screenshot({ path: join(shots, "operations.png"), fullPage: true });
 
+  // Records: a class's rows, their data opened for the administrator.
+  await page.getByRole("link", { name: "Records" }).click();
+  await page.fill("#records-org", "o1");
+  await page.fill("#records-class", "Book");
+  await page.getByRole("button", { name: "List rows" }).click();
+  await page.locator("table.records tbody tr").first().waitFor({ timeout: 10000 });
+  const rowText = await page.locator("table.records tbody").textContent();
+  check(rowText.includes("Œ") && rowText.includes("b1"), `the Book row of o1, opened: ${rowText.replace(/\s+/g, " ").slice(0, 120)}`);
+  await page.screenshot({ path: join(shots, "records.png"), fullPage: true });
+
   // Audit: the latest head's signature checked in the page; every chain, with a progress bar.
   await page.getByRole("link", { name: "Audit" }).click();
   await page.waitForFunction(() => document.querySelector("#head-signature")?.textContent.includes("verified"), null, { timeout: 15000 });
