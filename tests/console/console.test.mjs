@@ -204,6 +204,19 @@ try {
   check(focused.text === "Streams", `Tab reaches the navigation first (${focused.text})`);
   check(focused.outline !== "none", `the focus is visible (outline ${focused.outline})`);
 
+  // A phone's width: no view is wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const view of ["streams", "stream/pads/pad/console", "stream/docs/document", "map", "records", "operations", "audit"]) {
+    await page.goto(`${base}/console/#/${view}`);
+    await page.waitForTimeout(view === "map" ? 1500 : 700);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(width <= 390, `#/${view} fits 390 px (${width})`);
+  }
+  await page.goto(`${base}/console/#/stream/pads/pad/console`);
+  await page.locator(".pad-text").waitFor();
+  await page.screenshot({ path: join(shots, "narrow-pad.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
   await page.getByRole("button", { name: "Log out" }).click();
   await page.locator("#token").waitFor();
   const forgotten = await page.evaluate(() => sessionStorage.getItem("palimpsest.admin-token"));
