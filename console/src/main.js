@@ -12,8 +12,11 @@ import { Stream } from "./views/stream.js";
 import { Streams } from "./views/streams.js";
 import "./style.css";
 
+/** The view's path and its query (`#/stream/pads/pad/p1?position=12`). */
 function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [path, query = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").map(decodeURIComponent);
+  parts.query = new URLSearchParams(query);
   return parts;
 }
 
@@ -44,7 +47,7 @@ function App() {
       : view === "map" ? html`<${AtlasMap} />`
       : view === "audit" ? html`<${Audit} />`
       : view === "records" ? html`<${Records} />`
-      : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} />`
+      : view === "stream" && rest.length >= 3 ? html`<${Stream} key=${rest.join("/")} context=${rest[0]} category=${rest[1]} streamKey=${rest.slice(2).join("/")} position=${Number(parts.query.get("position")) || null} />`
       : html`<${Streams} />`}</main>
   </div>`;
 }

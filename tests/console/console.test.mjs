@@ -42,6 +42,14 @@ try {
   const kept = await page.evaluate(() => sessionStorage.getItem("palimpsest.admin-token"));
   check(kept === token, "the token is kept in the session");
 
+  // Jump to a position: the log's second event, in its stream, marked.
+  await page.fill("#position", "2");
+  await page.getByRole("button", { name: "Go", exact: true }).click();
+  await page.locator("tr.focus").waitFor({ timeout: 10000 });
+  const focused2 = await page.locator("tr.focus td:nth-child(2)").textContent();
+  check(focused2 === "2" && page.url().includes("position=2"), `position 2 opened in its stream (${page.url()})`);
+  await page.goto(`${base}/console/#/streams`);
+
   // Every context wrote streams; pads' are listed on their own.
   await page.locator("table.streams tbody tr").first().waitFor();
   const all = await page.locator("table.streams tbody tr td:first-child").allTextContents();

@@ -7,7 +7,7 @@ import { when } from "../format.js";
 import { Proofs } from "./proofs.js";
 import { StateAt } from "./state.js";
 
-export function Stream({ context, category, streamKey: key }) {
+export function Stream({ context, category, streamKey: key, position }) {
   const name = `${context}/${category}/${key}`;
   // The time asked for belongs to this stream: another stream's page starts at its head.
   const [asked, setAsked] = useState({ name, at: "" });
@@ -26,7 +26,11 @@ export function Stream({ context, category, streamKey: key }) {
       if (page.events.length === 1000) return load(page.next_after);
       return all;
     };
-    load(0).then((e) => { setEvents(e); setError(""); }).catch((e) => { setEvents([]); setError(e.message); });
+    load(0).then((e) => {
+      setEvents(e);
+      setError("");
+      if (position) requestAnimationFrame(() => document.getElementById(`position-${position}`)?.scrollIntoView({ block: "center" }));
+    }).catch((e) => { setEvents([]); setError(e.message); });
   }, [name, at]);
   useEffect(() => {
     get("/v1/audit/verify", { stream: name }).then(setChain).catch((e) => setChain({ ok: false, error: e.message }));
@@ -47,7 +51,7 @@ export function Stream({ context, category, streamKey: key }) {
     ${!at && html`<${StateAt} context=${context} category=${category} streamKey=${key} events=${events} />`}
     <table class="events">
       <thead><tr><th>Version</th><th>Position</th><th>Type</th><th>Recorded</th><th>Actor</th><th>Signed tree</th><th>Payload and metadata</th></tr></thead>
-      <tbody>${events.map((e) => html`<tr>
+      <tbody>${events.map((e) => html`<tr class=${e.position === position ? "focus" : ""} id=${"position-" + e.position}>
         <td class="num">${e.version}</td><td class="num">${e.position}</td><td>${e.event_type}</td>
         <td>${when(e.recorded_at)}</td><td>${e.metadata?.actor ?? "—"}</td>
         <td class="proven">${proven[e.position] === true ? "✓ proven" : proven[e.position] === false ? "✗ not proven" : proven[e.position] === null ? "not signed yet" : ""}</td>

@@ -2,6 +2,18 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.js";
+
+/** Opens the stream of the event at `position`, that event marked. */
+async function goTo(position, setError) {
+  const page = await get("/v1/events", { after: position - 1, limit: 1 });
+  const event = page.events[0];
+  if (!event || event.position !== position) {
+    setError(`no event at position ${position}`);
+    return;
+  }
+  const s = event.stream;
+  location.hash = `#/stream/${[s.context, s.category, s.key].map(encodeURIComponent).join("/")}?position=${position}`;
+}
 import { when } from "../format.js";
 
 const CONTEXTS = ["pads", "atlas", "docs", "records", "resources"];
@@ -28,6 +40,11 @@ export function Streams() {
       <input id="prefix" value=${prefix} placeholder="context/category/key"
         onChange=${(e) => search(e.target.value)} />
     </div>
+    <form class="filters" onSubmit=${(e) => { e.preventDefault(); goTo(Number(e.target.position.value), setError).catch((err) => setError(err.message)); }}>
+      <label for="position">Go to position</label>
+      <input id="position" name="position" type="number" min="1" required />
+      <button type="submit">Go</button>
+    </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <table class="streams">
       <thead><tr><th>Stream</th><th>Version</th><th>Last event</th></tr></thead>
