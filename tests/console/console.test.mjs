@@ -108,6 +108,7 @@ try {
   const italic = await page.locator(".pad-text span", { hasText: "italic" }).evaluate((el) => getComputedStyle(el).fontStyle);
   check(italic === "italic", `italic text in italic (${italic})`);
   check((await page.locator(".chat").textContent()).includes("hello from ann"), "the chat beside it");
+  await page.screenshot({ path: join(shots, "pad-head.png"), fullPage: true });
   const slider = page.getByRole("slider", { name: "Version" });
   await slider.focus();
   await page.keyboard.press("Home");
@@ -117,7 +118,7 @@ try {
   const older = await page.locator(".pad-text").textContent();
   check(older.includes("first line") && !older.includes("second by ann"), `the pad at version 2: ${older}`);
   check(!(await page.locator(".chat").textContent()).includes("hello from ann"), "no chat yet at version 2");
-  await page.screenshot({ path: join(shots, "pad.png"), fullPage: true });
+  await page.screenshot({ path: join(shots, "pad-version-2.png"), fullPage: true });
 
   // A document's revision tree: two revisions 1-…, one the winner, the other a conflict.
   await page.goto(`${base}/console/#/streams`);

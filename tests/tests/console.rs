@@ -64,6 +64,9 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo().join("target"));
     let shots = target.join("console-screenshots");
+    if shots.exists() {
+        std::fs::remove_dir_all(&shots).expect("last run's screenshots removed");
+    }
     let base = app.url("");
     let token = app.admin_token();
     let output = tokio::task::spawn_blocking(move || {
