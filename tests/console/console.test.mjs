@@ -130,6 +130,10 @@ try {
   check(nodes === 2, `the tree's nodes (${nodes})`);
   check(await page.locator(".revtree li.winner").count() === 1, "one winner");
   check(await page.locator(".revtree li.conflict").count() === 1, "one conflict");
+  await page.waitForFunction(() => document.querySelector("#doc-readers")?.textContent.length > 0, null, { timeout: 10000 });
+  const channels = await page.locator("#doc-channels").textContent();
+  const readers = await page.locator("#doc-readers").textContent();
+  check(channels === "news" && readers === "ann", `its channels (${channels}) and who may read it (${readers})`);
   await page.screenshot({ path: join(shots, "revtree.png"), fullPage: true });
 
   // A file's revisions: two, the second changing its content only.

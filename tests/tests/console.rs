@@ -97,7 +97,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
 /// Pad `console`: a first line, a second appended as author Ann (the HTTP API, as the Etherpad
 /// version followed, attributes no text to her: only the revision), then bold and italic text
 /// (`setHTML`), and a chat message from Ann; docs document `db/conflicted` with two revisions
-/// 1-… (one wins, one conflicts).
+/// 1-… (one wins, one conflicts), the winner in channel `news`, which docs user `ann` may read.
 async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
     let key = std::fs::read_to_string(app.data_dir().join("APIKEY.txt")).expect("APIKEY.txt");
     let key = key.trim();
@@ -133,7 +133,9 @@ async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
     ]);
     write(app, Method::POST, &pads("appendChatMessage"), chat, None).await;
     let admin = app.admin_token();
-    let doc = json_body(json!({"side": "a"}));
+    let ann = json_body(json!({"password": "ann-password", "admin_channels": ["news"]}));
+    write(app, Method::PUT, "/docs/_admin/db/_user/ann", ann, Some(&admin)).await;
+    let doc = json_body(json!({"side": "a", "channels": ["news"]}));
     write(app, Method::PUT, "/docs/db/conflicted", doc, Some(&admin)).await;
     let other = json!({"new_edits": false, "docs": [
         {"_id": "conflicted", "_rev": "1-0123456789abcdef0123456789abcdef", "side": "b"}]});

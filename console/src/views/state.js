@@ -5,6 +5,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api.js";
 import { when } from "../format.js";
+import { DocAccess } from "./doc-access.js";
 import { Chat, PadText } from "./pad.js";
 import { Revisions } from "./resource.js";
 import { Section } from "./section.js";
@@ -29,7 +30,9 @@ export function StateAt({ context, category, streamKey, events }) {
   else if (context === "pads" && category === "pad") {
     view = html`<div class="pad"><${PadText} pad=${state} /><${Chat} events=${events} version=${version} /></div>`;
   } else if (context === "docs" && category === "document") {
-    view = html`<${RevTree} doc=${state} />`;
+    const first = events[0]?.payload ?? {};
+    view = html`<div><${RevTree} doc=${state} />
+      ${first.db && first.doc_id && html`<${DocAccess} db=${first.db} doc=${first.doc_id} />`}</div>`;
   } else if (context === "atlas" && category === "section") {
     view = html`<${Section} state=${state} />`;
   } else if (context === "resources" && category === "resource") {
