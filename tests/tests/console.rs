@@ -4,7 +4,7 @@
 //! page a console that was not built serves, and `/v1/operations` behind the admin token.
 
 use palimpsest_e2e::workload::{form, json_body, write, write_through_every_context};
-use palimpsest_testkit::TestApp;
+use palimpsest_testkit::{NatsServer, TestApp};
 use reqwest::Method;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -134,7 +134,14 @@ async fn write_a_pad_by_two_and_a_conflict(app: &TestApp) {
     write(app, Method::POST, &pads("appendChatMessage"), chat, None).await;
     let admin = app.admin_token();
     let ann = json_body(json!({"password": "ann-password", "admin_channels": ["news"]}));
-    write(app, Method::PUT, "/docs/_admin/db/_user/ann", ann, Some(&admin)).await;
+    write(
+        app,
+        Method::PUT,
+        "/docs/_admin/db/_user/ann",
+        ann,
+        Some(&admin),
+    )
+    .await;
     let doc = json_body(json!({"side": "a", "channels": ["news"]}));
     write(app, Method::PUT, "/docs/db/conflicted", doc, Some(&admin)).await;
     let other = json!({"new_edits": false, "docs": [
@@ -331,4 +338,46 @@ async fn operations_answer_the_admin_only() {
         assert!(model["stalled"].is_null(), "{model}");
     }
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_process_without_the_relay_shows_where_the_relay_stands() {
+    let nats = NatsServer::start().await;
+    let relaying = TestApp::builder().nats(&nats.url()).start().await;
+    write_through_every_context(&relaying).await;
+    let head = relaying.state.store.head_position().await.expect("head");
+    let serving = TestApp::builder()
+        .database_of(&relaying)
+        .without_projectors()
+        .start()
+        .await;
+    let http = reqwest::Client::new();
+    let started = std::time::Instant::now();
+    loop {
+        let ops: serde_json::Value = http
+            .get(serving.url("/v1/operations"))
+            .bearer_auth(serving.admin_token())
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        assert!(
+            ops["relay"].is_null(),
+            "no relay runs in this process: {ops}"
+        );
+        let kept = &ops["relay_positions"][0];
+        if kept["stream"] == "PALIMPSEST" && kept["position"].as_i64() == Some(head) {
+            assert_eq!(kept["behind"], 0);
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the relay's position reaches the head ({head}): {ops}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    serving.stop().await;
+    relaying.stop().await;
 }

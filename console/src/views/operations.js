@@ -42,7 +42,10 @@ export function Operations() {
     ${now && html`<dl class="facts">
       <dt>Log head</dt><dd class="num" id="head">${now.head}</dd>
       <dt>On disk</dt><dd class="num">${now.durable}</dd>
-      <dt>Relay</dt><dd>${relay ? describeRelay(relay, now.head) : "not run by this process"}</dd>
+      <dt>Relay here</dt><dd>${relay ? describeRelay(relay, now.head) : "not run by this process"}</dd>
+      ${now.relay_positions.map((r) => html`<dt>JetStream ${r.stream}</dt>
+        <dd class="relay-position">published ${r.position} of ${now.head} (${r.behind} behind), ${when(r.updated_at)}</dd>`)}
+      ${now.relay_positions.length === 0 && html`<dt>JetStream</dt><dd>no relay has published yet</dd>`}
     </dl>`}
     <div ref=${box} class="chart" aria-label="Append rate and largest lag over time"></div>
     <table class="read-models">

@@ -20,7 +20,11 @@ export function StateAt({ context, category, streamKey, events }) {
   useEffect(() => {
     if (version < 1) return;
     const path = `/v1/state/${[context, category, streamKey].map(encodeURIComponent).join("/")}`;
-    get(path, { version }).then((s) => { setFolded(s); setError(""); }).catch((e) => setError(e.message));
+    let stale = false;
+    get(path, { version })
+      .then((s) => { if (!stale) { setFolded(s); setError(""); } })
+      .catch((e) => { if (!stale) setError(e.message); });
+    return () => { stale = true; };
   }, [context, category, streamKey, version]);
   if (last === 0) return null;
   const at = events[version - 1];

@@ -26,11 +26,14 @@ export function Stream({ context, category, streamKey: key, position }) {
       if (page.events.length === 1000) return load(page.next_after);
       return all;
     };
+    let stale = false;
     load(0).then((e) => {
+      if (stale) return;
       setEvents(e);
       setError("");
       if (position) requestAnimationFrame(() => document.getElementById(`position-${position}`)?.scrollIntoView({ block: "center" }));
-    }).catch((e) => { setEvents([]); setError(e.message); });
+    }).catch((e) => { if (!stale) { setEvents([]); setError(e.message); } });
+    return () => { stale = true; };
   }, [name, at]);
   useEffect(() => {
     get("/v1/audit/verify", { stream: name }).then(setChain).catch((e) => setChain({ ok: false, error: e.message }));

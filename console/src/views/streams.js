@@ -25,9 +25,11 @@ export function Streams() {
   const [error, setError] = useState("");
   const after = pages[pages.length - 1];
   useEffect(() => {
+    let stale = false; // an answer to an earlier search that arrives late is dropped
     get("/v1/streams", { prefix, after, limit: 50 })
-      .then((p) => { setPage(p); setError(""); })
-      .catch((e) => setError(e.message));
+      .then((p) => { if (!stale) { setPage(p); setError(""); } })
+      .catch((e) => { if (!stale) setError(e.message); });
+    return () => { stale = true; };
   }, [prefix, after]);
   const search = (value) => { setPrefix(value); setPages([null]); };
   return html`<section>

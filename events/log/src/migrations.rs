@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "append call",
         include_str!("migrations/0007_append_call.sql"),
     ),
+    (
+        8,
+        "relay positions",
+        include_str!("migrations/0008_relay_positions.sql"),
+    ),
 ];
 
 /// Brings schema `log` up to date. Concurrent starters serialise on an advisory lock, and each

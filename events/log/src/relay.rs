@@ -20,6 +20,7 @@
 
 pub mod health;
 pub mod identity;
+pub mod position;
 
 pub use health::{Blocked, DEFAULT_STUCK_AFTER, RelayHealth, RelayState, Stuck};
 pub use identity::{LOG_ID_HEADER, reset_stream, stream_config};
@@ -165,6 +166,7 @@ async fn relay_once(
     metrics::gauge!("palimpsest_relay_blocked").set(0.0);
     let mut head = store.head().subscribe();
     let log_id = store.log_id().to_string();
+    let mut kept = position::PositionKeeper::default();
     loop {
         config
             .health
@@ -172,6 +174,7 @@ async fn relay_once(
         metrics::gauge!("palimpsest_relay_position").set(last as f64);
         let events = store.read_all(last, config.batch).await?;
         if events.is_empty() {
+            kept.keep(store, &config.stream_name, last, true).await;
             config.health.progressed();
             tokio::select! {
                 _ = head.changed() => {}
@@ -182,6 +185,7 @@ async fn relay_once(
         }
         store.wait_durable().await?;
         last = publish_in_order(&js, config, &events, last, &log_id, max_payload).await?;
+        kept.keep(store, &config.stream_name, last, false).await;
         config.health.progressed();
     }
 }

@@ -1,6 +1,8 @@
 //! `GET /v1/operations`: what an operator watches of the pipeline, as one JSON answer: the log's
-//! head and what of it is on disk, the relay's state when this process runs it, and every read
-//! model's checkpoint (each partition's too) with its lag and the event it is stopped on.
+//! head and what of it is on disk, the relay's state when this process runs it and where every
+//! relay stands in each JetStream stream (kept in the log's database by the relays themselves,
+//! so any process shows it), and every read model's checkpoint (each partition's too) with its
+//! lag and the event it is stopped on.
 //! The console polls it for its live charts; `/metrics` says the same to Prometheus.
 
 use crate::admin::{Nothing, query};
@@ -18,6 +20,22 @@ pub(crate) async fn operations(
 ) -> Result<Json<Value>, ApiError> {
     let Nothing {} = query(&uri)?;
     let head = state.store.head_position().await?;
+    let relay_positions = {
+        let client = state
+            .store
+            .pool()
+            .get()
+            .await
+            .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+        palimpsest_log::relay::position::positions(&client).await?
+    };
+    let relays: Vec<Value> = relay_positions
+        .into_iter()
+        .map(|r| {
+            json!({"stream": r.stream, "position": r.position, "behind": (head - r.position).max(0),
+                   "updated_at": r.updated_at})
+        })
+        .collect();
     let mut read_models = Vec::new();
     let pools = std::iter::once(state.store.pool()).chain(state.read_databases.pools());
     for pool in pools {
@@ -41,6 +59,7 @@ pub(crate) async fn operations(
         "head": head,
         "durable": state.store.durable().current(),
         "relay": state.relay.as_ref().map(|r| r.state()),
+        "relay_positions": relays,
         "read_models": read_models,
     })))
 }

@@ -117,7 +117,7 @@ pub fn document() -> Value {
                 query("stream", stream, "Only this stream, as context/category/key."),
             ], json!({"type": "object", "required": ["ok", "report"], "properties": {"ok": {"type": "boolean"}}}), false),
             "/v1/operations": get_op("The pipeline: the log's head, the relay, every read model's checkpoint and lag.", vec![],
-                json!({"type": "object", "required": ["log_id", "head", "durable", "relay", "read_models"],
+                json!({"type": "object", "required": ["log_id", "head", "durable", "relay", "relay_positions", "read_models"],
                        "properties": {"read_models": {"type": "array", "items": {
                            "type": "object", "required": ["name", "position", "lag", "updated_at", "stalled"]}}}}), false),
         },
