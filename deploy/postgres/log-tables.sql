@@ -26,6 +26,10 @@ ALTER TABLE log.idempotency SET (
 -- count so the dead versions never spread over many pages.
 ALTER TABLE log.head SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000);
 
+-- One row per relayed JetStream stream, moved by the relay at most every 250 ms (HOT updates):
+-- vacuumed by count, like `head`.
+ALTER TABLE log.relay_positions SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000);
+
 -- One row per stream, updated by every append to it. Free space on each page keeps those
 -- updates HOT (fillfactor applies to pages written from now on); vacuum at 2% dead rows.
 ALTER TABLE log.streams SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02);
