@@ -47,6 +47,7 @@ bench: services
     cargo bench -p palimpsest-e2e --bench latency
     cargo build --release -p palimpsest --bin palimpsest
     cargo bench -p palimpsest-e2e --bench projector_source
+    cargo bench -p palimpsest-e2e --bench capacity
 
 # The fault matrix against the real binary (private Postgres cluster and nats-servers): kill -9
 # of run/serve/relay/project, NATS restart, Postgres immediate stop, NATS leader loss. Prints a
