@@ -9,6 +9,7 @@ use reqwest::Method;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -38,23 +39,63 @@ fn npm(dir: &Path, args: &[&str]) {
     );
 }
 
-/// The console built from its sources (`npm ci` when its packages are missing).
+/// Runs `node SCRIPT ARGS` with `env` off the runtime's threads; whether it succeeded, and what
+/// it printed (printed here too, for the test's output).
+async fn node(
+    script: PathBuf,
+    args: Vec<String>,
+    env: Vec<(&'static str, String)>,
+) -> (bool, String) {
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .envs(env)
+            .arg(script)
+            .args(args)
+            .output()
+    })
+    .await
+    .expect("joined")
+    .expect("node runs (the console's tests need Node.js 20)");
+    let said = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    println!("{said}");
+    (output.status.success(), said)
+}
+
+/// The console built from its sources (`npm ci` when its packages are missing), once for all
+/// the tests of this binary: two builds at once would empty each other's folder.
 fn built_console() -> PathBuf {
-    let console = repo().join("console");
-    if !console.join("node_modules").is_dir() {
-        npm(&console, &["ci", "--no-audit", "--no-fund"]);
-    }
-    npm(&console, &["run", "build"]);
-    console.join("dist")
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let console = repo().join("console");
+            if !console.join("node_modules").is_dir() {
+                npm(&console, &["ci", "--no-audit", "--no-fund"]);
+            }
+            npm(&console, &["run", "build"]);
+            console.join("dist")
+        })
+        .clone()
+}
+
+/// The folder of the browser tests' scripts, with playwright-core installed (once).
+fn browser_driver() -> PathBuf {
+    static READY: OnceLock<PathBuf> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let driver = repo().join("tests/console");
+            if !driver.join("node_modules").is_dir() {
+                npm(&driver, &["ci", "--no-audit", "--no-fund"]);
+            }
+            driver
+        })
+        .clone()
 }
 
 #[tokio::test]
 async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     let dist = built_console();
-    let driver = repo().join("tests/console");
-    if !driver.join("node_modules").is_dir() {
-        npm(&driver, &["ci", "--no-audit", "--no-fund"]);
-    }
+    let driver = browser_driver();
     let app = TestApp::builder().console_dir(&dist).start().await;
     write_through_every_context(&app).await;
     write_a_pad_by_two_and_a_conflict(&app).await;
@@ -69,22 +110,18 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     }
     let base = app.url("");
     let token = app.admin_token();
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .env("CONSOLE_FILE_ID", file)
-            .env("CONSOLE_BEFORE_PUBLISHING", before_publishing)
-            .arg(driver.join("console.test.mjs"))
-            .args([base.trim_end_matches('/'), token.as_str()])
-            .arg(&shots)
-            .output()
-    })
-    .await
-    .expect("joined")
-    .expect("node runs");
-    let said = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    println!("{said}");
-    assert!(output.status.success(), "the browser's checks: {said}");
+    let shots_arg = shots.to_string_lossy().into_owned();
+    let env = [
+        ("CONSOLE_FILE_ID", file),
+        ("CONSOLE_BEFORE_PUBLISHING", before_publishing),
+    ];
+    let (passed, said) = node(
+        driver.join("console.test.mjs"),
+        vec![base.trim_end_matches('/').to_owned(), token, shots_arg],
+        env.to_vec(),
+    )
+    .await;
+    assert!(passed, "the browser's checks: {said}");
     // The bundle the page saved is what `palimpsest audit check` accepts.
     let bundle = target.join("console-screenshots").join("bundle.json");
     let (_, checked) = palimpsest::cli::bundle::check_file(&bundle, None)
@@ -245,31 +282,15 @@ async fn fill_the_log(app: &TestApp, events: usize) {
 #[tokio::test]
 async fn the_first_view_with_100_000_events_in_the_log() {
     let dist = built_console();
-    let driver = repo().join("tests/console");
-    if !driver.join("node_modules").is_dir() {
-        npm(&driver, &["ci", "--no-audit", "--no-fund"]);
-    }
+    let driver = browser_driver();
     let app = TestApp::builder().console_dir(&dist).start().await;
     let started = std::time::Instant::now();
     fill_the_log(&app, 100_000).await;
     println!("100,000 events appended in {:?}", started.elapsed());
     let (base, token) = (app.url(""), app.admin_token());
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .arg(driver.join("first-view.mjs"))
-            .args([base.trim_end_matches('/'), token.as_str()])
-            .output()
-    })
-    .await
-    .expect("joined")
-    .expect("node runs");
-    let said = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    println!("{said}");
-    assert!(
-        output.status.success() && said.contains("first view: "),
-        "{said}"
-    );
+    let args = vec![base.trim_end_matches('/').to_owned(), token];
+    let (passed, said) = node(driver.join("first-view.mjs"), args, Vec::new()).await;
+    assert!(passed && said.contains("first view: "), "{said}");
     app.stop().await;
 }
 
@@ -292,6 +313,19 @@ async fn a_console_that_was_not_built_says_how_to_build_it() {
     app.stop().await;
 }
 
+/// `GET /v1/operations` as the administrator.
+async fn operations(app: &TestApp) -> serde_json::Value {
+    reqwest::Client::new()
+        .get(app.url("/v1/operations"))
+        .bearer_auth(app.admin_token())
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json")
+}
+
 #[tokio::test]
 async fn operations_answer_the_admin_only() {
     let app = TestApp::start().await;
@@ -310,15 +344,7 @@ async fn operations_answer_the_admin_only() {
         .await
         .expect("get");
     assert_eq!(wrong.status(), 401);
-    let ops: serde_json::Value = http
-        .get(app.url("/v1/operations"))
-        .bearer_auth(app.admin_token())
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
+    let ops = operations(&app).await;
     let head = ops["head"].as_i64().expect("head");
     assert!(head > 0);
     let models = ops["read_models"].as_array().expect("read models");
@@ -351,18 +377,9 @@ async fn a_process_without_the_relay_shows_where_the_relay_stands() {
         .without_projectors()
         .start()
         .await;
-    let http = reqwest::Client::new();
     let started = std::time::Instant::now();
     loop {
-        let ops: serde_json::Value = http
-            .get(serving.url("/v1/operations"))
-            .bearer_auth(serving.admin_token())
-            .send()
-            .await
-            .expect("get")
-            .json()
-            .await
-            .expect("json");
+        let ops = operations(&serving).await;
         assert!(
             ops["relay"].is_null(),
             "no relay runs in this process: {ops}"
