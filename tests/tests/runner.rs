@@ -287,11 +287,8 @@ async fn a_write_waits_for_the_partitions_of_its_streams_only() {
     let held_up = blocker.transaction().await.expect("tx");
     let slow_partition =
         palimpsest_projections::partition::partition_name("stream_heads", partition(&slow), count);
-    held_up
-        .execute(
-            "SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))",
-            &[&slow_partition],
-        )
+    // The partition's own transaction lock, as its batches take it.
+    palimpsest_projections::checkpoint::lock(&held_up, &slow_partition)
         .await
         .expect("lock");
     let write = |key: String| {

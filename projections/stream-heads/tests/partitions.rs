@@ -191,11 +191,8 @@ async fn a_write_waits_for_the_partition_of_its_stream_only() {
     let mut blocker = store.pool().get().await.expect("client");
     let held_up = blocker.transaction().await.expect("tx");
     let slow_partition = partition_name("stream_heads", partition_of(&stream(&slow), count), count);
-    held_up
-        .execute(
-            "SELECT pg_advisory_xact_lock(hashtext('palimpsest.projection:' || $1))",
-            &[&slow_partition],
-        )
+    // The partition's own transaction lock, as its batches take it.
+    palimpsest_projections::checkpoint::lock(&held_up, &slow_partition)
         .await
         .expect("lock");
     let slow_at = append(&store, &slow).await;
