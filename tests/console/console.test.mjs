@@ -193,6 +193,15 @@ try {
   await page.locator("table.records tbody tr").first().waitFor({ timeout: 10000 });
   const rowText = await page.locator("table.records tbody").textContent();
   check(rowText.includes("Œ") && rowText.includes("b1"), `the Book row of o1, opened: ${rowText.replace(/\s+/g, " ").slice(0, 120)}`);
+  // A document's history: at its head (n 2), then at its first version (n 1).
+  await page.locator("table.records tbody tr", { hasText: '"p1": "hist"' }).getByRole("button", { name: "History" }).click();
+  await page.waitForFunction(() => document.querySelector("#record-data")?.textContent.includes('"n": 2'), null, { timeout: 10000 });
+  const recordSlider = page.getByRole("slider", { name: "Record version" });
+  await recordSlider.focus();
+  await page.keyboard.press("Home");
+  await page.waitForFunction(() => document.querySelector("#record-version")?.textContent === "1");
+  await page.waitForFunction(() => document.querySelector("#record-data")?.textContent.includes('"n": 1'));
+  check(true, "the record's first version, opened: n 1 (its head: n 2)");
   await page.screenshot({ path: join(shots, "records.png"), fullPage: true });
 
   // Audit: the latest head's signature checked in the page; every chain, with a progress bar.

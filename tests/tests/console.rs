@@ -100,6 +100,7 @@ async fn the_console_shows_streams_events_and_the_pipeline_in_a_browser() {
     write_through_every_context(&app).await;
     write_a_pad_by_two_and_a_conflict(&app).await;
     let file = upload_a_file_twice(&app).await;
+    update_a_record(&app).await;
     let before_publishing = publish_a_section(&app).await;
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -234,6 +235,30 @@ async fn publish_a_section(app: &TestApp) -> String {
     let note = json!({"review_note": "checked against the chronicle"});
     post(&format!("/submissions/{submission}/approve"), note).await;
     before
+}
+
+/// Records document `hist` of class Book in `o1`, inserted with `n` 1 then updated to `n` 2.
+async fn update_a_record(app: &TestApp) {
+    let admin = app.admin_token();
+    let insert = json!({"org": "o1", "data": {"clazz": "Book", "p1": "hist", "n": 1}});
+    let inserted = write(
+        app,
+        Method::POST,
+        "/records/api/insertDoc",
+        json_body(insert),
+        Some(&admin),
+    )
+    .await;
+    let v = inserted["result"]["v"].clone();
+    let update = json!({"org": "o1", "v": v, "data": {"clazz": "Book", "p1": "hist", "n": 2}});
+    write(
+        app,
+        Method::POST,
+        "/records/api/updateDoc",
+        json_body(update),
+        Some(&admin),
+    )
+    .await;
 }
 
 /// A file uploaded twice (two revisions, the second changing its content only); its id.

@@ -9,6 +9,7 @@ pub mod api;
 pub mod body;
 pub mod feed;
 pub mod ftp;
+pub mod history;
 pub mod listing;
 pub mod openapi;
 pub mod purges;
@@ -60,6 +61,7 @@ pub fn router_with(state: AppState, settings: Settings) -> Router {
     Router::new()
         .route("/api/{function}", post(api::call))
         .route("/feed", get(feed::feed))
+        .route("/history/{org}/{clazz}/{pk}", get(history::document_at))
         .route("/openapi.json", get(openapi::document))
         .with_state(Arc::new(records))
 }

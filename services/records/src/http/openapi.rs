@@ -497,6 +497,16 @@ pub fn spec() -> Value {
             {"name": "v", "in": "query", "required": false, "schema": i()}],
         "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": s()}}},
             "400": error(), "401": error(), "403": error(), "503": error()}}}));
+    paths.insert("/history/{org}/{clazz}/{pk}".into(), json!({"get": {"summary": "One document as it was after its first `version` events (all of them when absent), data opened: the administrator's read of its history (not a function of the records API). Answered no-store.",
+        "parameters": [
+            {"name": "org", "in": "path", "required": true, "schema": {"type": "string", "pattern": ORG_CODE}},
+            {"name": "clazz", "in": "path", "required": true, "schema": class()},
+            {"name": "pk", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+            {"name": "version", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1}}],
+        "responses": {"200": {"description": "the document then", "content": {"application/json": {"schema":
+                obj(json!({"version": i(), "versions": i(), "x": i(), "del_rows": i(),
+                    "row": {"type": ["object", "null"]}}), &["version", "versions", "row", "x", "del_rows"])}}},
+            "400": error(), "401": error(), "403": error(), "404": error(), "503": error()}}}));
     json!({
         "openapi": "3.1.0",
         "info": {"title": "Palimpsest records", "version": "1",

@@ -128,6 +128,8 @@ pub fn table() -> Vec<Row> {
         function("importOrg", Admin, r#"{"org": "orga", "docs": []}"#),
         function("rotateKey", Admin, "{}"),
         Row::new("GET", "/records/feed", Owner).query("cl=Article&org=orga"),
+        // An operator's read of a document's history, data opened: the administrator's only.
+        Row::new("GET", "/records/history/{org}/{clazz}/{pk}", Admin).query("version=1"),
         Row::new("GET", "/records/openapi.json", Policy::Public).undocumented(),
     ]
 }
@@ -213,6 +215,8 @@ pub async fn context(app: &TestApp) -> Context {
         roles: Vec::new(),
         vars: vars([
             ("pk", doc["pk"].as_str().unwrap_or_default().to_owned()),
+            ("org", "orga".to_owned()),
+            ("clazz", "Article".to_owned()),
             ("v", doc["v"].as_i64().unwrap_or_default().to_string()),
         ]),
         secret: Some(SECRET.to_owned()),
