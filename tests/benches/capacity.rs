@@ -903,6 +903,20 @@ fn print_rows(rows: &[Row]) {
     }
 }
 
+/// What every phase shares: the processes' environment, the Postgres server's postmaster (its
+/// CPU is measured), connections to the admin database and the log, the bench's own databases
+/// (their share of the server's transactions), the load's shape, and the table's rows.
+struct Bench {
+    env: Env,
+    postmaster: u32,
+    admin: Pg,
+    log: Pg,
+    ours: Vec<String>,
+    clients: usize,
+    seconds: u64,
+    rows: Vec<Row>,
+}
+
 /// Runs the phases in order (HTTP writes, HTTP reads, relay, projectors) and prints each
 /// phase's table, then the sizes and the summary.
 #[tokio::main]
@@ -944,7 +958,6 @@ async fn main() {
         apikey: secret("APIKEY.txt"),
     });
     let log = connect(db.url()).await;
-    let mut ours = vec![db.name().to_owned()];
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "capacity bench: release binary as processes (serve, relay, project) on a fresh database \
@@ -962,36 +975,85 @@ async fn main() {
         helpers: vec![relay.pid(), project.pid()],
         nats: nats_first,
     };
-    let mut rows = Vec::new();
-    let mut written = Vec::new();
     println!();
     println!(
         "| phase | ops/s | errors | events/op | serve ms/op | project+relay ms/op | Postgres ms/op | NATS ms/op | bench ms/op | other ms/op | WAL B/op | our share of PG xacts |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let phase_line = |label: String, w: &Window| {
-        println!(
-            "| {label} | {:.0} | {} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {} |",
-            w.rate(),
-            w.errors,
-            w.events as f64 / w.ops.max(1) as f64,
-            w.per_op(w.cpu.worker),
-            w.per_op(w.cpu.helpers),
-            w.per_op(w.cpu.postgres),
-            w.per_op(w.cpu.nats),
-            w.per_op(w.cpu.bench),
-            w.per_op(w.cpu.other()),
-            w.server.wal as f64 / w.ops.max(1) as f64,
-            w.ours()
-        );
-        if let Some(e) = &w.first_error {
-            println!("  first error: {e}");
-        }
+    let mut b = Bench {
+        env,
+        postmaster,
+        admin,
+        log,
+        ours: vec![db.name().to_owned()],
+        clients,
+        seconds,
+        rows: Vec::new(),
     };
+    http_phases(&mut b, &http, &meter).await;
+    serve.stop().await;
+    project.stop().await;
+    relay.stop().await;
+    let total = head(&b.log).await;
+    relay_phase(&mut b, total).await;
+    println!();
+    println!(
+        "| read model | events counted (events_total) | its own events | catch-up s | project ms/event counted | Postgres ms/event counted | project ms/own event | Postgres ms/own event | other ms/own event | idle start ms | read model bytes/own event | our share of PG xacts |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let models = [
+        "pads",
+        "docs",
+        "records",
+        "resources",
+        "atlas",
+        "stream_heads",
+    ];
+    for model in models {
+        projector_phase(&mut b, model, total).await;
+    }
+    print_sizes(&b, total).await;
+    println!();
+    print_rows(&b.rows);
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load average at end: {}; whole bench {:.0} s",
+        loadavg.trim(),
+        started.elapsed().as_secs_f64()
+    );
+    drop(b);
+    db.drop().await;
+}
+
+/// Prints one HTTP phase's line of the table (and its first error, if any).
+fn print_phase(label: String, w: &Window) {
+    println!(
+        "| {label} | {:.0} | {} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {} |",
+        w.rate(),
+        w.errors,
+        w.events as f64 / w.ops.max(1) as f64,
+        w.per_op(w.cpu.worker),
+        w.per_op(w.cpu.helpers),
+        w.per_op(w.cpu.postgres),
+        w.per_op(w.cpu.nats),
+        w.per_op(w.cpu.bench),
+        w.per_op(w.cpu.other()),
+        w.server.wal as f64 / w.ops.max(1) as f64,
+        w.ours()
+    );
+    if let Some(e) = &w.first_error {
+        println!("  first error: {e}");
+    }
+}
+
+/// Every context's write, then every context's read, each at saturation for a window: the
+/// `serve` process's CPU per operation, with the live projectors' and relay's beside it.
+async fn http_phases(b: &mut Bench, http: &Arc<Http>, meter: &Meter) {
+    let mut written = Vec::new();
     for ctx in Ctx::ALL {
         http.prepare_once(ctx).await.expect("prepare");
         let mut slots = Vec::new();
-        for client in 0..clients {
+        for client in 0..b.clients {
             let mut slot = Slot {
                 client,
                 ..Slot::default()
@@ -1000,11 +1062,11 @@ async fn main() {
             slots.push(slot);
         }
         let (slots, w) = drive(
-            &http, ctx, true, slots, seconds, &meter, &admin, &log, &ours,
+            http, ctx, true, slots, b.seconds, meter, &b.admin, &b.log, &b.ours,
         )
         .await;
-        phase_line(format!("write {} {}", ctx.name(), ctx.write_name()), &w);
-        rows.push(Row {
+        print_phase(format!("write {} {}", ctx.name(), ctx.write_name()), &w);
+        b.rows.push(Row {
             kind: "HTTP write".into(),
             what: format!("{} {}", ctx.name(), ctx.write_name()),
             rate: w.rate(),
@@ -1021,11 +1083,11 @@ async fn main() {
     }
     for (ctx, slots) in written {
         let (_, w) = drive(
-            &http, ctx, false, slots, seconds, &meter, &admin, &log, &ours,
+            http, ctx, false, slots, b.seconds, meter, &b.admin, &b.log, &b.ours,
         )
         .await;
-        phase_line(format!("read {} {}", ctx.name(), ctx.read_name()), &w);
-        rows.push(Row {
+        print_phase(format!("read {} {}", ctx.name(), ctx.read_name()), &w);
+        b.rows.push(Row {
             kind: "HTTP read".into(),
             what: format!("{} {}", ctx.name(), ctx.read_name()),
             rate: w.rate(),
@@ -1035,24 +1097,20 @@ async fn main() {
             note: "serve".into(),
         });
     }
-    serve.stop().await;
-    project.stop().await;
-    relay.stop().await;
-    let total = head(&log).await;
+}
 
-    // The relay at saturation: the whole log into an empty nats-server, `REPEATS` times. A
-    // process is already at work before it answers /healthz, so its CPU is counted from its
-    // start, less what a start that finds nothing to do costs (the idle start).
+/// The relay at saturation: the whole log (`total` events) into an empty nats-server.
+async fn relay_phase(b: &mut Bench, total: i64) {
     let mut relay_cpu = Cpu::default();
     let (mut published, mut relay_secs, mut stream_bytes) = (0.0, 0.0, 0u64);
     let mut relay_idle = 0u64;
     for repeat in 0..REPEATS {
         let nats2 = NatsServer::start().await;
         let port = port_of(&nats2.url());
-        let mut env2 = env.clone();
+        let mut env2 = b.env.clone();
         env2.nats_url = nats2.url();
         let mut meter = Meter {
-            postmaster,
+            postmaster: b.postmaster,
             worker: 0,
             helpers: Vec::new(),
             nats: nats_pid(port),
@@ -1099,7 +1157,7 @@ async fn main() {
         per(relay_cpu.bench),
         per(relay_cpu.other()),
     );
-    rows.push(Row {
+    b.rows.push(Row {
         kind: "relay".into(),
         what: "event published (catch-up)".into(),
         rate: published / relay_secs,
@@ -1111,117 +1169,107 @@ async fn main() {
             stream_bytes as f64 / total.max(1) as f64
         ),
     });
+}
 
-    // Each read model at saturation: rebuilt from 0 into a read database of its own,
-    // `REPEATS` times, its CPU from the process' start less an idle start's.
-    println!();
-    println!(
-        "| read model | events counted (events_total) | its own events | catch-up s | project ms/event counted | Postgres ms/event counted | project ms/own event | Postgres ms/own event | other ms/own event | idle start ms | read model bytes/own event | our share of PG xacts |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let models = [
-        "pads",
-        "docs",
-        "records",
-        "resources",
-        "atlas",
-        "stream_heads",
-    ];
-    for model in models {
-        let contexts = if model == "stream_heads" {
-            "pads"
-        } else {
-            model
-        };
-        let series = format!("palimpsest_projection_events_total{{projection=\"{model}\"}}");
-        let own: i64 = if model == "stream_heads" {
-            total
-        } else {
-            log.query_one(
+/// One read model at saturation: rebuilt from 0 into a read database of its own, `REPEATS`
+/// times, its CPU from the process' start less an idle start's.
+async fn projector_phase(b: &mut Bench, model: &str, total: i64) {
+    let contexts = if model == "stream_heads" {
+        "pads"
+    } else {
+        model
+    };
+    let series = format!("palimpsest_projection_events_total{{projection=\"{model}\"}}");
+    let own: i64 = if model == "stream_heads" {
+        total
+    } else {
+        b.log
+            .query_one(
                 "SELECT count(*) FROM log.events WHERE context = $1",
                 &[&model],
             )
             .await
             .map(|r| r.get(0))
             .unwrap_or(0)
+    };
+    let (mut cpu, mut counted, mut secs, mut bytes, mut idle) = (Cpu::default(), 0.0, 0.0, 0, 0);
+    let (mut xacts_all, mut xacts_ours) = (0, 0);
+    for repeat in 0..REPEATS {
+        let reads = TestDb::create().await;
+        b.ours.push(reads.name().to_owned());
+        let extra = [(
+            "PALIMPSEST_READ_DATABASE_URLS",
+            format!("{model}={}", reads.url()),
+        )];
+        let args = ["project", "--contexts", contexts];
+        let mut meter = Meter {
+            postmaster: b.postmaster,
+            worker: 0,
+            helpers: Vec::new(),
+            nats: None,
         };
-        let (mut cpu, mut counted, mut secs, mut bytes, mut idle) =
-            (Cpu::default(), 0.0, 0.0, 0, 0);
-        let (mut xacts_all, mut xacts_ours) = (0, 0);
-        for repeat in 0..REPEATS {
-            let reads = TestDb::create().await;
-            ours.push(reads.name().to_owned());
-            let extra = [(
-                "PALIMPSEST_READ_DATABASE_URLS",
-                format!("{model}={}", reads.url()),
-            )];
-            let args = ["project", "--contexts", contexts];
-            let mut meter = Meter {
-                postmaster,
-                worker: 0,
-                helpers: Vec::new(),
-                nats: None,
-            };
-            let s0 = server(&admin, &ours).await;
-            let (c0, t0) = (meter.read(), Instant::now());
-            let mut proc = Role::start(&args, &env, &extra).await;
-            meter.worker = proc.pid();
-            let client = connect(reads.url()).await;
-            while checkpoint(&client).await < total {
-                assert!(
-                    t0.elapsed() < Duration::from_secs(180),
-                    "{model}: no catch-up"
-                );
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            let (c1, t1) = (meter.read(), Instant::now());
-            counted += proc.metric(&series).await;
-            let s1 = server(&admin, &ours).await;
-            proc.stop().await;
-            cpu = cpu.plus(c1.since(c0));
-            secs += (t1 - t0).as_secs_f64();
-            xacts_all += s1.all - s0.all;
-            xacts_ours += s1.ours - s0.ours;
-            if repeat == 0 {
-                bytes = read_model_bytes(&client).await;
-                idle = idle_start(&args, &env, &extra).await;
-            }
-            drop(client);
-            reads.drop().await;
+        let s0 = server(&b.admin, &b.ours).await;
+        let (c0, t0) = (meter.read(), Instant::now());
+        let mut proc = Role::start(&args, &b.env, &extra).await;
+        meter.worker = proc.pid();
+        let client = connect(reads.url()).await;
+        while checkpoint(&client).await < total {
+            assert!(
+                t0.elapsed() < Duration::from_secs(180),
+                "{model}: no catch-up"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let work = cpu.worker.saturating_sub(idle * u64::from(REPEATS));
-        let own_total = (own * i64::from(REPEATS)).max(1) as f64;
-        let per_own = |t: u64| t as f64 * TICK_MS / own_total;
-        println!(
-            "| {model} | {counted:.0} | {own_total:.0} | {secs:.2} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.0} | {:.0} | {} |",
-            work as f64 * TICK_MS / counted.max(1.0),
-            cpu.postgres as f64 * TICK_MS / counted.max(1.0),
-            per_own(work),
-            per_own(cpu.postgres),
-            per_own(cpu.other()),
-            idle as f64 * TICK_MS,
-            bytes as f64 / own.max(1) as f64,
-            share(xacts_ours, xacts_all)
-        );
-        let per_counted = |t: u64| t as f64 * TICK_MS / counted.max(1.0);
-        rows.push(Row {
-            kind: "projector".into(),
-            what: format!("{model}: an event of the log passed through (catch-up)"),
-            rate: counted / secs,
-            process_ms: per_counted(work),
-            postgres_ms: per_counted(cpu.postgres),
-            nats_ms: None,
-            note: format!(
-                "{:.4} ms per event of its own ({:.0}% of the log); read model {:.0} B per event of its own",
-                per_own(work),
-                100.0 * own as f64 / total.max(1) as f64,
-                bytes as f64 / own.max(1) as f64
-            ),
-        });
+        let (c1, t1) = (meter.read(), Instant::now());
+        counted += proc.metric(&series).await;
+        let s1 = server(&b.admin, &b.ours).await;
+        proc.stop().await;
+        cpu = cpu.plus(c1.since(c0));
+        secs += (t1 - t0).as_secs_f64();
+        xacts_all += s1.all - s0.all;
+        xacts_ours += s1.ours - s0.ours;
+        if repeat == 0 {
+            bytes = read_model_bytes(&client).await;
+            idle = idle_start(&args, &b.env, &extra).await;
+        }
+        drop(client);
+        reads.drop().await;
     }
+    let work = cpu.worker.saturating_sub(idle * u64::from(REPEATS));
+    let own_total = (own * i64::from(REPEATS)).max(1) as f64;
+    let per_own = |t: u64| t as f64 * TICK_MS / own_total;
+    println!(
+        "| {model} | {counted:.0} | {own_total:.0} | {secs:.2} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.0} | {:.0} | {} |",
+        work as f64 * TICK_MS / counted.max(1.0),
+        cpu.postgres as f64 * TICK_MS / counted.max(1.0),
+        per_own(work),
+        per_own(cpu.postgres),
+        per_own(cpu.other()),
+        idle as f64 * TICK_MS,
+        bytes as f64 / own.max(1) as f64,
+        share(xacts_ours, xacts_all)
+    );
+    let per_counted = |t: u64| t as f64 * TICK_MS / counted.max(1.0);
+    b.rows.push(Row {
+        kind: "projector".into(),
+        what: format!("{model}: an event of the log passed through (catch-up)"),
+        rate: counted / secs,
+        process_ms: per_counted(work),
+        postgres_ms: per_counted(cpu.postgres),
+        nats_ms: None,
+        note: format!(
+            "{:.4} ms per event of its own ({:.0}% of the log); read model {:.0} B per event of its own",
+            per_own(work),
+            100.0 * own as f64 / total.max(1) as f64,
+            bytes as f64 / own.max(1) as f64
+        ),
+    });
+}
 
-    // Sizes: the log's bytes per event.
-    let sizes = log
+/// The log's bytes per event on disk, and its payloads' by context.
+async fn print_sizes(b: &Bench, total: i64) {
+    let sizes = b
+        .log
         .query(
             "SELECT context, count(*), avg(octet_length(payload::text))::float8 \
              FROM log.events GROUP BY 1 ORDER BY 1",
@@ -1229,7 +1277,8 @@ async fn main() {
         )
         .await
         .expect("sizes");
-    let log_bytes: i64 = log
+    let log_bytes: i64 = b
+        .log
         .query_one(
             "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c \
              JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'log' AND c.relkind = 'r'",
@@ -1251,14 +1300,4 @@ async fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!();
-    print_rows(&rows);
-    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!(
-        "load average at end: {}; whole bench {:.0} s",
-        loadavg.trim(),
-        started.elapsed().as_secs_f64()
-    );
-    drop(log);
-    db.drop().await;
 }
