@@ -331,10 +331,44 @@ async fn a_console_that_was_not_built_says_how_to_build_it() {
     );
     let page = answer.text().await.expect("page");
     assert!(page.contains("just console"), "{page}");
-    let outside = reqwest::get(app.url("/console/../admin-token"))
-        .await
-        .expect("get");
-    assert_ne!(outside.status(), 200, "nothing outside the console folder");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_new_reads_refuse_what_cannot_name_anything() {
+    let console = tempfile::tempdir().expect("temp dir");
+    std::fs::write(console.path().join("index.html"), "<!doctype html>").expect("index.html");
+    let app = TestApp::builder().console_dir(console.path()).start().await;
+    let http = reqwest::Client::new();
+    let status = async |path: &str| {
+        let answer = http
+            .get(app.url(path))
+            .bearer_auth(app.admin_token())
+            .send()
+            .await
+            .expect("get");
+        let status = answer.status().as_u16();
+        let body: serde_json::Value = answer.json().await.expect("a JSON error");
+        assert!(!body["error"].is_null(), "{path}: {body}");
+        status
+    };
+    assert_eq!(status("/console/a%00b").await, 400, "NUL in a file name");
+    assert_eq!(
+        status("/console/assets/%2e%2e/%2e%2e/admin-token").await,
+        404
+    );
+    assert_eq!(
+        status("/v1/state/pads/pad/a%00b").await,
+        400,
+        "NUL in a key"
+    );
+    assert_eq!(status("/v1/state/pads/pad/a?version=0").await, 400);
+    assert_eq!(status("/v1/state/pads/pad/never").await, 404);
+    assert_eq!(status("/records/history/o1/Book/a%00b").await, 400);
+    assert_eq!(status("/records/history/o1/Book/x?version=0").await, 400);
+    assert_eq!(status("/records/history/o1/Book/never").await, 404);
+    let head = app.state.store.head_position().await.expect("head");
+    assert_eq!(head, 0, "reads append nothing");
     app.stop().await;
 }
 

@@ -31,8 +31,14 @@ pub fn app(
         .merge(log_routes::router(state.clone()))
         .merge(palimpsest_web::schemas::router(subject_prefix))
         .merge(palimpsest_web::v1_openapi::router())
-        .merge(palimpsest_web::console::router(state.clone()))
-        .merge(crate::stream_state::router(state.clone()));
+        .merge(
+            palimpsest_web::console::router(state.clone())
+                .layer(axum::middleware::from_fn(limits::refuse_nul)),
+        )
+        .merge(
+            crate::stream_state::router(state.clone())
+                .layer(axum::middleware::from_fn(limits::refuse_nul)),
+        );
     for c in contexts {
         let routes = (c.router)(state.for_read_model(c.name))
             .layer(axum::middleware::from_fn(command::fingerprint_requests))

@@ -35,6 +35,11 @@ pub async fn document_at(
 ) -> Response {
     let answer = async {
         Caller::of(&records, &headers).await?.admin("history")?;
+        if [&org, &clazz, &pk].iter().any(|part| part.contains('\0')) {
+            return Err(CodedError::bad(
+                "the document's key must not contain U+0000",
+            ));
+        }
         let Query(asked) = Query::<Asked>::try_from_uri(&uri)
             .map_err(|rejection| CodedError::bad(rejection.body_text()))?;
         let key = DocKey { org, clazz, pk };
