@@ -288,25 +288,24 @@ pub(crate) fn read_sql(name: &str) -> String {
     )
 }
 
-/// Shows a committed batch in the projection's metrics: its position, its lag (`lag` events
-/// still to apply after it), its events.
+/// Shows a committed batch in the projection's metrics (labelled with the read model's name, or
+/// a partition's): its position, its lag (`lag` events still to apply after it), its events.
 pub(crate) fn record_batch(
-    name: &'static str,
+    name: impl Into<metrics::SharedString>,
     events: usize,
     last_position: i64,
     last_time: chrono::DateTime<chrono::Utc>,
     lag: i64,
 ) {
+    let name: metrics::SharedString = name.into();
     let lag = lag.max(0);
-    metrics::gauge!("palimpsest_projection_position", "projection" => name)
+    metrics::gauge!("palimpsest_projection_position", "projection" => name.clone())
         .set(last_position as f64);
-    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name).set(lag as f64);
+    metrics::gauge!("palimpsest_projection_lag_events", "projection" => name.clone())
+        .set(lag as f64);
     let age = (chrono::Utc::now() - last_time).num_milliseconds().max(0) as f64 / 1000.0;
-    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name).set(if lag > 0 {
-        age
-    } else {
-        0.0
-    });
+    metrics::gauge!("palimpsest_projection_lag_seconds", "projection" => name.clone())
+        .set(if lag > 0 { age } else { 0.0 });
     metrics::counter!("palimpsest_projection_events_total", "projection" => name)
         .increment(events as u64);
 }

@@ -14,7 +14,7 @@
 use super::lease::{Lease, REBALANCE};
 use super::{ensure_partitions, partition_name, partition_of};
 use crate::passed_over::{COMMIT_AFTER, COMMIT_AT};
-use crate::runner::{BATCH, LOCK_SQL, MAX_BACKOFF, STALL_RETRY, on_disk};
+use crate::runner::{BATCH, LOCK_SQL, MAX_BACKOFF, STALL_RETRY, on_disk, record_batch};
 use crate::stall::{self, Stall};
 use crate::{PROJECTION_CHANNEL, Projection, ProjectionError, ProjectionWatch, ReadDatabase};
 use palimpsest_events::RecordedEvent;
@@ -259,7 +259,13 @@ impl Partition {
         self.narrowing = self.narrowing.saturating_sub(batch.own.len());
         stall::resumed(&self.name, self.stalled.take());
         self.tell(shared, to);
-        self.record(shared, batch.own.len(), to);
+        // A commit past other partitions' events alone is as fresh as now.
+        let at = batch
+            .own
+            .last()
+            .map_or_else(chrono::Utc::now, |e| e.recorded_at);
+        let lag = shared.store.head().current() - to;
+        record_batch(self.name.clone(), batch.own.len(), to, at, lag);
         Ok(true)
     }
 
@@ -342,18 +348,6 @@ impl Partition {
         if let Some(watch) = &shared.watch {
             watch.applied(&self.name, position);
         }
-    }
-
-    /// The partition's metrics after a commit.
-    fn record(&self, shared: &Shared, events: usize, position: i64) {
-        let label = self.name.clone();
-        let lag = (shared.store.head().current() - position).max(0);
-        metrics::gauge!("palimpsest_projection_position", "projection" => label.clone())
-            .set(position as f64);
-        metrics::gauge!("palimpsest_projection_lag_events", "projection" => label.clone())
-            .set(lag as f64);
-        metrics::counter!("palimpsest_projection_events_total", "projection" => label)
-            .increment(events as u64);
     }
 
     /// After a failed batch: rest and retry when the database was away; apply one event at a
