@@ -883,6 +883,21 @@ struct Row {
     note: String,
 }
 
+impl Row {
+    /// The row of an HTTP window: `serve`'s CPU and Postgres' per operation.
+    fn http(kind: &str, what: String, w: &Window, note: String) -> Row {
+        Row {
+            kind: kind.into(),
+            what,
+            rate: w.rate(),
+            process_ms: w.per_op(w.cpu.worker),
+            postgres_ms: w.per_op(w.cpu.postgres),
+            nats_ms: None,
+            note,
+        }
+    }
+}
+
 /// Prints the summary table, the one `docs/performance/capacity.md` keeps.
 fn print_rows(rows: &[Row]) {
     println!(
@@ -1065,20 +1080,14 @@ async fn http_phases(b: &mut Bench, http: &Arc<Http>, meter: &Meter) {
             http, ctx, true, slots, b.seconds, meter, &b.admin, &b.log, &b.ours,
         )
         .await;
-        print_phase(format!("write {} {}", ctx.name(), ctx.write_name()), &w);
-        b.rows.push(Row {
-            kind: "HTTP write".into(),
-            what: format!("{} {}", ctx.name(), ctx.write_name()),
-            rate: w.rate(),
-            process_ms: w.per_op(w.cpu.worker),
-            postgres_ms: w.per_op(w.cpu.postgres),
-            nats_ms: None,
-            note: format!(
-                "serve; {:.2} events/op; live projector+relay {:.3} ms/op",
-                w.events as f64 / w.ops.max(1) as f64,
-                w.per_op(w.cpu.helpers)
-            ),
-        });
+        let what = format!("{} {}", ctx.name(), ctx.write_name());
+        print_phase(format!("write {what}"), &w);
+        let note = format!(
+            "serve; {:.2} events/op; live projector+relay {:.3} ms/op",
+            w.events as f64 / w.ops.max(1) as f64,
+            w.per_op(w.cpu.helpers)
+        );
+        b.rows.push(Row::http("HTTP write", what, &w, note));
         written.push((ctx, slots));
     }
     for (ctx, slots) in written {
@@ -1086,16 +1095,10 @@ async fn http_phases(b: &mut Bench, http: &Arc<Http>, meter: &Meter) {
             http, ctx, false, slots, b.seconds, meter, &b.admin, &b.log, &b.ours,
         )
         .await;
-        print_phase(format!("read {} {}", ctx.name(), ctx.read_name()), &w);
-        b.rows.push(Row {
-            kind: "HTTP read".into(),
-            what: format!("{} {}", ctx.name(), ctx.read_name()),
-            rate: w.rate(),
-            process_ms: w.per_op(w.cpu.worker),
-            postgres_ms: w.per_op(w.cpu.postgres),
-            nats_ms: None,
-            note: "serve".into(),
-        });
+        let what = format!("{} {}", ctx.name(), ctx.read_name());
+        print_phase(format!("read {what}"), &w);
+        b.rows
+            .push(Row::http("HTTP read", what, &w, "serve".into()));
     }
 }
 
