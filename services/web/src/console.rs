@@ -46,7 +46,8 @@ async fn file(state: &AppState, path: &str) -> Response {
     let Some(dir) = &state.console_dir else {
         return not_built("no console folder is configured (--console-dir)");
     };
-    if !dir.join("index.html").is_file() {
+    let built = tokio::fs::metadata(dir.join("index.html")).await;
+    if !built.is_ok_and(|m| m.is_file()) {
         return not_built(&format!("{} holds no built console", dir.display()));
     }
     let relative = PathBuf::from(path);
