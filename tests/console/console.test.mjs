@@ -157,9 +157,22 @@ try {
   await page.locator("#map-at").blur();
   await page.waitForFunction(() => document.querySelector("#geometry-count")?.textContent.startsWith("0 "), null, { timeout: 15000 });
   check(await page.locator(".map path.leaflet-interactive").count() === 0, "no feature before publishing");
+  // The unfiltered list answers only after the field was typed into: the re-render it causes
+  // must keep the typed prefix (a controlled field put the old one back, and the change searched
+  // for every stream).
+  let typedIn;
+  const typed = new Promise((resolve) => { typedIn = resolve; });
+  const holdUnfiltered = async (route) => {
+    if (!route.request().url().includes("prefix=")) await typed;
+    await route.continue();
+  };
+  await page.route("**/v1/streams?*", holdUnfiltered);
   await page.goto(`${base}/console/#/streams`);
   await page.fill("#prefix", "atlas/section/");
+  typedIn();
+  await page.waitForFunction(() => document.querySelectorAll("table.streams tbody tr").length > 0);
   await page.locator("#prefix").dispatchEvent("change");
+  await page.unroute("**/v1/streams?*", holdUnfiltered);
   await page.waitForFunction(() => {
     const names = [...document.querySelectorAll("table.streams tbody td:first-child")];
     return names.length > 0 && names.every((td) => td.textContent.startsWith("atlas/section/"));

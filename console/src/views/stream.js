@@ -9,10 +9,13 @@ import { StateAt } from "./state.js";
 
 export function Stream({ context, category, streamKey: key, position }) {
   const name = `${context}/${category}/${key}`;
-  // The time asked for belongs to this stream: another stream's page starts at its head.
-  const [asked, setAsked] = useState({ name, at: "" });
-  const at = asked.name === name ? asked.at : "";
-  const setAt = (value) => setAsked({ name, at: value });
+  // The time asked for belongs to this stream: another stream's page starts at its head. The
+  // field's text as typed is kept beside it, so a re-render before the field's change (the
+  // chain's answer arriving) does not put the old time back into it.
+  const [asked, setAsked] = useState({ name, at: "", typed: "" });
+  const mine = asked.name === name ? asked : { name, at: "", typed: "" };
+  const at = mine.at;
+  const setAt = (value) => setAsked({ name, at: value, typed: value.replace("Z", "") });
   const [events, setEvents] = useState([]);
   const [chain, setChain] = useState(null);
   const [proven, setProven] = useState({});
@@ -45,8 +48,8 @@ export function Stream({ context, category, streamKey: key, position }) {
       : html`<span class="bad">Chain broken</span>: ${JSON.stringify(chain.report?.broken ?? chain.error)}`}</p>
     <div class="filters">
       <label for="at">As it was at (UTC)</label>
-      <input id="at" type="datetime-local" step="1" value=${at.replace("Z", "")}
-        onChange=${(e) => setAt(e.target.value ? e.target.value + "Z" : "")} />
+      <input id="at" type="datetime-local" step="1" value=${mine.typed}
+        onInput=${(e) => setAsked({ ...mine, typed: e.target.value })} onChange=${(e) => setAt(e.target.value ? e.target.value + "Z" : "")} />
       ${at && html`<button onClick=${() => setAt("")}>Now</button>`}
     </div>
     ${error && html`<p class="error" role="alert">${error}</p>`}

@@ -20,6 +20,9 @@ const CONTEXTS = ["pads", "atlas", "docs", "records", "resources"];
 
 export function Streams() {
   const [prefix, setPrefix] = useState("");
+  // The field's text as typed, kept in state: a re-render between a keystroke and the field's
+  // change (an earlier search answering) must not put the old prefix back into it.
+  const [typed, setTyped] = useState("");
   const [pages, setPages] = useState([null]);
   const [page, setPage] = useState({ streams: [], next_after: null });
   const [error, setError] = useState("");
@@ -31,7 +34,7 @@ export function Streams() {
       .catch((e) => { if (!stale) setError(e.message); });
     return () => { stale = true; };
   }, [prefix, after]);
-  const search = (value) => { setPrefix(value); setPages([null]); };
+  const search = (value) => { setTyped(value); setPrefix(value); setPages([null]); };
   return html`<section>
     <h2>Streams</h2>
     <div class="filters" role="group" aria-label="Context">
@@ -39,8 +42,8 @@ export function Streams() {
       ${CONTEXTS.map((c) => html`<button class=${prefix.startsWith(c + "/") ? "on" : ""}
         onClick=${() => search(c + "/")}>${c}</button>`)}
       <label for="prefix">Name starts with</label>
-      <input id="prefix" value=${prefix} placeholder="context/category/key"
-        onChange=${(e) => search(e.target.value)} />
+      <input id="prefix" value=${typed} placeholder="context/category/key"
+        onInput=${(e) => setTyped(e.target.value)} onChange=${(e) => search(e.target.value)} />
     </div>
     <form class="filters" onSubmit=${(e) => { e.preventDefault(); goTo(Number(e.target.position.value), setError).catch((err) => setError(err.message)); }}>
       <label for="position">Go to position</label>
