@@ -11,10 +11,12 @@
 //! ([`read_database`]). The events come from the log, or from the relay's JetStream stream
 //! ([`nats_feed`]). A projection whose writes depend on its events alone plans them as
 //! [`statement`]s, and a live batch of it takes one round trip, with the events this process
-//! appended taken from memory ([`planned`]). A read model whose rows each belong to one stream may
+//! appended taken from memory ([`planned`]); any other projection's runner, while busy, takes
+//! its next batch's lock before it waits ([`held`]). A read model whose rows each belong to one stream may
 //! be split into partitions of its streams, shared out between processes ([`partition`]).
 
 pub mod checkpoint;
+mod held;
 pub mod nats_feed;
 pub mod partition;
 mod passed_over;

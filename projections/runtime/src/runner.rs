@@ -1,5 +1,6 @@
 //! Running a projection live: catch up from the log, then follow it.
 
+use crate::held::HELD_WAIT;
 use crate::partition;
 use crate::passed_over::PassedOver;
 use crate::stall::{self, Stall};
@@ -163,17 +164,38 @@ async fn apply_in(
     projection: &dyn Projection,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
-    let name = projection.name();
-    let opening = "SET LOCAL synchronous_commit = off";
-    let events = read_locked(store, read, &tx, opening, name, limit).await?;
+    let events = read_locked(store, read, &tx, OPENING, projection.name(), limit).await?;
+    commit_and_record(store, tx, projection, &events, false).await
+}
+
+/// What a live batch's transaction sends first: it commits without waiting for its own flush
+/// (see [`read_locked`]).
+pub(crate) const OPENING: &str = "SET LOCAL synchronous_commit = off";
+
+/// Applies `events` in `tx`, which holds the lock and read the checkpoint just before them,
+/// commits once they are on disk ([`on_disk`]; `appended_here`: this process appended them),
+/// and shows the batch in the metrics. `None` (the transaction rolled back) when there are none.
+pub(crate) async fn commit_and_record(
+    store: &EventStore,
+    tx: deadpool_postgres::Transaction<'_>,
+    projection: &dyn Projection,
+    events: &[RecordedEvent],
+    appended_here: bool,
+) -> Result<Option<Committed>, ProjectionError> {
     let Some(last) = events.last() else {
         return Ok(None);
     };
     let (last_position, last_time) = (last.position, last.recorded_at);
-    let durable = on_disk(store, last_position, false);
-    commit_batch(tx, projection, &events, durable).await?;
+    let durable = on_disk(store, last_position, appended_here);
+    commit_batch(tx, projection, events, durable).await?;
     let lag = store.head().current() - last_position;
-    record_batch(name, events.len(), last_position, last_time, lag);
+    record_batch(
+        projection.name(),
+        events.len(),
+        last_position,
+        last_time,
+        lag,
+    );
     Ok(Some(Committed {
         events: events.len(),
         position: last_position,
@@ -383,6 +405,7 @@ pub fn spawn_runner_in(
             narrowing: 0,
             stalled: None,
             backoff: Duration::from_millis(50),
+            last_batch: None,
         };
         let mut head = store.head().subscribe();
         let mut next = Next::Now;
@@ -396,17 +419,24 @@ pub fn spawn_runner_in(
                     _ = shutdown.cancelled() => return,
                 }
             }
-            // Other contexts' events are passed over while waiting (`passed_over.rs`).
+            // Other contexts' events are passed over while waiting (`passed_over.rs`). A runner
+            // holding its next batch's lock while it waits (`held.rs`) holds it idle no longer
+            // than `HELD_WAIT`.
             let (checkpoint, may_pass) = (runner.checkpoint, !runner.one_by_one());
+            let held_until = runner
+                .holds_lock_while_waiting()
+                .then(|| tokio::time::Instant::now() + HELD_WAIT);
             let passing = &mut passed;
             let ready = async {
                 if !after_head {
                     return true;
                 }
                 loop {
+                    let idle = tokio::time::Instant::now() + passing.idle_wait(IDLE);
+                    let until = held_until.map_or(idle, |held| held.min(idle));
                     tokio::select! {
                         _ = head.changed() => {}
-                        _ = tokio::time::sleep(passing.idle_wait(IDLE)) => return true,
+                        _ = tokio::time::sleep_until(until) => return true,
                         _ = shutdown.cancelled() => return false,
                     }
                     if !(may_pass && passing.pass(checkpoint)) {
@@ -414,7 +444,7 @@ pub fn spawn_runner_in(
                     }
                 }
             };
-            next = runner.step(ready).await;
+            next = runner.step(ready, held_until.is_some()).await;
             passed.committed(runner.checkpoint);
         }
     })
@@ -473,6 +503,8 @@ struct Runner {
     /// The event it is stopped on, if any.
     stalled: Option<Stall>,
     backoff: Duration,
+    /// When it last committed a batch of events.
+    last_batch: Option<std::time::Instant>,
 }
 
 impl Runner {
@@ -482,8 +514,18 @@ impl Runner {
         self.narrowing > 0 || self.stalled.is_some()
     }
 
-    /// Applies the next batch once `ready` (see [`apply_when_ready`]); when to try again.
-    async fn step(&mut self, ready: impl std::future::Future<Output = bool>) -> Next {
+    /// Whether its next batch takes the lock before it waits ([`crate::held`]): a runner
+    /// that applies its events batch by batch (not planned, not looking for a failing one)
+    /// and committed one within [`HELD_WAIT`].
+    fn holds_lock_while_waiting(&self) -> bool {
+        self.projection.planner().is_none()
+            && !self.one_by_one()
+            && self.last_batch.is_some_and(|t| t.elapsed() < HELD_WAIT)
+    }
+
+    /// Applies the next batch once `ready` (see [`apply_when_ready`]; `held`: with the lock
+    /// taken before the wait, [`crate::held`]); when to try again.
+    async fn step(&mut self, ready: impl std::future::Future<Output = bool>, held: bool) -> Next {
         let name = self.projection.name();
         let one_by_one = self.one_by_one();
         let limit = if one_by_one { 1 } else { BATCH };
@@ -495,6 +537,11 @@ impl Runner {
                 // One at a time, the failing event is read from the log, not taken from memory.
                 let checkpoint = self.checkpoint.filter(|_| !one_by_one);
                 crate::planned::apply(&self.store, &self.read, name, planner, checkpoint, limit)
+                    .await
+            }
+            None if held => {
+                let projection = self.projection.as_ref();
+                crate::held::apply_when_ready(&self.store, &self.read, projection, limit, ready)
                     .await
             }
             None => {
@@ -511,6 +558,7 @@ impl Runner {
             }
             Ok(Some(batch)) => {
                 self.checkpoint = Some(batch.position);
+                self.last_batch = Some(std::time::Instant::now());
                 if let Some(watch) = &self.watch {
                     watch.applied(name, batch.position);
                 }

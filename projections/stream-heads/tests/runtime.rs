@@ -123,8 +123,8 @@ async fn a_runner_tells_the_watch_of_its_process_at_each_commit() {
 }
 
 /// A runner waits for the log inside its next batch's transaction, begun (so its `BEGIN` is
-/// not on the path of the writes waiting for it), and that transaction holds no lock while it
-/// waits: a replay's swap or another process's runner is not held up by an idle one.
+/// not on the path of the writes waiting for it), and once quiet that transaction holds no lock
+/// while it waits: a replay's swap or another process's runner is not held up by an idle one.
 #[tokio::test]
 async fn an_idle_runner_waits_in_a_begun_transaction_that_holds_no_lock() {
     let db = TestDb::create().await;
@@ -164,6 +164,105 @@ async fn an_idle_runner_waits_in_a_begun_transaction_that_holds_no_lock() {
         "the caught-up runner waits in a begun transaction without the projection's lock, \
          and no idle transaction holds an advisory lock"
     );
+    drop(client);
+    shutdown.cancel();
+    runner.await.expect("runner");
+    db.drop().await;
+}
+
+/// How many idle transactions of this database hold an advisory lock, and how many hold none.
+async fn idle_transactions(client: &deadpool_postgres::Object) -> (i64, i64) {
+    let row = client
+        .query_one(
+            "SELECT \
+               count(*) FILTER (WHERE EXISTS (SELECT 1 FROM pg_locks l \
+                 WHERE l.pid = a.pid AND l.locktype = 'advisory')), \
+               count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM pg_locks l \
+                 WHERE l.pid = a.pid AND l.locktype = 'advisory')) \
+             FROM pg_stat_activity a \
+             WHERE a.datname = current_database() AND a.state = 'idle in transaction'",
+            &[],
+        )
+        .await
+        .expect("activity");
+    (row.get(0), row.get(1))
+}
+
+/// A runner that has just applied a batch takes its next batch's lock before it waits (so the
+/// round trip that takes it is off the next write's path), lets go of it once quiet (100 ms),
+/// and a rebuild swapped in while writes keep it busy waits its turn and equals the live model.
+#[tokio::test]
+async fn a_busy_runner_takes_its_next_lock_before_it_waits_and_lets_go_when_quiet() {
+    let db = TestDb::create().await;
+    let store = EventStore::connect(db.url()).await.expect("connect");
+    let shutdown = CancellationToken::new();
+    let runner = spawn_runner(store.clone(), Arc::new(StreamHeads), None, shutdown.clone());
+    let watch = ProjectionWatch::start(db.url(), store.pool().clone()).expect("watch");
+    let client = store.pool().get().await.expect("client");
+    let mut held = false;
+    for i in 0..50 {
+        let last = append(&store, &format!("s{}", i % 5), 1).await;
+        assert!(
+            watch
+                .wait_for("stream_heads", last, Duration::from_secs(10))
+                .await
+        );
+        if idle_transactions(&client).await.0 > 0 {
+            held = true;
+            break;
+        }
+    }
+    assert!(
+        held,
+        "right after a batch, the runner waits for the next one with its lock taken"
+    );
+    let mut quiet = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (with_lock, without) = idle_transactions(&client).await;
+        if with_lock == 0 && without > 0 {
+            quiet = true;
+            break;
+        }
+    }
+    assert!(
+        quiet,
+        "a quiet runner waits without the lock (it held it at most 100 ms)"
+    );
+
+    let writing = CancellationToken::new();
+    let writer = tokio::spawn({
+        let (store, writing) = (store.clone(), writing.clone());
+        async move {
+            let mut last = 0;
+            while !writing.is_cancelled() {
+                last = append(&store, "busy", 1).await;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            last
+        }
+    });
+    let report = tokio::time::timeout(
+        Duration::from_secs(20),
+        rebuild(&store, &StreamHeads, |_, _| {}),
+    )
+    .await
+    .expect("a rebuild swaps in beside a busy runner")
+    .expect("rebuild");
+    assert!(report.events > 0);
+    writing.cancel();
+    let last = writer.await.expect("writer");
+    assert!(
+        watch
+            .wait_for("stream_heads", last, Duration::from_secs(10))
+            .await,
+        "the runner follows the swapped-in model"
+    );
+    let live = heads(&store).await;
+    rebuild(&store, &StreamHeads, |_, _| {})
+        .await
+        .expect("rebuild");
+    assert_eq!(heads(&store).await, live, "a rebuild equals the live model");
     drop(client);
     shutdown.cancel();
     runner.await.expect("runner");
