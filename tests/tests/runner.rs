@@ -231,6 +231,109 @@ async fn a_step_appends_on_its_own_with_its_callers_actor_and_hands_back_its_val
     app.stop().await;
 }
 
+/// What a decider read of two streams on each try: `other` (read only) and `memo` (written).
+type Reads = Arc<std::sync::Mutex<Vec<(i64, i64)>>>;
+
+/// Reads `other` and `memo`, notes their counts, and appends `memo`'s count to `memo`; on its
+/// first try, `meanwhile` runs between the reads and the append.
+async fn count_into_memo<F: std::future::Future<Output = ()>>(
+    attempt: Attempt,
+    reads: Reads,
+    meanwhile: impl FnOnce() -> F,
+) -> Result<Decision<()>, CommandError<String>> {
+    let other: Count = attempt.load(&stream("other")).await?;
+    let memo: Count = attempt.load(&stream("memo")).await?;
+    let first = {
+        let mut reads = reads.lock().expect("reads");
+        reads.push((other.0, memo.0));
+        reads.len() == 1
+    };
+    if first {
+        meanwhile().await;
+    }
+    Ok(Decision::unstored(()).write(stream("memo"), vec![counted(memo.0)]))
+}
+
+/// A first try takes the states this process keeps up to date from its memory of the log: a
+/// run of commands each folds the one before's event exactly once (each appends the count it
+/// read, so a state folded twice or not at all shows in the stream).
+#[tokio::test]
+async fn kept_states_follow_this_processs_own_appends_once_each() {
+    let app = TestApp::start_without_projectors().await;
+    let request = CommandRequest::none();
+    for _ in 0..20 {
+        let reads = Reads::default();
+        app.state
+            .commands
+            .run_for(command(&request), |attempt: Attempt| {
+                count_into_memo(attempt, reads.clone(), || async {})
+            })
+            .await
+            .expect("ran");
+    }
+    let events = app
+        .state
+        .store
+        .read_stream(&stream("memo"), 0, 100)
+        .await
+        .expect("read");
+    let counts: Vec<i64> = events
+        .iter()
+        .map(|e| e.payload["n"].as_i64().expect("n"))
+        .collect();
+    assert_eq!(counts, (0..20).collect::<Vec<i64>>());
+    app.stop().await;
+}
+
+/// A stream a first try took from memory without reading the log, and does not write, is
+/// checked by the append at the version read: when another process appended to it meanwhile,
+/// the append fails, and the next try reads the log and decides from what is there now.
+#[tokio::test]
+async fn a_stream_read_from_memory_is_checked_by_the_append_and_read_again_when_it_moved() {
+    let app = TestApp::start_without_projectors().await;
+    let elsewhere = palimpsest_log::EventStore::connect(&app.database_url())
+        .await
+        .expect("another process's log");
+    let request = CommandRequest::none();
+    let warm = Reads::default();
+    app.state
+        .commands
+        .run_for(command(&request), |attempt: Attempt| {
+            count_into_memo(attempt, warm.clone(), || async {})
+        })
+        .await
+        .expect("the states are kept");
+    let reads = Reads::default();
+    app.state
+        .commands
+        .run_for(command(&request), |attempt: Attempt| {
+            let elsewhere = elsewhere.clone();
+            count_into_memo(attempt, reads.clone(), move || async move {
+                let other = palimpsest_log::AppendRequest::new().stream(
+                    stream("other"),
+                    palimpsest_events::ExpectedVersion::Any,
+                    vec![counted(0)],
+                );
+                elsewhere.append(other).await.expect("appended elsewhere");
+            })
+        })
+        .await
+        .expect("decided again");
+    assert_eq!(
+        *reads.lock().expect("reads"),
+        vec![(0, 1), (1, 1)],
+        "the first try read `other` before the other process's event, the second after it"
+    );
+    let memo = app
+        .state
+        .store
+        .read_stream(&stream("memo"), 0, 10)
+        .await
+        .expect("read");
+    assert_eq!(memo.len(), 2, "one append for the two tries");
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn an_event_too_large_for_the_log_stays_a_413() {
     let app = TestApp::start_without_projectors().await;

@@ -1,5 +1,6 @@
 //! One try of a command: the streams it read, each with the version it was read at.
 
+use super::cache::Cached;
 use super::decision::{Answer, Decision};
 use super::error::CommandError;
 use super::request::CommandRequest;
@@ -13,6 +14,10 @@ use std::sync::{Arc, Mutex};
 
 /// Events read per round trip while catching a state up.
 const PAGE: i64 = 1000;
+
+/// Most log positions a first try looks through in this process's memory of the log for a kept
+/// state's new events, instead of reading its stream.
+const SCAN: i64 = 256;
 
 /// A stream's write-side state, folded from its events. Commands decide from these, never
 /// from a read model; the runner caches them per process.
@@ -48,6 +53,8 @@ pub struct Attempt {
     versions: Arc<Mutex<HashMap<StreamName, i64>>>,
     first: bool,
     assumed: Arc<AtomicBool>,
+    /// The streams taken from memory without reading the log ([`Attempt::load`]).
+    unread: Arc<Mutex<Vec<StreamName>>>,
 }
 
 impl Attempt {
@@ -59,6 +66,7 @@ impl Attempt {
             versions: Arc::default(),
             first: number == 0,
             assumed: Arc::default(),
+            unread: Arc::default(),
         }
     }
 
@@ -82,6 +90,15 @@ impl Attempt {
     }
 
     /// The current state of `stream`, recording the version read.
+    ///
+    /// On a command's first try, a state this process keeps is brought up to date from its
+    /// memory of the log when that memory holds every event since the state was last known
+    /// current, up to the head this process knows ([`RecentEvents`]): no read of the log at
+    /// all. Such a stream is *unread*: the command's append checks it is still at the version
+    /// read, so an event another process appended that this one had not heard of yet fails the
+    /// append, and the next try (never a first one) reads the log.
+    ///
+    /// [`RecentEvents`]: palimpsest_log::recent::RecentEvents
     pub async fn load<S: StreamState>(&self, stream: &StreamName) -> Result<S, LoadError> {
         self.load_seeded(stream, async { None }).await
     }
@@ -95,13 +112,68 @@ impl Attempt {
         seed: impl Future<Output = Option<(i64, S)>>,
     ) -> Result<S, LoadError> {
         let start = match self.runner.cache.get::<S>(stream) {
-            Some(cached) => cached,
+            Some(cached) => match self.current_from_memory(stream, &cached)? {
+                Some(current) => return Ok(self.took(stream, current, true)),
+                None => (cached.version, cached.state),
+            },
             None => seed.await.unwrap_or_else(|| (0, S::initial(stream))),
         };
-        let (version, state) = self.catch_up(stream, start).await?;
-        self.runner.cache.put(stream, version, state.clone());
-        self.read_at(stream, version);
-        Ok(state)
+        let current = self.catch_up(stream, start).await?;
+        Ok(self.took(stream, current, false))
+    }
+
+    /// `cached` brought up to date from this process's memory of the log, when this is a first
+    /// try and the memory holds every event from where it was known current to the head this
+    /// process knows (at most [`SCAN`] positions); `None`: read the log.
+    fn current_from_memory<S: StreamState>(
+        &self,
+        stream: &StreamName,
+        cached: &Cached<S>,
+    ) -> Result<Option<Cached<S>>, LoadError> {
+        if !self.first {
+            return Ok(None);
+        }
+        let store = &self.runner.store;
+        let head = store.head().current();
+        if head <= cached.seen_at {
+            return Ok(Some(cached.clone()));
+        }
+        if head - cached.seen_at > SCAN {
+            return Ok(None);
+        }
+        let Some(slices) = store.recent().after(cached.seen_at, SCAN as usize) else {
+            return Ok(None);
+        };
+        let events: Vec<&RecordedEvent> = slices.iter().flat_map(|s| s.iter()).collect();
+        let Some(last) = events.last().map(|e| e.position).filter(|&p| p >= head) else {
+            return Ok(None);
+        };
+        let mut current = cached.clone();
+        // A state read from the log may already hold an event past where it was known current.
+        for event in events.into_iter().filter(|e| &e.stream == stream) {
+            if event.version <= current.version {
+                continue;
+            }
+            if event.version != current.version + 1 {
+                return Ok(None);
+            }
+            fold(&mut current.state, event)?;
+            current.version = event.version;
+        }
+        current.seen_at = last;
+        Ok(Some(current))
+    }
+
+    /// Keeps `current` as the process's state of `stream` and as what this try read (`unread`:
+    /// taken from memory, [`Attempt::load`]); its state.
+    fn took<S: StreamState>(&self, stream: &StreamName, current: Cached<S>, unread: bool) -> S {
+        let state = current.state.clone();
+        self.read_at(stream, current.version);
+        if unread {
+            lock(&self.unread).push(stream.clone());
+        }
+        self.runner.cache.put(stream, current);
+        state
     }
 
     /// The current states of several streams of one kind, in the order asked, recording each
@@ -130,67 +202,98 @@ impl Attempt {
         &self,
         streams: &[StreamName],
     ) -> Result<Vec<S>, LoadError> {
+        let mut states: Vec<Option<S>> = Vec::with_capacity(streams.len());
+        let mut left = Vec::new();
+        for (i, stream) in streams.iter().enumerate() {
+            let current = match self.runner.cache.get::<S>(stream) {
+                Some(cached) => self.current_from_memory(stream, &cached)?,
+                None => None,
+            };
+            if current.is_none() {
+                left.push(i);
+            }
+            states.push(current.map(|c| self.took(stream, c, true)));
+        }
+        let asked: Vec<&StreamName> = left.iter().map(|&i| &streams[i]).collect();
+        for (i, state) in left.into_iter().zip(self.read_many::<S>(&asked).await?) {
+            states[i] = Some(state);
+        }
+        // Every stream was taken from memory or read: none is left out.
+        Ok(states.into_iter().flatten().collect())
+    }
+
+    /// The current states of `streams` read from the log: one query for all of them (a stream
+    /// with more than a page of new events then catches up on its own).
+    async fn read_many<S: StreamState>(
+        &self,
+        streams: &[&StreamName],
+    ) -> Result<Vec<S>, LoadError> {
+        if streams.is_empty() {
+            return Ok(Vec::new());
+        }
+        let seen_at = self.runner.store.head().current();
         let mut starts: Vec<(i64, S)> = streams
             .iter()
-            .map(|stream| {
-                self.runner
-                    .cache
-                    .get::<S>(stream)
-                    .unwrap_or_else(|| (0, S::initial(stream)))
+            .map(|stream| match self.runner.cache.get::<S>(stream) {
+                Some(cached) => (cached.version, cached.state),
+                None => (0, S::initial(stream)),
             })
             .collect();
         let asked: Vec<(StreamName, i64)> = streams
             .iter()
             .zip(&starts)
-            .map(|(stream, (version, _))| (stream.clone(), *version))
+            .map(|(stream, (version, _))| ((*stream).clone(), *version))
             .collect();
         let events = self.runner.store.read_streams(&asked, PAGE).await?;
         let mut read = vec![0i64; streams.len()];
         let mut at = 0;
         for event in &events {
-            while at < streams.len() && streams[at] != event.stream {
+            while at < streams.len() && *streams[at] != event.stream {
                 at += 1;
             }
             let Some((version, state)) = starts.get_mut(at) else {
                 break;
             };
-            state.fold(event).map_err(|source| LoadError::Decode {
-                stream: event.stream.clone(),
-                source,
-            })?;
+            fold(state, event)?;
             *version = event.version;
             read[at] += 1;
         }
         let mut states = Vec::with_capacity(streams.len());
-        for ((stream, start), count) in streams.iter().zip(starts).zip(read) {
-            let (version, state) = if count < PAGE {
-                start
+        for ((stream, (version, state)), count) in streams.iter().zip(starts).zip(read) {
+            let current = if count < PAGE {
+                Cached {
+                    version,
+                    seen_at,
+                    state,
+                }
             } else {
-                self.catch_up(stream, start).await?
+                self.catch_up(stream, (version, state)).await?
             };
-            self.runner.cache.put(stream, version, state.clone());
-            self.read_at(stream, version);
-            states.push(state);
+            states.push(self.took(stream, current, false));
         }
         Ok(states)
     }
 
+    /// `start` caught up from the log, known current at the head this process knew before it
+    /// read.
     async fn catch_up<S: StreamState>(
         &self,
         stream: &StreamName,
         (mut version, mut state): (i64, S),
-    ) -> Result<(i64, S), LoadError> {
+    ) -> Result<Cached<S>, LoadError> {
+        let seen_at = self.runner.store.head().current();
         loop {
             let events = self.runner.store.read_stream(stream, version, PAGE).await?;
             for event in &events {
-                state.fold(event).map_err(|source| LoadError::Decode {
-                    stream: stream.clone(),
-                    source,
-                })?;
+                fold(&mut state, event)?;
                 version = event.version;
             }
             if (events.len() as i64) < PAGE {
-                return Ok((version, state));
+                return Ok(Cached {
+                    version,
+                    seen_at,
+                    state,
+                });
             }
         }
     }
@@ -236,11 +339,15 @@ impl Attempt {
     /// Records that the command read `stream` at `version` (the first read counts: a command
     /// decides against what it saw first).
     fn read_at(&self, stream: &StreamName, version: i64) {
-        let mut versions = match self.versions.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        versions.entry(stream.clone()).or_insert(version);
+        lock(&self.versions)
+            .entry(stream.clone())
+            .or_insert(version);
+    }
+
+    /// The streams this try took from memory without reading the log ([`Attempt::load`]): its
+    /// append checks them at the versions read.
+    pub(crate) fn unread(&self) -> Vec<StreamName> {
+        lock(&self.unread).clone()
     }
 
     /// The version `stream` was read at; 0 when it has no event or was not read.
@@ -249,5 +356,21 @@ impl Attempt {
             Ok(versions) => versions.get(stream).copied().unwrap_or(0),
             Err(poisoned) => poisoned.into_inner().get(stream).copied().unwrap_or(0),
         }
+    }
+}
+
+/// Folds `event` into `state`, naming its stream when it does not decode.
+fn fold<S: StreamState>(state: &mut S, event: &RecordedEvent) -> Result<(), LoadError> {
+    state.fold(event).map_err(|source| LoadError::Decode {
+        stream: event.stream.clone(),
+        source,
+    })
+}
+
+/// `mutex`'s guard, poisoned or not (what it guards stays consistent between statements).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }

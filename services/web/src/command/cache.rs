@@ -1,5 +1,6 @@
 //! Stream states kept between commands, so a command loads only the events appended since the
-//! state was last seen instead of folding a stream's whole history every time.
+//! state was last seen instead of folding a stream's whole history every time; or none at all,
+//! when this process's memory of the log shows every event since (`Attempt::load`).
 
 use palimpsest_events::StreamName;
 use std::any::{Any, TypeId};
@@ -12,7 +13,17 @@ const CAPACITY: usize = 50_000;
 
 struct Entry {
     version: i64,
+    seen_at: i64,
     state: Box<dyn Any + Send + Sync>,
+}
+
+/// A kept state: the stream's `version` it reflects, and the log position it was known to be
+/// current at (no event of the stream after `version` at or before `seen_at`).
+#[derive(Clone)]
+pub(crate) struct Cached<S> {
+    pub(crate) version: i64,
+    pub(crate) seen_at: i64,
+    pub(crate) state: S,
 }
 
 /// States by (state type, stream), each with the stream version it reflects.
@@ -22,15 +33,19 @@ pub(crate) struct StateCache {
 }
 
 impl StateCache {
-    /// A copy of the cached state of `stream` as `S`, with its version.
+    /// A copy of the cached state of `stream` as `S`.
     pub(crate) fn get<S: Clone + Send + Sync + 'static>(
         &self,
         stream: &StreamName,
-    ) -> Option<(i64, S)> {
+    ) -> Option<Cached<S>> {
         let entries = self.entries.lock().ok()?;
         let entry = entries.get(&(TypeId::of::<S>(), stream.clone()))?;
         let state = entry.state.downcast_ref::<S>()?;
-        Some((entry.version, state.clone()))
+        Some(Cached {
+            version: entry.version,
+            seen_at: entry.seen_at,
+            state: state.clone(),
+        })
     }
 
     /// Whether a state of `stream` as `S` is kept (the stream was seen with events).
@@ -41,19 +56,26 @@ impl StateCache {
             .unwrap_or(false)
     }
 
-    /// Keeps `state` at `version` unless a newer one is already kept.
+    /// Keeps `cached` unless a newer state, or the same one known current later, is kept.
     pub(crate) fn put<S: Clone + Send + Sync + 'static>(
         &self,
         stream: &StreamName,
-        version: i64,
-        state: S,
+        cached: Cached<S>,
     ) {
+        let Cached {
+            version,
+            seen_at,
+            state,
+        } = cached;
         let Ok(mut entries) = self.entries.lock() else {
             tracing::warn!("state cache poisoned; state not kept");
             return;
         };
         let key = (TypeId::of::<S>(), stream.clone());
-        if entries.get(&key).is_some_and(|e| e.version >= version) {
+        if entries
+            .get(&key)
+            .is_some_and(|e| (e.version, e.seen_at) >= (version, seen_at))
+        {
             return;
         }
         if entries.len() >= CAPACITY && !entries.contains_key(&key) {
@@ -66,6 +88,7 @@ impl StateCache {
             key,
             Entry {
                 version,
+                seen_at,
                 state: Box::new(state),
             },
         );

@@ -64,8 +64,9 @@ impl CommandRunner {
         }
     }
 
-    /// Runs a command: answers a repeated Idempotency-Key from the log, else loads and decides
-    /// (`decide` does the loads through the [`Attempt`] and calls the pure decider), appends
+    /// Runs a command: loads and decides (`decide` does the loads through the [`Attempt`] and
+    /// calls the pure decider), answers a repeated Idempotency-Key from the log (which the
+    /// append, or a refusal's lookup, finds), appends
     /// every stream at the version read with the reply, decides again from fresh state when a
     /// stream moved (a bounded number of times, then [`CommandError::Conflict`]), and waits
     /// until `projections` show the append. Answers the reply.
@@ -111,13 +112,11 @@ impl CommandRunner {
             Some(k) => Some(self.turn(k).await),
             None => None,
         };
-        if let Some(k) = &key
-            && let Some((stored, position)) = self.kept_reply(k, command.request).await?
-        {
-            // A repeat (a client retrying after a lost answer) reads its write like the first.
-            self.wait_for_all(command.projections, position).await?;
-            return Ok(Answer::Repeated(stored));
-        }
+        // A repeat (a client retrying after a lost answer) is not looked up before deciding:
+        // the append finds its key among those the log keeps and answers the first command's
+        // events instead of writing (`Appended::replayed`, then the kept answer), and a repeat
+        // decided as a refusal or as no change finds the first answer there too. A first write
+        // (every write but a retry) saves the lookup's round trip.
         let mut last = LastTry::None;
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
@@ -175,8 +174,8 @@ impl CommandRunner {
         }
     }
 
-    /// After a successful append: read your writes, then the answer (the stored one when the
-    /// log says the key had already been appended).
+    /// After a successful append: read your writes, then the answer (the stored one, read
+    /// where the first write stands, when the log says the key had already been appended).
     async fn finish<E, T>(
         &self,
         command: &Command<'_>,
@@ -185,17 +184,19 @@ impl CommandRunner {
         decision: Decision<T>,
         written: &[StreamName],
     ) -> Result<Answer<T>, CommandError<E>> {
+        if appended.replayed
+            && let Some(k) = key
+            && let Some((stored, position)) = self.kept_reply(k, command.request).await?
+        {
+            // A repeat reads its write like the first, at the first write's position.
+            self.wait_for_all(command.projections, position).await?;
+            return Ok(Answer::Repeated(stored));
+        }
         for projection in command.projections {
             self.wait_for_streams(projection, written, appended.last_position)
                 .await?;
         }
         crate::consistency::appended(appended.last_position);
-        if appended.replayed
-            && let Some(k) = key
-            && let Some(stored) = self.stored_reply(k, command.request).await?
-        {
-            return Ok(Answer::Repeated(stored));
-        }
         Ok(Answer::Decided {
             value: decision.value,
             reply: decision.reply,
@@ -379,7 +380,8 @@ impl CommandRunner {
 }
 
 /// The append of a decision: every written stream at the version the attempt read (new if it
-/// never read it), every checked stream likewise with no events, the reply stored with the key.
+/// never read it), every checked or unread stream ([`Attempt::load`]) likewise with no events,
+/// the reply stored with the key.
 /// The decision's events move into it.
 fn append_request<T>(
     decision: &mut Decision<T>,
@@ -402,9 +404,14 @@ fn append_request<T>(
             std::mem::take(&mut write.events),
         );
     }
-    for checked in &decision.checks {
-        if !decision.writes.iter().any(|w| &w.stream == checked) {
-            request = request.stream(checked.clone(), expected(checked), Vec::new());
+    // Streams the attempt took from memory without reading the log are checked like the
+    // decision's own checks: an event this process had not heard of fails the append.
+    let mut checked: Vec<&StreamName> = Vec::new();
+    let unread = tried.unread();
+    for stream in decision.checks.iter().chain(&unread) {
+        if !decision.writes.iter().any(|w| &w.stream == stream) && !checked.contains(&stream) {
+            checked.push(stream);
+            request = request.stream(stream.clone(), expected(stream), Vec::new());
         }
     }
     if key.is_some()
