@@ -14,6 +14,7 @@ pub use palimpsest_web::command::{Attempt, Decision};
 use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError, Steps};
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 pub use palimpsest_web::command::Reply;
 
@@ -51,10 +52,15 @@ pub async fn run(
     state
         .commands
         .run(facts, |attempt| async move {
-            command
-                .decide(&attempt)
-                .await
-                .map_err(CommandError::Rejected)
+            command.decide(&attempt).await.map_err(|refusal| {
+                if attempt.assumed_new() {
+                    // Decided on a stream taken as new without reading it: read it and decide
+                    // again before answering a refusal (it may exist, and answer otherwise).
+                    CommandError::retry(refusal, Duration::ZERO)
+                } else {
+                    CommandError::Rejected(refusal)
+                }
+            })
         })
         .await
         .map_err(from_command)

@@ -31,12 +31,15 @@ pub async fn database(client: &Object, name: &str) -> Result<DbRow, CouchError> 
     if !storable(name) {
         return Err(CouchError::no_database());
     }
-    let row = client
-        .query_opt(
+    // Prepared once per connection: every request to a database asks this first.
+    let statement = client
+        .prepare_cached(
             "SELECT name, revs_limit, incarnation, last_seq, purged_seq FROM docs.databases \
              WHERE name = $1",
-            &[&name],
         )
+        .await?;
+    let row = client
+        .query_opt(&statement, &[&name])
         .await?
         .ok_or_else(CouchError::no_database)?;
     Ok(DbRow {
@@ -63,12 +66,10 @@ pub async fn document(
     if !storable(doc_id) {
         return Ok(None);
     }
-    let row = client
-        .query_opt(
-            "SELECT value FROM docs.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL",
-            &[&db, &doc_id],
-        )
+    let statement = client
+        .prepare_cached("SELECT value FROM docs.kv WHERE db = $1 AND key = $2 AND seq IS NOT NULL")
         .await?;
+    let row = client.query_opt(&statement, &[&db, &doc_id]).await?;
     Ok(row.map(|r| StoredDoc::parse(r.get(0))).transpose()?)
 }
 

@@ -47,6 +47,43 @@ async fn databases_are_created_once_listed_and_deleted() {
 }
 
 #[tokio::test]
+async fn a_refusal_decided_on_a_document_taken_as_new_is_decided_again_from_its_stream() {
+    let docs = Docs::start().await;
+    docs.as_admin("PUT", "/db", None).await;
+    assert_eq!(
+        docs.call("PUT", "/db/doc", Some(json!({"n": 1}))).await.0,
+        201
+    );
+    // A `PUT` without `_rev` is decided as a creation without reading the document's stream;
+    // this function refuses only what it is shown as new, which `doc` is not.
+    let source =
+        "function(doc, oldDoc) { if (!oldDoc && doc.fresh) throw({forbidden: 'not new'}); }";
+    assert_eq!(
+        docs.admin("PUT", "/_admin/db/_config/sync", source).await.0,
+        200
+    );
+    let head = docs.head().await;
+    let (status, answer) = docs
+        .call("PUT", "/db/doc", Some(json!({"fresh": true})))
+        .await;
+    assert_eq!(
+        (status, answer["error"].clone()),
+        (409, json!("conflict")),
+        "an existing document without _rev: {answer}"
+    );
+    let (status, answer) = docs
+        .call("PUT", "/db/new", Some(json!({"fresh": true})))
+        .await;
+    assert_eq!(
+        (status, answer["error"].clone()),
+        (403, json!("forbidden")),
+        "a new one meets the function: {answer}"
+    );
+    assert_eq!(docs.head().await, head, "nothing appended");
+    docs.stop().await;
+}
+
+#[tokio::test]
 async fn documents_are_edited_with_their_rev_and_a_stale_rev_is_a_conflict() {
     let docs = Docs::start().await;
     docs.as_admin("PUT", "/db", None).await;

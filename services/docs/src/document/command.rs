@@ -559,7 +559,12 @@ async fn decide_all(
         .iter()
         .filter_map(|received| streams::document(incarnation, &received.item.doc_id).ok())
         .collect();
-    let states: Vec<DocState> = attempt.load_many(&streams).await?;
+    let states: Vec<DocState> = match (creation(items, new_edits), streams.as_slice()) {
+        // A single new document: taken as new without reading its stream (the append expects
+        // none; one that exists fails it and the next try reads it).
+        (true, [stream]) => vec![attempt.load_expecting_new(stream).await?],
+        _ => attempt.load_many(&streams).await?,
+    };
     batch.states.extend(streams.into_iter().zip(states));
     let local_streams: Vec<StreamName> = locals
         .iter()
@@ -590,6 +595,21 @@ async fn decide_all(
         crate::database::validators_after(&db_state, &design_validators(&batch, incarnation));
     store_attachments(attempt, &mut batch, attachments).await?;
     Ok((batch, db_stream))
+}
+
+/// Whether a batch is one new document: a single edit naming no parent revision (`PUT` or
+/// `POST` without `_rev`), which CouchDB accepts only where the document does not exist or is
+/// deleted. Its stream need not be read before deciding ([`Attempt::load_expecting_new`]).
+fn creation(items: &[Received], new_edits: bool) -> bool {
+    match items {
+        [only] => {
+            new_edits
+                && only.item.doc.rev.is_none()
+                && only.item.attachment.is_none()
+                && !local::batch::is_local(&only.item.doc_id)
+        }
+        _ => false,
+    }
 }
 
 /// The `validate_doc_update` of each design document the batch wrote, as its winner now
@@ -674,6 +694,13 @@ impl DocsCommand for WriteDocs<'_> {
         Box::pin(async move {
             let (batch, db_stream) =
                 decide_all(attempt, self.writer, self.db, &self.items, self.new_edits).await?;
+            // Refused on a document only taken as new: the refusal is decided again from its
+            // stream ([`crate::command::run`]), which may hold it after all.
+            if attempt.assumed_new()
+                && let Some((_, Err(refusal))) = batch.outcomes.iter().find(|(_, o)| o.is_err())
+            {
+                return Err(refusal.clone());
+            }
             let decision = Decision::new(self.shape.reply(&batch.outcomes));
             // The validators read from the database's stream decided the batch: it is still
             // at that version when the append commits, or it gains the new ones.

@@ -90,12 +90,12 @@ pub async fn load_many(
 ) -> Result<HashMap<String, StoredDoc>, CouchError> {
     // An id with U+0000 was never stored (the log refuses it) and Postgres text cannot hold it.
     let ids: Vec<&String> = ids.iter().filter(|id| read::storable(id)).collect();
-    let rows = client
-        .query(
+    let statement = client
+        .prepare_cached(
             "SELECT key, value FROM docs.kv WHERE db = $1 AND key = ANY($2) AND seq IS NOT NULL",
-            &[&db, &ids],
         )
         .await?;
+    let rows = client.query(&statement, &[&db, &ids]).await?;
     let mut out = HashMap::new();
     for row in rows {
         out.insert(row.get(0), StoredDoc::parse(row.get(1))?);

@@ -32,11 +32,12 @@ pub async fn get(
             "_local documents do not accept attachments.",
         ));
     }
+    // Prepared once per connection: a replicator reads its checkpoint every batch.
+    let statement = client
+        .prepare_cached("SELECT value FROM docs.kv WHERE db = $1 AND key = $2")
+        .await?;
     let row = client
-        .query_opt(
-            "SELECT value FROM docs.kv WHERE db = $1 AND key = $2",
-            &[&db, &local_key(&doc_id)],
-        )
+        .query_opt(&statement, &[&db, &local_key(&doc_id)])
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
     Ok(text_reply(

@@ -542,16 +542,31 @@ async fn write(tx: &Transaction<'_>, s: &str, rows: &Rows) -> Result<(), Project
     ];
     let (access_params, role_params) = (access.params(), roles.params());
     let old_params = rows.old_revs.params();
-    // Sent at once; no two statements touch the same rows.
+    // Sent at once; no two statements touch the same rows. A statement with no row to write
+    // is not sent: most runs grant nothing and keep no older body.
     tokio::try_join!(
-        tx.execute(&upsert, &kv_params),
-        tx.execute(&index, &channel_params),
-        tx.execute(&grant_access, &access_params),
-        tx.execute(&grant_roles, &role_params),
-        tx.execute(&keep_old, &old_params),
-        tx.execute(&counted, &counted_params),
+        execute_rows(tx, &upsert, &kv_params, dbs.len()),
+        execute_rows(tx, &index, &channel_params, channels.dbs.len()),
+        execute_rows(tx, &grant_access, &access_params, access.dbs.len()),
+        execute_rows(tx, &grant_roles, &role_params, roles.dbs.len()),
+        execute_rows(tx, &keep_old, &old_params, rows.old_revs.dbs.len()),
+        execute_rows(tx, &counted, &counted_params, counted_dbs.len()),
     )?;
     Ok(())
+}
+
+/// Executes a multi-row statement whose columns hold `rows` rows; none: nothing is sent (the
+/// statement would change nothing, and costs the server a statement).
+async fn execute_rows(
+    tx: &Transaction<'_>,
+    statement: &tokio_postgres::Statement,
+    params: &[&(dyn ToSql + Sync)],
+    rows: usize,
+) -> Result<u64, tokio_postgres::Error> {
+    if rows == 0 {
+        return Ok(0);
+    }
+    tx.execute(statement, params).await
 }
 
 /// Grant rows of a run as the columns of one multi-row upsert: live ones (`revoked_seq` null)

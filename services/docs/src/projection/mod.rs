@@ -274,14 +274,14 @@ async fn local(tx: &Transaction<'_>, s: &str, payload: &LocalEvent) -> Result<()
             body,
         } => {
             let text = local_text(body, &crate::local::local_rev(*number));
-            tx.execute(
-                &format!(
+            // Prepared once per connection: a replicator saves its checkpoint every batch.
+            let save = tx
+                .prepare_cached(&format!(
                     "INSERT INTO {s}.kv (db, key, value) VALUES ($1, $2, $3) \
                      ON CONFLICT (db, key) DO UPDATE SET value = $3"
-                ),
-                &[db, &local_key(doc_id), &text],
-            )
-            .await?;
+                ))
+                .await?;
+            tx.execute(&save, &[db, &local_key(doc_id), &text]).await?;
         }
         LocalEvent::LocalDeleted { db, doc_id } => {
             tx.execute(
