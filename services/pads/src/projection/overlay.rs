@@ -39,13 +39,14 @@ impl<'a> Overlay<'a> {
         if let Some(v) = self.rows.get(key) {
             return Ok(v.clone());
         }
-        let row = self
+        let read = self
             .tx
-            .query_opt(
-                &format!("SELECT value FROM {}.store WHERE key = $1", self.schema),
-                &[&key],
-            )
+            .prepare_cached(&format!(
+                "SELECT value FROM {}.store WHERE key = $1",
+                self.schema
+            ))
             .await?;
+        let row = self.tx.query_opt(&read, &[&key]).await?;
         let value: Option<String> = row.map(|r| r.get(0));
         self.rows.insert(key.to_owned(), value.clone());
         Ok(value)
@@ -61,16 +62,14 @@ impl<'a> Overlay<'a> {
             .filter(|k| !self.rows.contains_key(*k))
             .collect();
         if !unknown.is_empty() {
-            let rows = self
+            let read = self
                 .tx
-                .query(
-                    &format!(
-                        "SELECT key, value FROM {}.store WHERE key = ANY($1)",
-                        self.schema
-                    ),
-                    &[&unknown],
-                )
+                .prepare_cached(&format!(
+                    "SELECT key, value FROM {}.store WHERE key = ANY($1)",
+                    self.schema
+                ))
                 .await?;
+            let rows = self.tx.query(&read, &[&unknown]).await?;
             for k in &unknown {
                 self.rows.insert((*k).clone(), None);
             }
@@ -107,7 +106,8 @@ impl<'a> Overlay<'a> {
         self.versions.insert(pad_id.to_owned(), version);
     }
 
-    /// Writes every change of the batch.
+    /// Writes every change of the batch: its deletions, its rows set and its pad versions, each
+    /// one statement (prepared once per connection), sent together.
     pub async fn flush(self) -> Result<(), ProjectionError> {
         let (mut set_keys, mut set_values, mut removed) = (Vec::new(), Vec::new(), Vec::new());
         let mut rows = self.rows;
@@ -120,40 +120,43 @@ impl<'a> Overlay<'a> {
                 None => removed.push(key),
             }
         }
-        if !removed.is_empty() {
-            self.tx
-                .execute(
-                    &format!("DELETE FROM {}.store WHERE key = ANY($1)", self.schema),
-                    &[&removed],
-                )
-                .await?;
-        }
-        if !set_keys.is_empty() {
-            self.tx
-                .execute(
-                    &format!(
-                        "INSERT INTO {}.store (key, value) SELECT * FROM unnest($1::varchar[], $2::text[]) \
-                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        self.schema
-                    ),
-                    &[&set_keys, &set_values],
-                )
-                .await?;
-        }
-        if !self.versions.is_empty() {
-            let (ids, versions): (Vec<String>, Vec<i64>) = self.versions.into_iter().unzip();
-            self.tx
-                .execute(
-                    &format!(
-                        "INSERT INTO {}.pad_stream_versions (pad_id, version) \
-                         SELECT * FROM unnest($1::text[], $2::bigint[]) \
-                         ON CONFLICT (pad_id) DO UPDATE SET version = excluded.version",
-                        self.schema
-                    ),
-                    &[&ids, &versions],
-                )
-                .await?;
-        }
+        let (ids, versions): (Vec<String>, Vec<i64>) = self.versions.into_iter().unzip();
+        let (tx, schema) = (self.tx, self.schema);
+        let delete = format!("DELETE FROM {schema}.store WHERE key = ANY($1)");
+        let set = format!(
+            "INSERT INTO {schema}.store (key, value) SELECT * FROM unnest($1::varchar[], $2::text[]) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        );
+        let version = format!(
+            "INSERT INTO {schema}.pad_stream_versions (pad_id, version) \
+             SELECT * FROM unnest($1::text[], $2::bigint[]) \
+             ON CONFLICT (pad_id) DO UPDATE SET version = excluded.version"
+        );
+        // Each future sends its statement when first polled, in this order; the keys deleted
+        // and the keys set are apart, so the order only keeps the plan readable.
+        tokio::try_join!(
+            async {
+                if !removed.is_empty() {
+                    let delete = tx.prepare_cached(&delete).await?;
+                    tx.execute(&delete, &[&removed]).await?;
+                }
+                Ok::<_, ProjectionError>(())
+            },
+            async {
+                if !set_keys.is_empty() {
+                    let set = tx.prepare_cached(&set).await?;
+                    tx.execute(&set, &[&set_keys, &set_values]).await?;
+                }
+                Ok(())
+            },
+            async {
+                if !ids.is_empty() {
+                    let version = tx.prepare_cached(&version).await?;
+                    tx.execute(&version, &[&ids, &versions]).await?;
+                }
+                Ok(())
+            },
+        )?;
         Ok(())
     }
 }
