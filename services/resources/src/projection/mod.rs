@@ -2,7 +2,8 @@
 //! and `resourcecontents` in schema `resources`.
 //!
 //! Deterministic: every value comes from the event (ids included, allocated when the command
-//! was decided), so a replay from position 0 writes the same rows.
+//! was decided), so a replay from position 0 writes the same rows; and no write depends on a
+//! read, so the projection is planned ([`Planner`]): a live batch takes one round trip.
 
 mod rows;
 pub mod schema;
@@ -11,7 +12,8 @@ use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
 use palimpsest_events::resources::{ContentEvent, ResourceEvent};
 use palimpsest_events::{DomainEvent, RecordedEvent};
-use palimpsest_projections::{Projection, ProjectionError};
+use palimpsest_projections::statement::Statement;
+use palimpsest_projections::{Planner, Projection, ProjectionError};
 use std::sync::Arc;
 
 /// The projection's name, also its Postgres schema.
@@ -45,49 +47,64 @@ impl Projection for ResourcesProjection {
         Ok(())
     }
 
-    async fn apply(
-        &self,
-        tx: &Transaction<'_>,
-        schema: &str,
-        event: &RecordedEvent,
-    ) -> Result<(), ProjectionError> {
-        if event.stream.context != CONTEXT {
-            return Ok(());
-        }
-        match event.stream.category.as_str() {
-            "resource" => resource(tx, schema, event).await,
-            "content" => {
-                let ContentEvent::ContentStored {
-                    rescontent_id,
-                    res_id,
-                    res_rev,
-                    size,
-                    mimetype,
-                    stored,
-                    ..
-                } = ContentEvent::decode(event)?;
-                rows::content(
-                    tx,
-                    schema,
-                    rescontent_id,
-                    res_id,
-                    res_rev,
-                    size,
-                    &mimetype,
-                    &stored,
-                )
-                .await
-            }
-            "name" | "ids" => Ok(()),
-            other => Err(ProjectionError::Invalid(format!(
-                "unknown resources stream category `{other}`"
-            ))),
-        }
+    /// Every row written comes from its event: the runtime sends a live batch in one round trip.
+    fn planner(&self) -> Option<&dyn Planner> {
+        Some(self)
     }
 }
 
-async fn resource(
-    tx: &Transaction<'_>,
+impl Planner for ResourcesProjection {
+    fn plan(
+        &self,
+        schema: &str,
+        events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
+    ) -> Result<(), ProjectionError> {
+        events.iter().try_for_each(|event| plan(out, schema, event))
+    }
+}
+
+/// The statements of one event, appended to `out` in the order they must run; events of other
+/// contexts plan none.
+fn plan(
+    out: &mut Vec<Statement>,
+    schema: &str,
+    event: &RecordedEvent,
+) -> Result<(), ProjectionError> {
+    if event.stream.context != CONTEXT {
+        return Ok(());
+    }
+    match event.stream.category.as_str() {
+        "resource" => resource(out, schema, event),
+        "content" => {
+            let ContentEvent::ContentStored {
+                rescontent_id,
+                res_id,
+                res_rev,
+                size,
+                mimetype,
+                stored,
+                ..
+            } = ContentEvent::decode(event)?;
+            let content = rows::Content {
+                rescontent_id,
+                res_id,
+                res_rev,
+                size,
+                mimetype: &mimetype,
+                stored: &stored,
+            };
+            rows::content(out, schema, content)
+        }
+        "name" | "ids" => Ok(()),
+        other => Err(ProjectionError::Invalid(format!(
+            "unknown resources stream category `{other}`"
+        ))),
+    }
+}
+
+fn resource(
+    out: &mut Vec<Statement>,
     schema: &str,
     event: &RecordedEvent,
 ) -> Result<(), ProjectionError> {
@@ -95,10 +112,11 @@ async fn resource(
         ProjectionError::Invalid(format!("resource stream key `{}`", event.stream.key))
     })?;
     match ResourceEvent::decode(event)? {
-        ResourceEvent::RevisionAdded(revision) => rows::revision(tx, schema, &revision).await,
+        ResourceEvent::RevisionAdded(revision) => rows::revision(out, schema, &revision),
         ResourceEvent::RevisionsHidden { revs, hidden, .. } => {
-            rows::hidden(tx, schema, res_id, &revs, hidden).await
+            rows::hidden(out, schema, res_id, &revs, hidden)
         }
-        ResourceEvent::ResourceWiped { .. } => rows::wiped(tx, schema, res_id).await,
+        ResourceEvent::ResourceWiped { .. } => rows::wiped(out, schema, res_id),
     }
+    Ok(())
 }
