@@ -242,7 +242,9 @@ impl EventStore {
         result
     }
 
-    /// The events of one stream with a version above `after_version`, oldest first.
+    /// The events of one stream with a version above `after_version`, oldest first. Like every
+    /// read here, its statement is prepared once per connection: a query sent as text is
+    /// prepared anew each time, a round trip of its own before the one that runs it.
     pub async fn read_stream(
         &self,
         stream: &StreamName,
@@ -250,12 +252,15 @@ impl EventStore {
         limit: i64,
     ) -> Result<Vec<RecordedEvent>, LogError> {
         let client = self.inner.pool.get().await?;
+        let read = client
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM log.events WHERE context = $1 AND category = $2 \
+                 AND stream_key = $3 AND version > $4 ORDER BY version LIMIT $5"
+            ))
+            .await?;
         let rows = client
             .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM log.events WHERE context = $1 AND category = $2 \
-                     AND stream_key = $3 AND version > $4 ORDER BY version LIMIT $5"
-                ),
+                &read,
                 &[
                     &stream.context,
                     &stream.category,
@@ -286,19 +291,19 @@ impl EventStore {
         let keys: Vec<&str> = streams.iter().map(|(s, _)| s.key.as_str()).collect();
         let after: Vec<i64> = streams.iter().map(|(_, v)| *v).collect();
         let client = self.inner.pool.get().await?;
+        let read = client
+            .prepare_cached(&format!(
+                "SELECT e.* FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) \
+                   WITH ORDINALITY AS s(context, category, stream_key, after_version, n) \
+                 CROSS JOIN LATERAL ( \
+                   SELECT {COLUMNS} FROM log.events WHERE context = s.context \
+                   AND category = s.category AND stream_key = s.stream_key \
+                   AND version > s.after_version ORDER BY version LIMIT $5) e \
+                 ORDER BY s.n, e.version"
+            ))
+            .await?;
         let rows = client
-            .query(
-                &format!(
-                    "SELECT e.* FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) \
-                       WITH ORDINALITY AS s(context, category, stream_key, after_version, n) \
-                     CROSS JOIN LATERAL ( \
-                       SELECT {COLUMNS} FROM log.events WHERE context = s.context \
-                       AND category = s.category AND stream_key = s.stream_key \
-                       AND version > s.after_version ORDER BY version LIMIT $5) e \
-                     ORDER BY s.n, e.version"
-                ),
-                &[&contexts, &categories, &keys, &after, &limit],
-            )
+            .query(&read, &[&contexts, &categories, &keys, &after, &limit])
             .await?;
         to_events(&rows)
     }
@@ -306,12 +311,14 @@ impl EventStore {
     /// The version of a stream's last event; 0 when it has none.
     pub async fn stream_version(&self, stream: &StreamName) -> Result<i64, LogError> {
         let client = self.inner.pool.get().await?;
-        let row = client
-            .query_opt(
+        let read = client
+            .prepare_cached(
                 "SELECT version FROM log.streams WHERE context = $1 AND category = $2 \
                  AND stream_key = $3",
-                &[&stream.context, &stream.category, &stream.key],
             )
+            .await?;
+        let row = client
+            .query_opt(&read, &[&stream.context, &stream.category, &stream.key])
             .await?;
         Ok(row.map(|r| r.get(0)).unwrap_or(0))
     }
@@ -361,13 +368,13 @@ impl EventStore {
     /// position it wrote, which a repeat of the command must let its client read.
     pub async fn kept_command(&self, key: &str) -> Result<Option<KeptCommand>, LogError> {
         let client = self.inner.pool.get().await?;
-        let row = client
-            .query_opt(
+        let read = client
+            .prepare_cached(
                 "SELECT request_hash, reply_status, reply_content_type, reply_body, last_position \
                  FROM log.idempotency WHERE key = $1",
-                &[&key],
             )
             .await?;
+        let row = client.query_opt(&read, &[&key]).await?;
         Ok(row.map(|r| {
             let status: Option<i16> = r.get(1);
             let reply = match (r.get(0), status, r.get(2), r.get(3)) {
@@ -405,14 +412,12 @@ pub async fn read_all_with(
     after_position: i64,
     limit: i64,
 ) -> Result<Vec<RecordedEvent>, LogError> {
-    let rows = client
-        .query(
-            &format!(
-                "SELECT {COLUMNS} FROM log.events WHERE position > $1 ORDER BY position LIMIT $2"
-            ),
-            &[&after_position, &limit],
-        )
+    let read = client
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM log.events WHERE position > $1 ORDER BY position LIMIT $2"
+        ))
         .await?;
+    let rows = client.query(&read, &[&after_position, &limit]).await?;
     to_events(&rows)
 }
 
