@@ -5,6 +5,7 @@ use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
 use palimpsest_events::{DecodeError, DomainEvent, RecordedEvent, StreamName};
 use palimpsest_web::command::StreamState;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// How long a lock lasts: 15 minutes.
 pub const LOCK_TTL_SECONDS: i64 = 15 * 60;
@@ -169,6 +170,12 @@ pub struct Submission {
 }
 
 /// Everything the section stream says, folded.
+///
+/// Commits and submissions are kept behind [`Arc`]s because the command runner keeps this
+/// state between commands and hands each command a copy (`Attempt::load`): a copy then shares
+/// every recorded snapshot with the kept state instead of copying each one, so a command on a
+/// section with hundreds of commits costs what one on a new section does. Nothing changes a
+/// commit once recorded; a review changes its submission copy-on-write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SectionState {
     /// The section's row; `None` until `SectionCreated`.
@@ -187,9 +194,9 @@ pub struct SectionState {
     /// `section_states.updated_at`: the last change of any kind, locks included.
     pub state_updated_at: Option<Timestamp>,
     /// The commits, oldest first.
-    pub commits: Vec<Commit>,
+    pub commits: Vec<Arc<Commit>>,
     /// The submissions, oldest first.
-    pub submissions: Vec<Submission>,
+    pub submissions: Vec<Arc<Submission>>,
 }
 
 impl Default for SectionState {
@@ -210,12 +217,15 @@ impl Default for SectionState {
 impl SectionState {
     /// The commit with this id.
     pub fn commit(&self, id: &str) -> Option<&Commit> {
-        self.commits.iter().find(|c| c.recorded.commit_id == id)
+        self.commits
+            .iter()
+            .find(|c| c.recorded.commit_id == id)
+            .map(|c| &**c)
     }
 
     /// The submission with this id.
     pub fn submission(&self, id: &str) -> Option<&Submission> {
-        self.submissions.iter().find(|s| s.id == id)
+        self.submissions.iter().find(|s| s.id == id).map(|s| &**s)
     }
 
     /// The head commit.
@@ -264,10 +274,10 @@ impl SectionState {
     fn new_head(&mut self, recorded: &CommitRecorded, kind: &'static str) {
         self.head_commit_id = Some(recorded.commit_id.clone());
         self.status = SectionStatus::Editing;
-        self.commits.push(Commit {
+        self.commits.push(Arc::new(Commit {
             recorded: recorded.clone(),
             kind,
-        });
+        }));
         self.version += 1;
         self.touch(recorded.created_at, true);
     }
@@ -275,7 +285,7 @@ impl SectionState {
     /// `SectionSubmitted`: a pending submission; the section waits for review, unlocked.
     fn submit(&mut self, submission: Submission) {
         let at = submission.submitted_at;
-        self.submissions.push(submission);
+        self.submissions.push(Arc::new(submission));
         self.status = SectionStatus::Submitted;
         self.lock = None;
         self.touch(at, true);
@@ -283,11 +293,12 @@ impl SectionState {
 
     /// A verdict: the submission closed, the section's status following it.
     fn review(&mut self, verdict: Verdict<'_>) {
-        if let Some(submission) = self
+        if let Some(kept) = self
             .submissions
             .iter_mut()
             .find(|submission| submission.id == verdict.submission_id)
         {
+            let submission = Arc::make_mut(kept);
             submission.status = verdict.status;
             submission.reviewed_by = verdict.reviewed_by.clone();
             submission.reviewed_at = Some(verdict.reviewed_at);
