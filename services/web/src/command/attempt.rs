@@ -112,9 +112,9 @@ impl Attempt {
         seed: impl Future<Output = Option<(i64, S)>>,
     ) -> Result<S, LoadError> {
         let start = match self.runner.cache.get::<S>(stream) {
-            Some(cached) => match self.current_from_memory(stream, &cached)? {
-                Some(current) => return Ok(self.took(stream, current, true)),
-                None => (cached.version, cached.state),
+            Some(cached) => match self.current_from_memory(stream, cached)? {
+                Ok(current) => return Ok(self.took(stream, current, true)),
+                Err(cached) => (cached.version, cached.state),
             },
             None => seed.await.unwrap_or_else(|| (0, S::initial(stream))),
         };
@@ -124,44 +124,62 @@ impl Attempt {
 
     /// `cached` brought up to date from this process's memory of the log, when this is a first
     /// try and the memory holds every event from where it was known current to the head this
-    /// process knows (at most [`SCAN`] positions); `None`: read the log.
+    /// process knows (at most [`SCAN`] positions); `None`: read the log. Folds into `cached`
+    /// only once it knows the memory will do, so a state is copied no more than it must be.
     fn current_from_memory<S: StreamState>(
         &self,
         stream: &StreamName,
+        mut cached: Cached<S>,
+    ) -> Result<Result<Cached<S>, Cached<S>>, LoadError> {
+        let Some((last, new)) = self.new_in_memory(stream, &cached) else {
+            return Ok(Err(cached));
+        };
+        for event in &new {
+            fold(&mut cached.state, event)?;
+            cached.version = event.version;
+        }
+        cached.seen_at = cached.seen_at.max(last);
+        Ok(Ok(cached))
+    }
+
+    /// The events of `stream` after `cached`'s version in this process's memory of the log, and
+    /// the last position that memory covers, when it covers everything from where `cached` was
+    /// known current to the head this process knows, and the stream's versions follow on
+    /// without a gap; `None` otherwise (and on any try but the first).
+    fn new_in_memory<S>(
+        &self,
+        stream: &StreamName,
         cached: &Cached<S>,
-    ) -> Result<Option<Cached<S>>, LoadError> {
+    ) -> Option<(i64, Vec<RecordedEvent>)> {
         if !self.first {
-            return Ok(None);
+            return None;
         }
         let store = &self.runner.store;
         let head = store.head().current();
         if head <= cached.seen_at {
-            return Ok(Some(cached.clone()));
+            return Some((cached.seen_at, Vec::new()));
         }
         if head - cached.seen_at > SCAN {
-            return Ok(None);
+            return None;
         }
-        let Some(slices) = store.recent().after(cached.seen_at, SCAN as usize) else {
-            return Ok(None);
-        };
-        let events: Vec<&RecordedEvent> = slices.iter().flat_map(|s| s.iter()).collect();
-        let Some(last) = events.last().map(|e| e.position).filter(|&p| p >= head) else {
-            return Ok(None);
-        };
-        let mut current = cached.clone();
+        let slices = store.recent().after(cached.seen_at, SCAN as usize)?;
+        let last = slices
+            .last()
+            .and_then(|s| s.last())
+            .map(|e| e.position)
+            .filter(|&p| p >= head)?;
+        let mut new = Vec::new();
         // A state read from the log may already hold an event past where it was known current.
-        for event in events.into_iter().filter(|e| &e.stream == stream) {
-            if event.version <= current.version {
-                continue;
+        let mut version = cached.version;
+        let theirs = slices.iter().flat_map(|s| s.iter());
+        for event in theirs.filter(|e| &e.stream == stream && e.version > cached.version) {
+            if event.version != version + 1 {
+                return None;
             }
-            if event.version != current.version + 1 {
-                return Ok(None);
-            }
-            fold(&mut current.state, event)?;
-            current.version = event.version;
+            version = event.version;
+            new.push(event.clone());
         }
-        current.seen_at = last;
-        Ok(Some(current))
+        Some((last, new))
     }
 
     /// Keeps `current` as the process's state of `stream` and as what this try read (`unread`:
@@ -203,42 +221,42 @@ impl Attempt {
         streams: &[StreamName],
     ) -> Result<Vec<S>, LoadError> {
         let mut states: Vec<Option<S>> = Vec::with_capacity(streams.len());
-        let mut left = Vec::new();
+        let (mut left, mut starts) = (Vec::new(), Vec::new());
         for (i, stream) in streams.iter().enumerate() {
-            let current = match self.runner.cache.get::<S>(stream) {
-                Some(cached) => self.current_from_memory(stream, &cached)?,
-                None => None,
+            let start = match self.runner.cache.get::<S>(stream) {
+                Some(cached) => match self.current_from_memory(stream, cached)? {
+                    Ok(current) => {
+                        states.push(Some(self.took(stream, current, true)));
+                        continue;
+                    }
+                    Err(cached) => (cached.version, cached.state),
+                },
+                None => (0, S::initial(stream)),
             };
-            if current.is_none() {
-                left.push(i);
-            }
-            states.push(current.map(|c| self.took(stream, c, true)));
+            states.push(None);
+            left.push(i);
+            starts.push(start);
         }
         let asked: Vec<&StreamName> = left.iter().map(|&i| &streams[i]).collect();
-        for (i, state) in left.into_iter().zip(self.read_many::<S>(&asked).await?) {
+        for (i, state) in left.into_iter().zip(self.read_many(&asked, starts).await?) {
             states[i] = Some(state);
         }
         // Every stream was taken from memory or read: none is left out.
         Ok(states.into_iter().flatten().collect())
     }
 
-    /// The current states of `streams` read from the log: one query for all of them (a stream
-    /// with more than a page of new events then catches up on its own).
+    /// The current states of `streams` read from the log after `starts` (a version and the
+    /// state at it, for each): one query for all of them (a stream with more than a page of new
+    /// events then catches up on its own).
     async fn read_many<S: StreamState>(
         &self,
         streams: &[&StreamName],
+        mut starts: Vec<(i64, S)>,
     ) -> Result<Vec<S>, LoadError> {
         if streams.is_empty() {
             return Ok(Vec::new());
         }
         let seen_at = self.runner.store.head().current();
-        let mut starts: Vec<(i64, S)> = streams
-            .iter()
-            .map(|stream| match self.runner.cache.get::<S>(stream) {
-                Some(cached) => (cached.version, cached.state),
-                None => (0, S::initial(stream)),
-            })
-            .collect();
         let asked: Vec<(StreamName, i64)> = streams
             .iter()
             .zip(&starts)
