@@ -139,20 +139,7 @@ async fn an_idle_runner_waits_in_a_begun_transaction_that_holds_no_lock() {
     // a runner that held its lock while it waits never shows the first, so this still fails.
     let mut seen = false;
     for _ in 0..200 {
-        let row = client
-            .query_one(
-                "SELECT \
-                   count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM pg_locks l \
-                     WHERE l.pid = a.pid AND l.locktype = 'advisory')), \
-                   count(*) FILTER (WHERE EXISTS (SELECT 1 FROM pg_locks l \
-                     WHERE l.pid = a.pid AND l.locktype = 'advisory')) \
-                 FROM pg_stat_activity a \
-                 WHERE a.datname = current_database() AND a.state = 'idle in transaction'",
-                &[],
-            )
-            .await
-            .expect("activity");
-        let (idle, held): (i64, i64) = (row.get(0), row.get(1));
+        let (held, idle) = idle_transactions(&client).await;
         if idle > 0 && held == 0 {
             seen = true;
             break;
