@@ -125,6 +125,9 @@ fn data(function: &str) -> Value {
         "getAuthorName" => {
             json!({"type": "string", "description": "the name itself, null if none"})
         }
+        "getRevisionChangeset" => {
+            json!({"type": "string", "description": "the revision's changeset itself (Z:…)"})
+        }
         "getChatHead" => object(json!({"chatHead": {"type": "integer"}})),
         "getStats" => object(
             json!({"totalPads": {"type": "integer"}, "totalSessions": {"type": "integer"}, "totalActivePads": {"type": "integer"}}),
