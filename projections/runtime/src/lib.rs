@@ -11,7 +11,9 @@
 //! ([`read_database`]). The events come from the log, or from the relay's JetStream stream
 //! ([`nats_feed`]). A projection whose writes depend on its events alone plans them as
 //! [`statement`]s, and a live batch of it takes one round trip, with the events this process
-//! appended taken from memory ([`planned`]); any other projection's runner, while busy, takes
+//! appended taken from memory ([`planned`]); one whose writes depend on rows it reads first plans
+//! them after its reads ([`reads`]), and a live batch of it is those reads, then one round trip;
+//! any other projection's runner, while busy, takes
 //! its next batch's lock before it waits ([`held`]). A read model whose rows each belong to one stream may
 //! be split into partitions of its streams, shared out between processes ([`partition`]).
 
@@ -23,6 +25,7 @@ mod passed_over;
 mod planned;
 pub mod projection;
 pub mod read_database;
+pub mod reads;
 pub mod rebuild;
 pub mod runner;
 pub mod stall;
@@ -31,8 +34,9 @@ pub mod watch;
 
 pub use nats_feed::{NatsFeed, spawn_nats_runner};
 pub use partition::{ensure_partitions, spawn_partitioned_runner};
-pub use projection::{Planner, Projection, ProjectionError};
+pub use projection::{Plan, Planner, Projection, ProjectionError, ReadingPlanner};
 pub use read_database::ReadDatabase;
+pub use reads::Reads;
 pub use rebuild::{RebuildReport, rebuild, rebuild_in};
 pub use runner::{ensure, ensure_in, spawn_runner, spawn_runner_in};
 pub use stall::Stall;

@@ -1,7 +1,9 @@
-//! A live batch of a planned projection ([`Planner`]): one round trip.
+//! A live batch of a planned projection ([`Planner`]): one round trip; of a
+//! [`ReadingPlanner`]: its reads, then one round trip.
 //!
-//! A projection whose writes depend on its events alone hands the runtime its statements, so
-//! the runtime can send the whole batch at once, the `COMMIT` behind it: `BEGIN` and the
+//! A projection whose writes depend on its events alone (or on its events and rows it reads
+//! first) hands the runtime its statements, so the runtime can send the whole batch at once,
+//! the `COMMIT` behind it: `BEGIN` and the
 //! asynchronous commit mode, the projection's lock, the checkpoint moved on, the writes, the
 //! notification, and — once the events are on disk — `COMMIT`. Should any of them fail, Postgres
 //! turns the `COMMIT` into a rollback.
@@ -14,11 +16,17 @@
 //! appended or let go, one event at a time after a failure) the events are read under the lock
 //! first: two round trips.
 //!
+//! A reading planner's reads go before all that, on the batch's connection: outside any
+//! transaction when the events came from memory (the guard then refuses the batch if another
+//! runner committed since the rows were read), inside the locked one when they were read.
+//!
 //! [`RecentEvents`]: palimpsest_log::recent::RecentEvents
+//! [`Planner`]: crate::Planner
+//! [`ReadingPlanner`]: crate::ReadingPlanner
 
 use crate::runner::{Committed, LOCK_SQL, on_disk, read_locked, record_batch};
 use crate::statement::{self, Statement};
-use crate::{PROJECTION_CHANNEL, Planner, ProjectionError, ReadDatabase};
+use crate::{PROJECTION_CHANNEL, Plan, ProjectionError, ReadDatabase, Reads};
 use deadpool_postgres::Client;
 use palimpsest_events::RecordedEvent;
 use palimpsest_log::EventStore;
@@ -38,7 +46,7 @@ pub(crate) async fn apply(
     store: &EventStore,
     read: &ReadDatabase,
     name: &'static str,
-    planner: &dyn Planner,
+    plan: Plan<'_>,
     checkpoint: Option<i64>,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
@@ -55,9 +63,9 @@ pub(crate) async fn apply(
     let result = match kept {
         Some((from, slices)) => {
             let events: Vec<&[RecordedEvent]> = slices.iter().map(|s| &**s).collect();
-            write(store, &client, name, planner, &events, from, Locked::No).await
+            write(store, &client, name, plan, &events, from, Locked::No).await
         }
-        None => read_and_write(store, read, &client, name, planner, limit).await,
+        None => read_and_write(store, read, &client, name, plan, limit).await,
     };
     if !matches!(result, Ok(Some(_))) {
         end(client).await;
@@ -82,7 +90,7 @@ async fn read_and_write(
     read: &ReadDatabase,
     client: &Client,
     name: &'static str,
-    planner: &dyn Planner,
+    plan: Plan<'_>,
     limit: i64,
 ) -> Result<Option<Committed>, ProjectionError> {
     let events = read_locked(store, read, client, BEGIN_SQL, name, limit).await?;
@@ -90,7 +98,7 @@ async fn read_and_write(
         return Ok(None);
     };
     let from = first.position - 1;
-    write(store, client, name, planner, &[&events], from, Locked::Yes).await
+    write(store, client, name, plan, &[&events], from, Locked::Yes).await
 }
 
 /// Plans `events` (the positions after `from`, in order) and sends their writes with the
@@ -99,7 +107,7 @@ async fn write(
     store: &EventStore,
     client: &Client,
     name: &'static str,
-    planner: &dyn Planner,
+    plan: Plan<'_>,
     events: &[&[RecordedEvent]],
     from: i64,
     locked: Locked,
@@ -109,10 +117,7 @@ async fn write(
     };
     let (to, last_time) = (last.position, last.recorded_at);
     let count = events.iter().map(|e| e.len()).sum();
-    let mut statements = Vec::new();
-    for run in events {
-        planner.plan(name, run, &mut statements)?;
-    }
+    let statements = planned(client, name, plan, events).await?;
     let batch = Batch {
         client,
         name,
@@ -129,6 +134,37 @@ async fn write(
         events: count,
         position: to,
     }))
+}
+
+/// The statements that apply `events` (runs of consecutive positions), planned by `plan`; a
+/// reading planner reads on `client` and is given the runs as one.
+async fn planned(
+    client: &Client,
+    name: &'static str,
+    plan: Plan<'_>,
+    events: &[&[RecordedEvent]],
+) -> Result<Vec<Statement>, ProjectionError> {
+    let mut statements = Vec::new();
+    match plan {
+        Plan::FromEvents(planner) => {
+            for run in events {
+                planner.plan(name, run, &mut statements)?;
+            }
+        }
+        Plan::AfterReads(_) => {
+            let joined;
+            let all: &[RecordedEvent] = match events {
+                [one] => one,
+                runs => {
+                    joined = runs.concat();
+                    &joined
+                }
+            };
+            let reads = Reads::of_client(client);
+            plan.plan(reads, name, all, &mut statements).await?;
+        }
+    }
+    Ok(statements)
 }
 
 /// One batch's transaction on its connection: the events after `from` up to `to`.
@@ -270,13 +306,16 @@ async fn end(client: Client) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Projection;
+    use crate::{Planner, Projection};
     use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
     use palimpsest_log::AppendRequest;
     use palimpsest_testkit::TestDb;
 
     /// Counts the events it is given: an event applied twice counts twice.
     struct Tally;
+
+    /// Tally's plan.
+    const TALLY: Plan<'static> = Plan::FromEvents(&Tally);
 
     #[async_trait::async_trait]
     impl Projection for Tally {
@@ -352,25 +391,25 @@ mod tests {
         let log = ReadDatabase::of_log(&store);
         crate::ensure(&store, &Tally).await.expect("ensure");
         append(&store, 2).await;
-        let first = apply(&store, &log, "tally", &Tally, None, 500).await;
+        let first = apply(&store, &log, "tally", TALLY, None, 500).await;
         assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
         append(&store, 2).await;
         let elsewhere = crate::runner::apply_next_batch(&store, &Tally, 500).await;
         assert_eq!(elsewhere.expect("other runner"), 2);
         append(&store, 1).await;
-        let stale = apply(&store, &log, "tally", &Tally, Some(2), 500).await;
+        let stale = apply(&store, &log, "tally", TALLY, Some(2), 500).await;
         assert!(matches!(stale, Err(ProjectionError::CheckpointMoved)));
         assert_eq!(
             tally(&store).await,
             (4, 4),
             "the refused batch wrote nothing"
         );
-        let read = apply(&store, &log, "tally", &Tally, None, 500).await;
+        let read = apply(&store, &log, "tally", TALLY, None, 500).await;
         assert_eq!(read.expect("read path").map(|b| b.events), Some(1));
-        let kept = apply(&store, &log, "tally", &Tally, Some(5), 500).await;
+        let kept = apply(&store, &log, "tally", TALLY, Some(5), 500).await;
         assert!(kept.expect("caught up").is_none());
         append(&store, 3).await;
-        let from_memory = apply(&store, &log, "tally", &Tally, Some(5), 500).await;
+        let from_memory = apply(&store, &log, "tally", TALLY, Some(5), 500).await;
         assert_eq!(from_memory.expect("memory").map(|b| b.position), Some(8));
         assert_eq!(tally(&store).await, (8, 8), "every event applied once");
         db.drop().await;
@@ -385,7 +424,7 @@ mod tests {
         let log = ReadDatabase::of_log(&store);
         crate::ensure(&store, &Tally).await.expect("ensure");
         append(&store, 2).await;
-        let first = apply(&store, &log, "tally", &Tally, None, 500).await;
+        let first = apply(&store, &log, "tally", TALLY, None, 500).await;
         assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
         append(&store, 3).await;
         let mut other = store.pool().get().await.expect("client");
@@ -396,13 +435,125 @@ mod tests {
             .expect("lock");
         let applied = tokio::time::timeout(
             std::time::Duration::from_secs(10),
-            apply(&store, &log, "tally", &Tally, Some(2), 500),
+            apply(&store, &log, "tally", TALLY, Some(2), 500),
         )
         .await
         .expect("the batch did not wait for the locked log");
         assert_eq!(applied.expect("memory").map(|b| b.position), Some(5));
         holder.rollback().await.expect("unlock");
         assert_eq!(tally(&store).await, (5, 5));
+        db.drop().await;
+    }
+
+    /// Keeps a count of the events applied in one row, read before it is written: a batch
+    /// planned from a row that another runner changed since, or from a row read before the same
+    /// batch's earlier events were counted, counts wrongly.
+    struct Running;
+
+    #[async_trait::async_trait]
+    impl Projection for Running {
+        fn name(&self) -> &'static str {
+            "running"
+        }
+
+        async fn create_tables(
+            &self,
+            tx: &deadpool_postgres::Transaction<'_>,
+            schema: &str,
+        ) -> Result<(), ProjectionError> {
+            tx.batch_execute(&format!(
+                "CREATE TABLE {schema}.running (total bigint NOT NULL); \
+                 INSERT INTO {schema}.running VALUES (0)"
+            ))
+            .await?;
+            Ok(())
+        }
+
+        fn reading_planner(&self) -> Option<&dyn crate::ReadingPlanner> {
+            Some(self)
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl crate::ReadingPlanner for Running {
+        async fn plan(
+            &self,
+            reads: Reads<'_>,
+            schema: &str,
+            events: &[RecordedEvent],
+            out: &mut Vec<Statement>,
+        ) -> Result<(), ProjectionError> {
+            let row = reads
+                .query_opt(&format!("SELECT total FROM {schema}.running"), &[])
+                .await?
+                .ok_or_else(|| ProjectionError::Invalid("no running row".into()))?;
+            let total: i64 = row.get(0);
+            let n = i64::try_from(events.len()).unwrap_or(i64::MAX);
+            out.push(Statement::dml(
+                format!("UPDATE {schema}.running SET total = $1"),
+                vec![Box::new(total + n)],
+            ));
+            Ok(())
+        }
+    }
+
+    const RUNNING: Plan<'static> = Plan::AfterReads(&Running);
+
+    async fn running(store: &EventStore) -> (i64, i64) {
+        let client = store.pool().get().await.expect("client");
+        let row = client
+            .query_one(
+                "SELECT (SELECT total FROM running.running), \
+                 (SELECT position FROM running.projection_checkpoint)",
+                &[],
+            )
+            .await
+            .expect("running");
+        (row.get(0), row.get(1))
+    }
+
+    /// Given a reading planner's runner that left the checkpoint at 2 and another process's
+    /// runner that then applied 3 and 4: the first's batch of 3 to 5 from memory, planned
+    /// from the row as it now stands, is refused whole; read under the lock, only 5 is counted.
+    /// Two appends then taken from memory at once are planned as one batch (each read of the
+    /// row would otherwise miss the other's count); and a rebuild counts what the live runs
+    /// counted.
+    #[tokio::test]
+    async fn a_reading_planner_plans_from_the_rows_its_runner_left_and_nothing_else() {
+        let db = TestDb::create().await;
+        let store = EventStore::connect(db.url()).await.expect("connect");
+        let log = ReadDatabase::of_log(&store);
+        crate::ensure(&store, &Running).await.expect("ensure");
+        append(&store, 2).await;
+        let first = apply(&store, &log, "running", RUNNING, None, 500).await;
+        assert_eq!(first.expect("read path").map(|b| b.position), Some(2));
+        append(&store, 2).await;
+        let elsewhere = crate::runner::apply_next_batch(&store, &Running, 500).await;
+        assert_eq!(elsewhere.expect("other runner"), 2);
+        assert_eq!(running(&store).await, (4, 4));
+        append(&store, 1).await;
+        let stale = apply(&store, &log, "running", RUNNING, Some(2), 500).await;
+        assert!(matches!(stale, Err(ProjectionError::CheckpointMoved)));
+        assert_eq!(
+            running(&store).await,
+            (4, 4),
+            "the refused batch wrote nothing"
+        );
+        let read = apply(&store, &log, "running", RUNNING, None, 500).await;
+        assert_eq!(read.expect("read path").map(|b| b.events), Some(1));
+        append(&store, 1).await;
+        append(&store, 2).await;
+        let from_memory = apply(&store, &log, "running", RUNNING, Some(5), 500).await;
+        assert_eq!(from_memory.expect("memory").map(|b| b.events), Some(3));
+        assert_eq!(running(&store).await, (8, 8), "every event counted once");
+        crate::rebuild(&store, &Running, |_, _| {})
+            .await
+            .expect("rebuild");
+        assert_eq!(
+            running(&store).await,
+            (8, 8),
+            "the rebuild counts what the runs did"
+        );
         db.drop().await;
     }
 }

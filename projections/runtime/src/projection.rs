@@ -1,5 +1,6 @@
 //! What a projection is.
 
+use crate::reads::Reads;
 use crate::statement::Statement;
 use deadpool_postgres::Transaction;
 use palimpsest_events::{DecodeError, RecordedEvent};
@@ -129,27 +130,27 @@ pub trait Projection: Send + Sync + 'static {
     ) -> Result<(), ProjectionError>;
 
     /// Applies one event; events of other contexts are ignored. A projection with a
-    /// [`Planner`] need not write it: the default runs the event's plan.
+    /// [`Planner`] or a [`ReadingPlanner`] need not write it: the default runs the event's plan.
     async fn apply(
         &self,
         tx: &Transaction<'_>,
         schema: &str,
         event: &RecordedEvent,
     ) -> Result<(), ProjectionError> {
-        run_plan(self.planner(), tx, schema, std::slice::from_ref(event)).await
+        run_plan(self.plan(), tx, schema, std::slice::from_ref(event)).await
     }
 
-    /// Applies a batch of events in order. The default runs a [`Planner`]'s plan of the whole
-    /// batch, or applies the events one by one; a projection may write a batch in fewer
-    /// statements (replays are mostly batches).
+    /// Applies a batch of events in order. The default runs a [`Planner`]'s or a
+    /// [`ReadingPlanner`]'s plan of the whole batch, or applies the events one by one; a
+    /// projection may write a batch in fewer statements (replays are mostly batches).
     async fn apply_batch(
         &self,
         tx: &Transaction<'_>,
         schema: &str,
         events: &[RecordedEvent],
     ) -> Result<(), ProjectionError> {
-        if self.planner().is_some() {
-            return run_plan(self.planner(), tx, schema, events).await;
+        if self.plan().is_some() {
+            return run_plan(self.plan(), tx, schema, events).await;
         }
         for event in events {
             self.apply(tx, schema, event).await?;
@@ -160,6 +161,19 @@ pub trait Projection: Send + Sync + 'static {
     /// The projection's [`Planner`], when its writes depend on its events alone.
     fn planner(&self) -> Option<&dyn Planner> {
         None
+    }
+
+    /// The projection's [`ReadingPlanner`], when its writes depend on its events and on rows
+    /// it reads first.
+    fn reading_planner(&self) -> Option<&dyn ReadingPlanner> {
+        None
+    }
+
+    /// How the projection plans its writes, if it does ([`Planner`] first).
+    fn plan(&self) -> Option<Plan<'_>> {
+        self.planner()
+            .map(Plan::FromEvents)
+            .or_else(|| self.reading_planner().map(Plan::AfterReads))
     }
 
     /// The one context whose events this read model applies, when it ignores every other's.
@@ -181,23 +195,51 @@ pub trait Projection: Send + Sync + 'static {
     }
 }
 
-/// Plans `events` with `planner` and runs the statements in `tx` (what a planned projection's
+/// Plans `events` with `plan` and runs the statements in `tx` (what a planned projection's
 /// `apply` and `apply_batch` do); a projection with neither `apply` nor a planner cannot apply
 /// anything.
 async fn run_plan(
-    planner: Option<&dyn Planner>,
+    plan: Option<Plan<'_>>,
     tx: &Transaction<'_>,
     schema: &str,
     events: &[RecordedEvent],
 ) -> Result<(), ProjectionError> {
-    let Some(planner) = planner else {
+    let Some(plan) = plan else {
         return Err(ProjectionError::Invalid(
             "the projection has neither `apply` nor a planner".into(),
         ));
     };
     let mut statements = Vec::new();
-    planner.plan(schema, events, &mut statements)?;
+    plan.plan(Reads::of_transaction(tx), schema, events, &mut statements)
+        .await?;
     crate::statement::run(tx, statements).await
+}
+
+/// How a projection plans a batch's writes as statements, which the runtime then sends itself,
+/// pipelined with the checkpoint and the `COMMIT` ([`crate::planned`]).
+#[derive(Clone, Copy)]
+pub enum Plan<'a> {
+    /// From the events alone: a live batch is one round trip.
+    FromEvents(&'a dyn Planner),
+    /// From the events and rows read first: a live batch is its reads, then one round trip.
+    AfterReads(&'a dyn ReadingPlanner),
+}
+
+impl Plan<'_> {
+    /// Appends to `out` the statements that apply `events` to the tables in `schema`, reading
+    /// through `reads` what an [`Plan::AfterReads`] needs.
+    pub async fn plan(
+        &self,
+        reads: Reads<'_>,
+        schema: &str,
+        events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
+    ) -> Result<(), ProjectionError> {
+        match self {
+            Plan::FromEvents(planner) => planner.plan(schema, events, out),
+            Plan::AfterReads(planner) => planner.plan(reads, schema, events, out).await,
+        }
+    }
 }
 
 /// A projection whose writes are decided by its events alone, never by a read of its tables:
@@ -209,6 +251,30 @@ pub trait Planner: Send + Sync {
     /// tables in `schema`.
     fn plan(
         &self,
+        schema: &str,
+        events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
+    ) -> Result<(), ProjectionError>;
+}
+
+/// A projection whose writes depend on rows of its own it reads first (a record rewritten by
+/// each event, say): it reads them through [`Reads`], on the batch's connection and inside its
+/// transaction, and hands back its writes as statements. The runtime sends them pipelined with
+/// the checkpoint, the notification and the `COMMIT` ([`crate::planned`]), so a live batch is
+/// its reads, then one round trip, where awaiting its own writes and then committing would be
+/// two. Its `apply` and `apply_batch` (their defaults) run the plan too, so a replay writes what
+/// a live batch does.
+///
+/// A live batch may read before the projection's lock is taken: the checkpoint's guard then
+/// refuses the whole batch if any other runner committed since this one last did, so the rows
+/// read are the ones this runner's own last batch left.
+#[async_trait::async_trait]
+pub trait ReadingPlanner: Send + Sync {
+    /// Appends to `out`, in the order they must run, the statements that apply `events` to the
+    /// tables in `schema`, given the rows it reads through `reads` (which never see `out`).
+    async fn plan(
+        &self,
+        reads: Reads<'_>,
         schema: &str,
         events: &[RecordedEvent],
         out: &mut Vec<Statement>,

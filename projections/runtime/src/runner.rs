@@ -518,7 +518,7 @@ impl Runner {
     /// that applies its events batch by batch (not planned, not looking for a failing one)
     /// and committed one within [`HELD_WAIT`].
     fn holds_lock_while_waiting(&self) -> bool {
-        self.projection.planner().is_none()
+        self.projection.plan().is_none()
             && !self.one_by_one()
             && self.last_batch.is_some_and(|t| t.elapsed() < HELD_WAIT)
     }
@@ -529,15 +529,14 @@ impl Runner {
         let name = self.projection.name();
         let one_by_one = self.one_by_one();
         let limit = if one_by_one { 1 } else { BATCH };
-        let applied = match self.projection.planner() {
-            Some(planner) => {
+        let applied = match self.projection.plan() {
+            Some(plan) => {
                 if !ready.await {
                     return Next::AfterHead;
                 }
                 // One at a time, the failing event is read from the log, not taken from memory.
                 let checkpoint = self.checkpoint.filter(|_| !one_by_one);
-                crate::planned::apply(&self.store, &self.read, name, planner, checkpoint, limit)
-                    .await
+                crate::planned::apply(&self.store, &self.read, name, plan, checkpoint, limit).await
             }
             None if held => {
                 let projection = self.projection.as_ref();

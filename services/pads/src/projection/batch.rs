@@ -8,6 +8,7 @@ use crate::store::keys;
 use crate::store::records::{PadRecord, PoolRecord};
 use easysync::AttributePool;
 use palimpsest_projections::ProjectionError;
+use palimpsest_projections::statement::Statement;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::{HashMap, HashSet};
@@ -149,8 +150,9 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Writes every pad record changed in the batch, then every row.
-    pub async fn finish(mut self) -> Result<(), ProjectionError> {
+    /// Plans the writes of every pad record changed in the batch, then of every row, into
+    /// `out`.
+    pub fn finish(mut self, out: &mut Vec<Statement>) -> Result<(), ProjectionError> {
         let mut pads = std::mem::take(&mut self.pads);
         let dirty = std::mem::take(&mut self.dirty);
         for pad_id in dirty {
@@ -160,6 +162,7 @@ impl<'a> Batch<'a> {
                 self.put(&keys::pad(&pad_id), &record)?;
             }
         }
-        self.rows.flush().await
+        self.rows.plan(out);
+        Ok(())
     }
 }

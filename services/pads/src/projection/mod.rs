@@ -22,7 +22,8 @@ use palimpsest_events::pads::{
     TokenEvent,
 };
 use palimpsest_events::{DomainEvent, RecordedEvent};
-use palimpsest_projections::{Projection, ProjectionError};
+use palimpsest_projections::statement::Statement;
+use palimpsest_projections::{Projection, ProjectionError, ReadingPlanner, Reads};
 use std::sync::Arc;
 
 /// The projection's name, also its schema.
@@ -93,26 +94,26 @@ impl Projection for PadsStore {
         Ok(())
     }
 
-    async fn apply(
-        &self,
-        tx: &Transaction<'_>,
-        schema: &str,
-        event: &RecordedEvent,
-    ) -> Result<(), ProjectionError> {
-        self.apply_batch(tx, schema, std::slice::from_ref(event))
-            .await
+    fn reading_planner(&self) -> Option<&dyn ReadingPlanner> {
+        Some(self)
     }
+}
 
-    async fn apply_batch(
+/// A batch reads each pad record (and the few other rows it changes) once, changes them in
+/// memory, and plans each changed row's write once.
+#[async_trait::async_trait]
+impl ReadingPlanner for PadsStore {
+    async fn plan(
         &self,
-        tx: &Transaction<'_>,
+        reads: Reads<'_>,
         schema: &str,
         events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
     ) -> Result<(), ProjectionError> {
-        let mut batch = Batch::new(Overlay::new(tx, schema));
+        let mut batch = Batch::new(Overlay::new(reads, schema));
         for event in events {
             apply_one(&mut batch, event).await?;
         }
-        batch.finish().await
+        batch.finish(out)
     }
 }

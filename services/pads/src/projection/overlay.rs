@@ -1,18 +1,19 @@
-//! The store as one batch of events sees it: rows read once, changed in memory, written back in
-//! a few statements at the end of the batch, all inside the batch's transaction.
+//! The store as one batch of events sees it: rows read once, changed in memory, and planned as
+//! a few statements at the end of the batch, which the runtime sends with the batch's checkpoint
+//! and `COMMIT`.
 //!
 //! A pad's record is rewritten by every revision; applying a batch of revisions row by row would
 //! read and write the same large value again and again. The overlay reads each key at most once
 //! per batch and writes each changed key once, so a batch of 500 revisions of one pad costs one
 //! read and one write of the pad record.
 
-use deadpool_postgres::Transaction;
-use palimpsest_projections::ProjectionError;
+use palimpsest_projections::statement::Statement;
+use palimpsest_projections::{ProjectionError, Reads};
 use std::collections::{HashMap, HashSet};
 
 /// Rows of `store` as changed by the events applied so far in this batch.
 pub struct Overlay<'a> {
-    tx: &'a Transaction<'a>,
+    reads: Reads<'a>,
     schema: &'a str,
     /// Known rows: `Some(value)` present, `None` absent or deleted.
     rows: HashMap<String, Option<String>>,
@@ -23,10 +24,10 @@ pub struct Overlay<'a> {
 }
 
 impl<'a> Overlay<'a> {
-    /// An overlay over `schema.store` inside `tx`.
-    pub fn new(tx: &'a Transaction<'a>, schema: &'a str) -> Self {
+    /// An overlay over `schema.store`, read through `reads`.
+    pub fn new(reads: Reads<'a>, schema: &'a str) -> Self {
         Overlay {
-            tx,
+            reads,
             schema,
             rows: HashMap::new(),
             changed: HashSet::new(),
@@ -39,14 +40,8 @@ impl<'a> Overlay<'a> {
         if let Some(v) = self.rows.get(key) {
             return Ok(v.clone());
         }
-        let read = self
-            .tx
-            .prepare_cached(&format!(
-                "SELECT value FROM {}.store WHERE key = $1",
-                self.schema
-            ))
-            .await?;
-        let row = self.tx.query_opt(&read, &[&key]).await?;
+        let read = format!("SELECT value FROM {}.store WHERE key = $1", self.schema);
+        let row = self.reads.query_opt(&read, &[&key]).await?;
         let value: Option<String> = row.map(|r| r.get(0));
         self.rows.insert(key.to_owned(), value.clone());
         Ok(value)
@@ -62,14 +57,11 @@ impl<'a> Overlay<'a> {
             .filter(|k| !self.rows.contains_key(*k))
             .collect();
         if !unknown.is_empty() {
-            let read = self
-                .tx
-                .prepare_cached(&format!(
-                    "SELECT key, value FROM {}.store WHERE key = ANY($1)",
-                    self.schema
-                ))
-                .await?;
-            let rows = self.tx.query(&read, &[&unknown]).await?;
+            let read = format!(
+                "SELECT key, value FROM {}.store WHERE key = ANY($1)",
+                self.schema
+            );
+            let rows = self.reads.query(&read, &[&unknown]).await?;
             for k in &unknown {
                 self.rows.insert((*k).clone(), None);
             }
@@ -106,9 +98,10 @@ impl<'a> Overlay<'a> {
         self.versions.insert(pad_id.to_owned(), version);
     }
 
-    /// Writes every change of the batch: its deletions, its rows set and its pad versions, each
-    /// one statement (prepared once per connection), sent together.
-    pub async fn flush(self) -> Result<(), ProjectionError> {
+    /// Plans every change of the batch into `out`: its deletions, its rows set and its pad
+    /// versions, one statement each (the keys deleted and the keys set are apart, so their order
+    /// only keeps the plan readable).
+    pub fn plan(self, out: &mut Vec<Statement>) {
         let (mut set_keys, mut set_values, mut removed) = (Vec::new(), Vec::new(), Vec::new());
         let mut rows = self.rows;
         for key in self.changed {
@@ -121,42 +114,32 @@ impl<'a> Overlay<'a> {
             }
         }
         let (ids, versions): (Vec<String>, Vec<i64>) = self.versions.into_iter().unzip();
-        let (tx, schema) = (self.tx, self.schema);
-        let delete = format!("DELETE FROM {schema}.store WHERE key = ANY($1)");
-        let set = format!(
-            "INSERT INTO {schema}.store (key, value) SELECT * FROM unnest($1::varchar[], $2::text[]) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-        );
-        let version = format!(
-            "INSERT INTO {schema}.pad_stream_versions (pad_id, version) \
-             SELECT * FROM unnest($1::text[], $2::bigint[]) \
-             ON CONFLICT (pad_id) DO UPDATE SET version = excluded.version"
-        );
-        // Each future sends its statement when first polled, in this order; the keys deleted
-        // and the keys set are apart, so the order only keeps the plan readable.
-        tokio::try_join!(
-            async {
-                if !removed.is_empty() {
-                    let delete = tx.prepare_cached(&delete).await?;
-                    tx.execute(&delete, &[&removed]).await?;
-                }
-                Ok::<_, ProjectionError>(())
-            },
-            async {
-                if !set_keys.is_empty() {
-                    let set = tx.prepare_cached(&set).await?;
-                    tx.execute(&set, &[&set_keys, &set_values]).await?;
-                }
-                Ok(())
-            },
-            async {
-                if !ids.is_empty() {
-                    let version = tx.prepare_cached(&version).await?;
-                    tx.execute(&version, &[&ids, &versions]).await?;
-                }
-                Ok(())
-            },
-        )?;
-        Ok(())
+        let schema = self.schema;
+        if !removed.is_empty() {
+            out.push(Statement::dml(
+                format!("DELETE FROM {schema}.store WHERE key = ANY($1)"),
+                vec![Box::new(removed)],
+            ));
+        }
+        if !set_keys.is_empty() {
+            out.push(Statement::dml(
+                format!(
+                    "INSERT INTO {schema}.store (key, value) \
+                     SELECT * FROM unnest($1::varchar[], $2::text[]) \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                ),
+                vec![Box::new(set_keys), Box::new(set_values)],
+            ));
+        }
+        if !ids.is_empty() {
+            out.push(Statement::dml(
+                format!(
+                    "INSERT INTO {schema}.pad_stream_versions (pad_id, version) \
+                     SELECT * FROM unnest($1::text[], $2::bigint[]) \
+                     ON CONFLICT (pad_id) DO UPDATE SET version = excluded.version"
+                ),
+                vec![Box::new(ids), Box::new(versions)],
+            ));
+        }
     }
 }
