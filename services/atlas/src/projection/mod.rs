@@ -1,7 +1,11 @@
 //! The atlas projector: builds the read model in schema `atlas` from the context's events.
 //!
 //! Deterministic: every value written comes from the event (its payload, stream key, version
-//! and position), never from the clock, so a replay from position 0 writes the same rows.
+//! and position), never from the clock, so a replay from position 0 writes the same rows. No
+//! write depends on a value read back into Rust (what a write reads of earlier rows, e.g. a
+//! history version copied from its live row, it reads inside its own SQL, which runs after every
+//! statement planned before it), so the projection is planned ([`Planner`]): a live batch goes
+//! out in one round trip with its checkpoint and `COMMIT`.
 
 mod entities;
 mod geometries;
@@ -10,6 +14,9 @@ pub mod schema;
 mod sections;
 mod users;
 
+#[cfg(test)]
+mod tests;
+
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
 use palimpsest_events::DomainEvent;
@@ -17,18 +24,14 @@ use palimpsest_events::RecordedEvent;
 use palimpsest_events::atlas::{
     EntityEvent, GeometryEvent, PublicationEvent, SectionEvent, UserEvent,
 };
-use palimpsest_projections::{Projection, ProjectionError};
+use palimpsest_projections::statement::{Param, Statement};
+use palimpsest_projections::{Planner, Projection, ProjectionError};
 use std::sync::Arc;
+use tokio_postgres::types::ToSql;
 
-/// A statement parameter built from an event, owned so a row's parameters can be listed once.
-pub(crate) type Param = Box<dyn tokio_postgres::types::ToSql + Sync + Send>;
-
-/// Borrows owned parameters the way `execute` takes them.
-pub(crate) fn refs(params: &[Param]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
-    params
-        .iter()
-        .map(|p| &**p as &(dyn tokio_postgres::types::ToSql + Sync))
-        .collect()
+/// One value of a planned statement, owned: a plan outlives the events it was made from.
+pub(crate) fn param(value: impl ToSql + Sync + Send + 'static) -> Param {
+    Box::new(value)
 }
 
 /// The projection's name, also its Postgres schema.
@@ -48,7 +51,7 @@ impl Projection for AtlasProjection {
         NAME
     }
 
-    /// Every other context's events are ignored (see `apply`).
+    /// Every other context's events are ignored (see `plan`).
     fn context(&self) -> Option<&'static str> {
         Some(CONTEXT)
     }
@@ -67,34 +70,57 @@ impl Projection for AtlasProjection {
         Ok(())
     }
 
-    async fn apply(
+    /// Every row written comes from its event: the runtime sends a live batch in one round trip.
+    fn planner(&self) -> Option<&dyn Planner> {
+        Some(self)
+    }
+}
+
+impl Planner for AtlasProjection {
+    fn plan(
         &self,
-        tx: &Transaction<'_>,
         schema: &str,
-        event: &RecordedEvent,
+        events: &[RecordedEvent],
+        out: &mut Vec<Statement>,
     ) -> Result<(), ProjectionError> {
-        if event.stream.context != CONTEXT {
-            return Ok(());
+        events.iter().try_for_each(|event| plan(out, schema, event))
+    }
+}
+
+/// The statements of one event, appended to `out` in the order they must run; events of other
+/// contexts plan none.
+fn plan(
+    out: &mut Vec<Statement>,
+    schema: &str,
+    event: &RecordedEvent,
+) -> Result<(), ProjectionError> {
+    if event.stream.context != CONTEXT {
+        return Ok(());
+    }
+    match event.stream.category.as_str() {
+        "section" => sections::plan(out, schema, event, &SectionEvent::decode(event)?),
+        "entity" => {
+            entities::plan(out, schema, event, &EntityEvent::decode(event)?);
+            Ok(())
         }
-        match event.stream.category.as_str() {
-            "section" => sections::apply(tx, schema, event, &SectionEvent::decode(event)?).await,
-            "entity" => entities::apply(tx, schema, event, &EntityEvent::decode(event)?).await,
-            "geometry" => {
-                geometries::apply(tx, schema, event, &GeometryEvent::decode(event)?).await
-            }
-            "publication" => {
-                let PublicationEvent::SubmissionPublished { .. } = PublicationEvent::decode(event)?;
-                tx.execute(
-                    &format!("UPDATE {schema}.publication_head SET version = $1 WHERE id = 1"),
-                    &[&event.version],
-                )
-                .await?;
-                Ok(())
-            }
-            "user" => users::apply(tx, schema, &UserEvent::decode(event)?).await,
-            other => Err(ProjectionError::Invalid(format!(
-                "unknown atlas stream category `{other}`"
-            ))),
+        "geometry" => {
+            geometries::plan(out, schema, event, &GeometryEvent::decode(event)?);
+            Ok(())
         }
+        "publication" => {
+            let PublicationEvent::SubmissionPublished { .. } = PublicationEvent::decode(event)?;
+            out.push(Statement::dml(
+                format!("UPDATE {schema}.publication_head SET version = $1 WHERE id = 1"),
+                vec![param(event.version)],
+            ));
+            Ok(())
+        }
+        "user" => {
+            users::plan(out, schema, &UserEvent::decode(event)?);
+            Ok(())
+        }
+        other => Err(ProjectionError::Invalid(format!(
+            "unknown atlas stream category `{other}`"
+        ))),
     }
 }

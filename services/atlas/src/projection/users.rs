@@ -1,16 +1,12 @@
 //! User events into `users`: the token lookups' table.
 
-use deadpool_postgres::Transaction;
+use crate::projection::param;
 use palimpsest_events::atlas::UserEvent;
-use palimpsest_projections::ProjectionError;
+use palimpsest_projections::statement::Statement;
 
-/// Applies one user event: an issue replaces the row (roles, token hash), a revoke clears the
+/// Plans one user event: an issue replaces the row (roles, token hash), a revoke clears the
 /// token hash so the token no longer finds a user.
-pub async fn apply(
-    tx: &Transaction<'_>,
-    schema: &str,
-    payload: &UserEvent,
-) -> Result<(), ProjectionError> {
+pub fn plan(out: &mut Vec<Statement>, schema: &str, payload: &UserEvent) {
     match payload {
         UserEvent::UserTokenIssued {
             user_id,
@@ -18,30 +14,32 @@ pub async fn apply(
             token_sha256,
             issued_at,
         } => {
-            tx.execute(
-                &format!(
+            out.push(Statement::dml(
+                format!(
                     "INSERT INTO {schema}.users (user_id, roles, token_sha256, issued_at, revoked_at) \
                      VALUES ($1, $2, $3, $4, NULL) \
                      ON CONFLICT (user_id) DO UPDATE SET roles = EXCLUDED.roles, \
                      token_sha256 = EXCLUDED.token_sha256, issued_at = EXCLUDED.issued_at, \
                      revoked_at = NULL"
                 ),
-                &[user_id, roles, token_sha256, &issued_at.to_iso()],
-            )
-            .await?;
+                vec![
+                    param(user_id.clone()),
+                    param(roles.clone()),
+                    param(token_sha256.clone()),
+                    param(issued_at.to_iso()),
+                ],
+            ));
         }
         UserEvent::UserRevoked {
             user_id,
             revoked_at,
         } => {
-            tx.execute(
-                &format!(
+            out.push(Statement::dml(
+                format!(
                     "UPDATE {schema}.users SET token_sha256 = NULL, revoked_at = $2 WHERE user_id = $1"
                 ),
-                &[user_id, &revoked_at.to_iso()],
-            )
-            .await?;
+                vec![param(user_id.clone()), param(revoked_at.to_iso())],
+            ));
         }
     }
-    Ok(())
 }
