@@ -187,20 +187,31 @@ impl SubmissionRow {
 /// A snapshot as read back from its stored canonical text (numbers in their canonical form,
 /// e.g. `105.0` as `105`), so a write's answer and a later read are the same JSON.
 pub fn canonical_value(snapshot: &Value) -> Value {
-    serde_json::from_str(&to_canonical_string(snapshot)).unwrap_or_else(|_| snapshot.clone())
+    read_back(&to_canonical_string(snapshot), snapshot)
+}
+
+/// `snapshot` as read back from `canonical`, its canonical text already made (`snapshot` itself
+/// if the text does not parse back, which canonical text always does).
+fn read_back(canonical: &str, snapshot: &Value) -> Value {
+    serde_json::from_str(canonical).unwrap_or_else(|_| snapshot.clone())
 }
 
 impl EditorView {
-    /// The editor view of a decided state; `None` for a section that does not exist.
+    /// The editor view of a decided state; `None` for a section that does not exist. The head's
+    /// snapshot is made canonical once: its row's `snapshot_json` is what `snapshot` is read
+    /// back from (a lock taken through the editor answers with this view, on the write path).
     pub fn from_state(state: &SectionState) -> Option<EditorView> {
         let section = SectionRow::from_state(state)?;
         let head = state.head();
+        let head_commit = head.map(|c| CommitRow::from_commit(&section.id, c));
+        let snapshot = match (head, &head_commit) {
+            (Some(c), Some(row)) => read_back(&row.snapshot_json, &c.recorded.snapshot),
+            _ => Value::Null,
+        };
         Some(EditorView {
             state: section.state.clone(),
-            head_commit: head.map(|c| CommitRow::from_commit(&section.id, c)),
-            snapshot: head
-                .map(|c| canonical_value(&c.recorded.snapshot))
-                .unwrap_or(Value::Null),
+            head_commit,
+            snapshot,
             section,
         })
     }
