@@ -150,7 +150,7 @@ impl Proc {
         self.wait_healthy().await;
     }
 
-    async fn wait_healthy(&self) {
+    async fn wait_healthy(&mut self) {
         let url = format!("http://127.0.0.1:{}/healthz", self.port);
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(60) {
@@ -162,7 +162,31 @@ impl Proc {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        panic!("palimpsest {} did not answer /healthz", self.role);
+        let left = self.what_it_left();
+        panic!(
+            "palimpsest {} did not answer /healthz within 60 s; {left}",
+            self.role
+        );
+    }
+
+    /// Whether the process is still running, and the end of its standard error: what a
+    /// start that never became healthy says about itself (its log is removed with the test's
+    /// folder).
+    fn what_it_left(&mut self) -> String {
+        let status = match self.child.as_mut().map(Child::try_wait) {
+            Some(Ok(Some(status))) => format!("it exited ({status})"),
+            Some(Ok(None)) => "it is still running".to_owned(),
+            Some(Err(e)) => format!("its state is unknown ({e})"),
+            None => "it was not started".to_owned(),
+        };
+        let err = self
+            .env
+            .data_dir
+            .join(format!("{}-{}.err", self.role, self.starts));
+        let text = std::fs::read_to_string(&err).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        format!("{status}; the end of its stderr:\n{tail}")
     }
 
     /// kill -9.
