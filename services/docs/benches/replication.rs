@@ -9,8 +9,11 @@
 //! dropped at the end; PouchDB and pouchdb-server are installed by `npm ci` in
 //! `tests/pouchdb` and `benches/pouchdb-server` when missing).
 
+use palimpsest_events::{ExpectedVersion, NewEvent, StreamName};
+use palimpsest_log::budget::{BudgetSnapshot, Phase};
+use palimpsest_log::{AppendRequest, EventStore};
 use palimpsest_testkit::TestApp;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,6 +23,10 @@ const DOCS: usize = 10_000;
 const ROUNDS: usize = 3;
 /// The target: `/docs` against pouchdb-server, both ways.
 const TARGET: f64 = 2.0;
+/// Events per floor append: PouchDB's batch.
+const FLOOR_BATCH: usize = 100;
+/// Floor appends per measure.
+const FLOOR_APPENDS: usize = 20;
 
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -148,6 +155,125 @@ fn print_way(n: usize, server: &str, name: &str, way: Way) {
     );
 }
 
+/// The floor of a push batch: the log's own append of `FLOOR_BATCH` events, one per new stream,
+/// each shaped like a replicated revision (one writer, as PouchDB pushes); mean ms per append.
+async fn floor(store: &EventStore, label: &str) -> f64 {
+    let started = Instant::now();
+    for batch in 0..FLOOR_APPENDS {
+        let mut request = AppendRequest::new();
+        for i in 0..FLOOR_BATCH {
+            let id = format!("{label}-{batch:03}-{i:03}");
+            let stream = StreamName::new("bench", "floor", id.clone()).expect("stream name");
+            let payload = json!({"RevisionStored": {
+                "db": "floor", "doc_id": id, "rev": "1-0123456789abcdef0123456789abcdef",
+                "ancestry": [], "body": json!({"n": i, "text": "a replicated document body"}).to_string(),
+                "deleted": false, "channels": [], "access": {}
+            }});
+            request = request.stream(
+                stream,
+                ExpectedVersion::NoStream,
+                vec![NewEvent::new("Floor", 1, payload)],
+            );
+        }
+        store.append(request).await.expect("floor append");
+    }
+    started.elapsed().as_secs_f64() * 1000.0 / FLOOR_APPENDS as f64
+}
+
+/// The log appender's phases over the `/docs` rounds, per transaction (every append of the
+/// rounds: a `_bulk_docs` batch or a checkpoint).
+fn print_appender(budget: &BudgetSnapshot) {
+    let per = |d: Duration| d.as_secs_f64() * 1000.0 / budget.batches.max(1) as f64;
+    println!(
+        "  the log's appender over the /docs rounds: {} transactions, {} commands, {} events; mean ms per transaction: queue {:.2} (per command), pool {:.2}, reads {:.2} (lock wait {:.2}), plan {:.2}, writes+commit {:.2}, durable {:.2}",
+        budget.batches,
+        budget.commands,
+        budget.events,
+        budget.queue_wait.as_secs_f64() * 1000.0 / budget.commands.max(1) as f64,
+        per(budget.phase(Phase::Pool)),
+        per(budget.phase(Phase::Reads)),
+        per(budget.phase(Phase::LockWait)),
+        per(budget.phase(Phase::Plan)),
+        per(budget.phase(Phase::Writes)),
+        per(budget.phase(Phase::Durable)),
+    );
+}
+
+/// A histogram's `_sum` and `_count` per label set, from the binary's `/metrics`.
+async fn histogram(app: &TestApp, name: &str) -> std::collections::BTreeMap<String, (f64, f64)> {
+    let mut out: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    let Ok(response) = reqwest::get(app.url("/metrics")).await else {
+        return out;
+    };
+    let Ok(text) = response.text().await else {
+        return out;
+    };
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(name).and_then(|r| r.strip_prefix('_')) else {
+            continue;
+        };
+        let (kind, rest) = rest.split_once('{').unwrap_or((rest, ""));
+        let (labels, value) = rest.rsplit_once('}').unwrap_or(("", rest));
+        let value: f64 = value.trim().parse().unwrap_or(0.0);
+        let entry = out.entry(labels.to_owned()).or_default();
+        match kind.trim() {
+            "count" => entry.1 += value,
+            "sum" => entry.0 += value,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The phases in the order a request runs them.
+const PHASE_ORDER: &[&str] = &[
+    "caller",
+    "parse",
+    "connection",
+    "database",
+    "receive",
+    "load",
+    "decide",
+    "attachments",
+    "decision",
+    "diff",
+    "read",
+    "apply",
+    "write",
+    "append_and_wait",
+    "reply",
+];
+
+/// Where each write and checkpoint route's time went, phase by phase (`palimpsest_docs_phase_
+/// seconds`, laps in the order they ran): mean ms per request.
+async fn print_phases(app: &TestApp) {
+    let phases = histogram(app, "palimpsest_docs_phase_seconds").await;
+    println!("  phases of /docs' requests, all rounds (mean ms per request):");
+    let mut routes: std::collections::BTreeMap<String, Vec<(String, f64)>> = Default::default();
+    for (labels, (sum, count)) in phases {
+        let label = |key: &str| {
+            labels
+                .split("\",")
+                .find_map(|kv| kv.strip_prefix(&format!("{key}=\"")))
+                .map(|v| v.trim_end_matches('"').to_owned())
+                .unwrap_or_default()
+        };
+        routes
+            .entry(label("route"))
+            .or_default()
+            .push((label("phase"), sum * 1000.0 / count.max(1.0)));
+    }
+    for (route, mut phases) in routes {
+        phases.sort_by_key(|(phase, _)| PHASE_ORDER.iter().position(|p| p == phase));
+        let total: f64 = phases.iter().map(|(_, ms)| ms).sum();
+        let list: Vec<String> = phases
+            .iter()
+            .map(|(phase, ms)| format!("{phase} {ms:.2}"))
+            .collect();
+        println!("    {route:<14} {total:>6.2}: {}", list.join(", "));
+    }
+}
+
 /// Where `/docs` spent its time over all rounds: per route, the requests, their total and mean,
 /// from the binary's own `palimpsest_http_request_seconds`.
 async fn print_server_time(app: &TestApp) {
@@ -217,6 +343,8 @@ async fn main() {
         )
     };
     println!("replication bench: PouchDB 9 push then pull of {DOCS} documents, servers alternated");
+    let floor_before = floor(&app.state.store, "before").await;
+    let appender_before = app.state.store.budget();
     let (mut ours_rounds, mut node_rounds) = (vec![], vec![]);
     for n in 0..ROUNDS {
         for (server, url, rounds) in [
@@ -233,7 +361,14 @@ async fn main() {
             rounds.push((push, pull));
         }
     }
+    let appender = app.state.store.budget().since(&appender_before);
+    let floor_after = floor(&app.state.store, "after").await;
     print_server_time(&app).await;
+    print_phases(&app).await;
+    print_appender(&appender);
+    println!(
+        "  floor: the log's own {FLOOR_BATCH}-event append (one event per new stream, one writer): {floor_before:.2} ms before the rounds, {floor_after:.2} ms after"
+    );
     let pick = |rounds: &[(Way, Way)], pull: bool| -> Vec<Way> {
         rounds
             .iter()

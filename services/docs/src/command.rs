@@ -4,6 +4,7 @@
 //! become CouchDB errors here, in one place.
 
 use crate::http::error::CouchError;
+use crate::phases::Phases;
 use crate::projection::NAME;
 use crate::streams::CONTEXT;
 use axum::http::StatusCode;
@@ -14,7 +15,7 @@ pub use palimpsest_web::command::{Attempt, Decision};
 use palimpsest_web::command::{Command, CommandError, CommandRequest, LoadError, Steps};
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use palimpsest_web::command::Reply;
 
@@ -38,6 +39,34 @@ pub async fn run(
     request: &CommandRequest,
     command: &impl DocsCommand,
 ) -> Result<Reply, CouchError> {
+    run_inner(state, request, command, None).await
+}
+
+/// [`run`], lapping `phases` at the runner's return as `append_and_wait`: the time from the
+/// last decision's end (the runner's append, its read-your-writes wait and the reply kept under
+/// the key), so a route's budget tells its decision apart from what the platform does after.
+pub async fn run_timed(
+    state: &AppState,
+    request: &CommandRequest,
+    command: &impl DocsCommand,
+    phases: &mut Phases,
+) -> Result<Reply, CouchError> {
+    let decided = std::sync::Mutex::new(None);
+    let reply = run_inner(state, request, command, Some(&decided)).await;
+    if let Ok(Some(at)) = decided.into_inner() {
+        phases.resume_at(at);
+    }
+    phases.lap("append_and_wait");
+    reply
+}
+
+/// [`run`], noting in `decided` (when given) when each decision ended.
+async fn run_inner(
+    state: &AppState,
+    request: &CommandRequest,
+    command: &impl DocsCommand,
+    decided: Option<&std::sync::Mutex<Option<Instant>>>,
+) -> Result<Reply, CouchError> {
     let facts = Command {
         request,
         context: CONTEXT,
@@ -52,7 +81,11 @@ pub async fn run(
     state
         .commands
         .run(facts, |attempt| async move {
-            command.decide(&attempt).await.map_err(|refusal| {
+            let decision = command.decide(&attempt).await;
+            if let Some(Ok(mut at)) = decided.map(|d| d.lock()) {
+                *at = Some(Instant::now());
+            }
+            decision.map_err(|refusal| {
                 if attempt.assumed_new() {
                     // Decided on a stream taken as new without reading it: read it and decide
                     // again before answering a refusal (it may exist, and answer otherwise).

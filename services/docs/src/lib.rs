@@ -9,7 +9,7 @@
 //! - Rooms of the context: attachments and their content store ([`attachments`], [`delivery`]),
 //!   the sync function ([`sync`]), design documents' views, filters and validation
 //!   ([`design`]), who the caller is and what it may read ([`access`]), what a
-//!   revoked grant took away ([`revocation`]), the read model's shared queries ([`read`]).
+//!   revoked grant took away ([`revocation`]), the read model's shared queries ([`read`]), where a request's time goes ([`phases`]).
 //! - Edges: the projector ([`projection()`]) building Sync Gateway's key-value form in schema
 //!   `docs`, and the CouchDB replication API under `/docs` ([`router`]: routes, extraction and
 //!   answers only).
@@ -26,6 +26,7 @@ pub mod design;
 pub mod document;
 pub mod http;
 pub mod local;
+pub mod phases;
 pub mod principal;
 pub mod projection;
 pub mod read;

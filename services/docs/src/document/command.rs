@@ -5,12 +5,13 @@
 use crate::attachments::AttachmentState;
 use crate::attachments::{self, AttachmentError, NewAttachment, Uploaded};
 use crate::body::{Incoming, Outgoing};
-use crate::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run};
+use crate::command::{Attempt, Decided, Decision, DocsCommand, Reply, encode, run_timed};
 use crate::database::DbState;
 use crate::design::validate::Validators;
 use crate::document::{DocCommand, DocState, decide, evolve};
 use crate::http::error::CouchError;
 use crate::local::{self, LocalState};
+use crate::phases::Phases;
 use crate::rev::RevId;
 use crate::streams;
 use crate::sync::{self, SyncError, Writer};
@@ -539,6 +540,7 @@ async fn decide_all(
     db: &str,
     items: &[Received],
     new_edits: bool,
+    phases: &mut Phases,
 ) -> Result<(Batch, StreamName), CouchError> {
     let db_stream = streams::database(db).map_err(|e| CouchError::bad_request(e.to_string()))?;
     let db_state: DbState = attempt.load(&db_stream).await?;
@@ -574,6 +576,7 @@ async fn decide_all(
         let states: Vec<LocalState> = attempt.load_many(&local_streams).await?;
         batch.locals.extend(local_streams.into_iter().zip(states));
     }
+    phases.lap("load");
     let scope = Scope {
         incarnation,
         db,
@@ -593,7 +596,9 @@ async fn decide_all(
     }
     batch.database =
         crate::database::validators_after(&db_state, &design_validators(&batch, incarnation));
+    phases.lap("decide");
     store_attachments(attempt, &mut batch, attachments).await?;
+    phases.lap("attachments");
     Ok((batch, db_stream))
 }
 
@@ -649,6 +654,14 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// The route label of a write answered in this shape, for its [`Phases`].
+    pub fn route(self) -> &'static str {
+        match self {
+            Shape::Single(_) => "document",
+            Shape::Bulk { .. } => "_bulk_docs",
+        }
+    }
+
     fn reply(self, outcomes: &[Outcome]) -> Reply {
         match self {
             Shape::Single(status) => match outcomes.first() {
@@ -692,8 +705,16 @@ struct WriteDocs<'r> {
 impl DocsCommand for WriteDocs<'_> {
     fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
-            let (batch, db_stream) =
-                decide_all(attempt, self.writer, self.db, &self.items, self.new_edits).await?;
+            let mut phases = Phases::start(self.shape.route());
+            let (batch, db_stream) = decide_all(
+                attempt,
+                self.writer,
+                self.db,
+                &self.items,
+                self.new_edits,
+                &mut phases,
+            )
+            .await?;
             // Refused on a document only taken as new: the refusal is decided again from its
             // stream ([`crate::command::run`]), which may hold it after all.
             if attempt.assumed_new()
@@ -712,6 +733,7 @@ impl DocsCommand for WriteDocs<'_> {
             for (stream, events) in batch.writes {
                 decision = decision.write(stream, events);
             }
+            phases.lap("decision");
             Ok(decision)
         })
     }
@@ -728,19 +750,52 @@ pub async fn write(
     new_edits: bool,
     shape: Shape,
 ) -> Result<Reply, CouchError> {
-    crate::access::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
-    let items = receive_all(items).await?;
-    let command = WriteDocs {
+    let mut phases = Phases::start(shape.route());
+    let write = Write {
         writer,
         db,
-        items,
         new_edits,
         shape,
     };
-    let reply = run(state, request, &command).await?;
+    write_timed(state, request, write, items, &mut phases).await
+}
+
+/// What a write is, but for its items: who writes, where, how.
+pub struct Write<'r> {
+    /// The caller's sync-function identity.
+    pub writer: &'r Writer,
+    /// The database.
+    pub db: &'r str,
+    /// Whether the revisions are new edits (`false`: replicated ones).
+    pub new_edits: bool,
+    /// How the answer is given.
+    pub shape: Shape,
+}
+
+/// [`write`] on a clock the route started (its own phases already lapped): laps `receive`,
+/// the decision's phases, `append_and_wait` and `reply`.
+pub async fn write_timed(
+    state: &AppState,
+    request: &CommandRequest,
+    write: Write<'_>,
+    items: Vec<Item>,
+    phases: &mut Phases,
+) -> Result<Reply, CouchError> {
+    crate::access::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
+    let items = receive_all(items).await?;
+    phases.lap("receive");
+    let command = WriteDocs {
+        writer: write.writer,
+        db: write.db,
+        items,
+        new_edits: write.new_edits,
+        shape: write.shape,
+    };
+    let reply = run_timed(state, request, &command, phases).await?;
     if lost_a_conflict(&reply) {
         show_the_winner(state).await;
     }
+    phases.lap("reply");
     Ok(reply)
 }
 

@@ -4,8 +4,9 @@ use super::error::CouchError;
 use crate::access::auth;
 use crate::body::{Incoming, Members};
 use crate::command::Reply;
-use crate::document::command::{Item, Shape, check_id, write};
+use crate::document::command::{Item, Shape, Write, check_id, write_timed};
 use crate::local::batch::is_local;
+use crate::phases::Phases;
 use crate::read;
 use crate::stored::StoredDoc;
 use axum::body::Bytes;
@@ -37,7 +38,9 @@ pub async fn bulk_docs(
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    let mut phases = Phases::start("_bulk_docs");
     let writer = auth::caller_of(&state, &db, &headers).await?.writer();
+    phases.lap("caller");
     let batch: BulkDocs = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{\"docs\": [...]}}: {e}")))?;
     let new_edits = batch.new_edits.unwrap_or(true);
@@ -55,16 +58,14 @@ pub async fn bulk_docs(
             attachment: None,
         });
     }
-    write(
-        &state,
-        &request,
-        &writer,
-        &db,
-        items,
+    phases.lap("parse");
+    let write = Write {
+        writer: &writer,
+        db: &db,
         new_edits,
-        Shape::Bulk { new_edits },
-    )
-    .await
+        shape: Shape::Bulk { new_edits },
+    };
+    write_timed(&state, &request, write, items, &mut phases).await
 }
 
 /// Refuses, for the whole batch, a document CouchDB could not read: an id it does not allow,
@@ -82,7 +83,7 @@ fn readable(doc_id: &str, doc: &Incoming, new_edits: bool) -> Result<(), CouchEr
     Ok(())
 }
 
-/// Loads the stored documents among `ids`, in one query.
+/// Loads the stored documents among `ids`, in one query ([`read::DOCUMENTS_BY_ID`]).
 pub async fn load_many(
     client: &Object,
     db: &str,
@@ -90,11 +91,7 @@ pub async fn load_many(
 ) -> Result<HashMap<String, StoredDoc>, CouchError> {
     // An id with U+0000 was never stored (the log refuses it) and Postgres text cannot hold it.
     let ids: Vec<&String> = ids.iter().filter(|id| read::storable(id)).collect();
-    let statement = client
-        .prepare_cached(
-            "SELECT key, value FROM docs.kv WHERE db = $1 AND key = ANY($2) AND seq IS NOT NULL",
-        )
-        .await?;
+    let statement = client.prepare_cached(read::DOCUMENTS_BY_ID).await?;
     let rows = client.query(&statement, &[&db, &ids]).await?;
     let mut out = HashMap::new();
     for row in rows {
@@ -110,13 +107,19 @@ pub async fn revs_diff(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    let mut phases = Phases::start("_revs_diff");
     let request: HashMap<String, Vec<String>> = serde_json::from_slice(&body)
         .map_err(|e| CouchError::bad_request(format!("expected {{id: [revs]}}: {e}")))?;
+    phases.lap("parse");
     let client = read::client(&state).await?;
+    phases.lap("connection");
     read::database(&client, &db).await?;
+    phases.lap("database");
     auth::caller(&state, &client, &db, &headers).await?;
+    phases.lap("caller");
     let ids: Vec<String> = request.keys().cloned().collect();
     let stored = load_many(&client, &db, &ids).await?;
+    phases.lap("load");
     let mut answer = serde_json::Map::new();
     for (id, revs) in request {
         let tree = stored.get(&id).map(StoredDoc::tree).transpose()?;
@@ -134,5 +137,7 @@ pub async fn revs_diff(
             answer.insert(id, json!({"missing": missing}));
         }
     }
-    Ok(Reply::json(StatusCode::OK, &answer))
+    let reply = Reply::json(StatusCode::OK, &answer);
+    phases.lap("diff");
+    Ok(reply)
 }

@@ -355,7 +355,9 @@ async fn start_all(client: &Object, ask: &Ask) -> Result<RowStream, CouchError> 
             "NULL::text"
         },
     );
-    streaming::query(client, &sql, &[&ask.db, &ask.since, &limit, &ask.doc_ids]).await
+    // Prepared once per connection: a pull asks it every batch; its generic plan reads the
+    // sequence index from `since` on, as a custom one does.
+    streaming::query_prepared(client, &sql, &[&ask.db, &ask.since, &limit, &ask.doc_ids]).await
 }
 
 /// Writes the rows of a started query (the lost ones merged in by sequence, a query row
@@ -436,8 +438,10 @@ async fn pending(client: &Object, ask: &Ask, last_seq: i64) -> Result<i64, Couch
     let sql = format!(
         "SELECT count(*) FROM docs.kv WHERE db = $1 AND seq > $2 AND seq IS NOT NULL {ids_clause}"
     );
+    // Prepared once per connection: asked after every limited batch of a pull.
+    let statement = client.prepare_cached(&sql).await?;
     Ok(client
-        .query_one(&sql, &[&ask.db, &last_seq, &ask.doc_ids])
+        .query_one(&statement, &[&ask.db, &last_seq, &ask.doc_ids])
         .await?
         .get(0))
 }
@@ -682,7 +686,7 @@ async fn changes(
     headers: HeaderMap,
 ) -> Result<Response, CouchError> {
     let client = read::client(&state).await?;
-    read::database(&client, &db).await?;
+    let database = read::database(&client, &db).await?;
     let caller = auth::caller(&state, &client, &db, &headers).await?;
     let mut ask = ask_of(&client, db, &params, body, &caller).await?;
     let feed = params.get("feed").map(String::as_str).unwrap_or("normal");
@@ -693,13 +697,9 @@ async fn changes(
         ask.since = parse_since(last)
             .ok_or_else(|| CouchError::bad_request(format!("Malformed Last-Event-ID: {last}")))?;
     }
-    let counts = client
-        .query_one(
-            "SELECT purged_seq, last_seq FROM docs.databases WHERE name = $1",
-            &[&ask.db],
-        )
-        .await?;
-    let (purged, counted): (i64, i64) = (counts.get(0), counts.get(1));
+    // The database's row read first already holds both counters (a second read of it cost
+    // two round trips of every `_changes`).
+    let (purged, counted) = (database.purged_seq, database.last_seq);
     if ask.since > counted {
         // A checkpoint of another numbering (the log positions sequences were before each
         // database counted its own, or an earlier incarnation's): the changes start over,

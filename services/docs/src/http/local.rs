@@ -8,6 +8,7 @@ use crate::body::Incoming;
 use crate::command::{Reply, text_reply};
 use crate::local::batch::{PREFIX, command_of};
 use crate::local::{LocalCommand, command::local_command};
+use crate::phases::Phases;
 use crate::projection::local_key;
 use crate::read;
 use crate::stored::local_for_client;
@@ -23,9 +24,13 @@ pub async fn get(
     Path((db, doc_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Reply, CouchError> {
+    let mut phases = Phases::start("GET _local");
     let client = read::client(&state).await?;
+    phases.lap("connection");
     read::database(&client, &db).await?;
+    phases.lap("database");
     auth::caller(&state, &client, &db, &headers).await?;
+    phases.lap("caller");
     if doc_id.contains('/') {
         // `_local/{id}/{attachment}`: CouchDB's answer, a local document holds none.
         return Err(CouchError::bad_request(
@@ -40,10 +45,9 @@ pub async fn get(
         .query_opt(&statement, &[&db, &local_key(&doc_id)])
         .await?
         .ok_or_else(|| CouchError::not_found("missing"))?;
-    Ok(text_reply(
-        StatusCode::OK,
-        local_for_client(&doc_id, row.get(0))?,
-    ))
+    let reply = text_reply(StatusCode::OK, local_for_client(&doc_id, row.get(0))?);
+    phases.lap("read");
+    Ok(reply)
 }
 
 /// `PUT /{db}/_local/{id}`: saves it (`_rev` must be the current one if it exists); with
@@ -56,7 +60,9 @@ pub async fn put(
     request: CommandRequest,
     body: Bytes,
 ) -> Result<Reply, CouchError> {
+    let mut phases = Phases::start("PUT _local");
     auth::caller_of(&state, &db, &headers).await?;
+    phases.lap("caller");
     let doc = Incoming::parse(&body)?;
     if doc.body.len() > crate::document::command::MAX_BODY {
         return Err(CouchError::new(
@@ -70,7 +76,8 @@ pub async fn put(
         LocalCommand::Delete { .. } => StatusCode::OK,
         LocalCommand::Save { .. } => StatusCode::CREATED,
     };
-    local_command(&state, &request, &db, &doc_id, command, status).await
+    phases.lap("parse");
+    local_command(&state, &request, &db, &doc_id, command, status, &mut phases).await
 }
 
 /// `DELETE /{db}/_local/{id}?rev=`.
@@ -87,5 +94,15 @@ pub async fn delete(
         doc_id: doc_id.clone(),
         base: params.get("rev").cloned(),
     };
-    local_command(&state, &request, &db, &doc_id, command, StatusCode::OK).await
+    let mut phases = Phases::start("DELETE _local");
+    local_command(
+        &state,
+        &request,
+        &db,
+        &doc_id,
+        command,
+        StatusCode::OK,
+        &mut phases,
+    )
+    .await
 }

@@ -154,3 +154,15 @@ pub async fn query(
 ) -> Result<tokio_postgres::RowStream, CouchError> {
     Ok(client.query_raw(sql, params.iter().copied()).await?)
 }
+
+/// [`query`] of a statement prepared once per connection: a text query costs Postgres a parse
+/// round trip on every call (tokio-postgres prepares it unnamed first). Only for statements
+/// whose generic plan is as good as a custom one (a pull asks `_changes` a hundred times).
+pub async fn query_prepared(
+    client: &deadpool_postgres::Object,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<tokio_postgres::RowStream, CouchError> {
+    let statement = client.prepare_cached(sql).await?;
+    Ok(client.query_raw(&statement, params.iter().copied()).await?)
+}

@@ -10,6 +10,8 @@ mod maintenance;
 mod principals;
 pub mod schema;
 
+pub use documents::stored_documents_query;
+
 use crate::stored::local_text;
 use crate::streams::CONTEXT;
 use deadpool_postgres::Transaction;
