@@ -368,17 +368,25 @@ mod tests {
             .expect("append");
     }
 
-    async fn tally(store: &EventStore) -> (i64, i64) {
+    /// The count `column` of read model `name` keeps (in its table of the same name), and its
+    /// checkpoint.
+    async fn counted(store: &EventStore, name: &str, column: &str) -> (i64, i64) {
         let client = store.pool().get().await.expect("client");
         let row = client
             .query_one(
-                "SELECT (SELECT applied FROM tally.tally), \
-                 (SELECT position FROM tally.projection_checkpoint)",
+                &format!(
+                    "SELECT (SELECT {column} FROM {name}.{name}), \
+                     (SELECT position FROM {name}.projection_checkpoint)"
+                ),
                 &[],
             )
             .await
-            .expect("tally");
+            .expect("count");
         (row.get(0), row.get(1))
+    }
+
+    async fn tally(store: &EventStore) -> (i64, i64) {
+        counted(store, "tally", "applied").await
     }
 
     /// Given a runner that left the checkpoint at 2, and another process's runner that then
@@ -500,16 +508,7 @@ mod tests {
     const RUNNING: Plan<'static> = Plan::AfterReads(&Running);
 
     async fn running(store: &EventStore) -> (i64, i64) {
-        let client = store.pool().get().await.expect("client");
-        let row = client
-            .query_one(
-                "SELECT (SELECT total FROM running.running), \
-                 (SELECT position FROM running.projection_checkpoint)",
-                &[],
-            )
-            .await
-            .expect("running");
-        (row.get(0), row.get(1))
+        counted(store, "running", "total").await
     }
 
     /// Given a reading planner's runner that left the checkpoint at 2 and another process's
