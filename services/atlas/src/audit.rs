@@ -62,25 +62,8 @@ fn section(events: &[RecordedEvent]) -> Result<Value, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use palimpsest_events::Metadata;
+    use crate::recorded::recorded;
     use palimpsest_events::atlas::Timestamp;
-
-    fn recorded(stream: &StreamName, version: i64, e: &SectionEvent) -> RecordedEvent {
-        let new = e.encode().expect("encode");
-        RecordedEvent {
-            event_id: new.event_id,
-            stream: stream.clone(),
-            version,
-            position: version,
-            event_type: new.event_type,
-            schema_version: new.schema_version,
-            payload: new.payload,
-            metadata: Metadata::default(),
-            recorded_at: chrono::Utc::now(),
-            prev_hash: None,
-            hash: String::new(),
-        }
-    }
 
     #[test]
     fn folds_a_section_stream_into_its_rows() {
@@ -104,7 +87,7 @@ mod tests {
         let recorded: Vec<RecordedEvent> = events
             .iter()
             .enumerate()
-            .map(|(i, e)| recorded(&stream, i as i64 + 1, e))
+            .map(|(i, e)| recorded(&stream, i as i64 + 1, i as i64 + 1, e))
             .collect();
         let state = state_at(&stream, &recorded).expect("atlas stream");
         assert_eq!(state["section"]["state"]["locked_by"], "ann");

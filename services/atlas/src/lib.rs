@@ -25,6 +25,8 @@ pub mod import;
 pub mod projection;
 pub mod published;
 pub mod read;
+#[cfg(test)]
+mod recorded;
 pub mod review;
 pub mod section;
 pub mod snapshot;

@@ -2,35 +2,13 @@
 //! them (a dropped or reordered statement fails here before any database sees it).
 
 use super::AtlasProjection;
+use crate::recorded::recorded;
+use palimpsest_events::StreamName;
 use palimpsest_events::atlas::{CommitRecorded, SectionEvent, Timestamp};
 use palimpsest_events::canonical::to_canonical_string;
-use palimpsest_events::{DomainEvent, Metadata, RecordedEvent, StreamName};
 use palimpsest_projections::Planner;
 use palimpsest_projections::statement::Statement;
 use serde_json::json;
-
-/// `event` as the log records it at `position`, `version` in `stream`.
-fn recorded(
-    stream: &StreamName,
-    version: i64,
-    position: i64,
-    event: &SectionEvent,
-) -> RecordedEvent {
-    let new = event.encode().expect("encode");
-    RecordedEvent {
-        event_id: new.event_id,
-        stream: stream.clone(),
-        version,
-        position,
-        event_type: new.event_type,
-        schema_version: new.schema_version,
-        payload: new.payload,
-        metadata: Metadata::default(),
-        recorded_at: chrono::Utc::now(),
-        prev_hash: None,
-        hash: String::new(),
-    }
-}
 
 /// What a planned statement is, for comparing plans: its first four words (verb, table, first
 /// column) and its values as `Debug` prints them.
