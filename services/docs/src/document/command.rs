@@ -694,24 +694,23 @@ impl Shape {
     }
 }
 
+/// A write and its received items, as one command.
 struct WriteDocs<'r> {
-    writer: &'r Writer,
-    db: &'r str,
+    write: Write<'r>,
     items: Vec<Received>,
-    new_edits: bool,
-    shape: Shape,
 }
 
 impl DocsCommand for WriteDocs<'_> {
     fn decide<'a>(&'a self, attempt: &'a Attempt) -> Decided<'a> {
         Box::pin(async move {
-            let mut phases = Phases::start(self.shape.route());
+            let write = &self.write;
+            let mut phases = Phases::start(write.shape.route());
             let (batch, db_stream) = decide_all(
                 attempt,
-                self.writer,
-                self.db,
+                write.writer,
+                write.db,
                 &self.items,
-                self.new_edits,
+                write.new_edits,
                 &mut phases,
             )
             .await?;
@@ -722,7 +721,7 @@ impl DocsCommand for WriteDocs<'_> {
             {
                 return Err(refusal.clone());
             }
-            let decision = Decision::new(self.shape.reply(&batch.outcomes));
+            let decision = Decision::new(write.shape.reply(&batch.outcomes));
             // The validators read from the database's stream decided the batch: it is still
             // at that version when the append commits, or it gains the new ones.
             let mut decision = if batch.database.is_empty() {
@@ -784,13 +783,7 @@ pub async fn write_timed(
     crate::access::gate::check_design_writes(items.iter().map(|item| item.doc_id.as_str()))?;
     let items = receive_all(items).await?;
     phases.lap("receive");
-    let command = WriteDocs {
-        writer: write.writer,
-        db: write.db,
-        items,
-        new_edits: write.new_edits,
-        shape: write.shape,
-    };
+    let command = WriteDocs { write, items };
     let reply = run_timed(state, request, &command, phases).await?;
     if lost_a_conflict(&reply) {
         show_the_winner(state).await;
